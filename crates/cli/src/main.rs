@@ -1,0 +1,44 @@
+//! `nearcrawl`: a web crawler with a built-in near-duplicate filter.
+//!
+//! This binary only parses arguments and hands off to one module per
+//! subcommand; the work lives in the library crates under `crates/`.
+
+mod cmd;
+mod html_text;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(name = "nearcrawl", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Crawl the seeds of a config and write the corpus to disk.
+    Crawl(cmd::crawl::Args),
+    /// Print the simhash fingerprint of each input: `<hex>  <features>  <name>`.
+    Fingerprint(cmd::fingerprint::Args),
+    /// Print the Hamming distance between two fingerprints.
+    Distance(cmd::distance::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Crawl(args) => cmd::crawl::run(args),
+        Command::Fingerprint(args) => cmd::fingerprint::run(args),
+        Command::Distance(args) => cmd::distance::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("nearcrawl: error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,104 @@
+//! Text -> fingerprint throughput on real article text.
+//!
+//! ```text
+//! cargo bench -p nearcrawl-simhash
+//! ```
+//!
+//! English: the English article bodies of `../shared/bench/extraction` (one
+//! fingerprint per article, as the crawler does). Japanese: that set's
+//! Japanese articles. Chinese: the articles in `tests/data/zh-articles.txt`,
+//! and, when `NEARCRAWL_ZH_DIR` names a directory of `.txt` files (see
+//! `examples/make-zh-corpus.sh`), those too.
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use nearcrawl_simhash::{Options, Simhasher, Weighting};
+
+#[path = "../examples/common/mod.rs"]
+mod common;
+
+fn is_english(text: &str) -> bool {
+    text.len() > 500 && common::is_english(text)
+}
+
+fn is_japanese(text: &str) -> bool {
+    text.chars().any(|c| ('\u{3040}'..='\u{30ff}').contains(&c))
+}
+
+fn zh_fixture() -> Vec<String> {
+    let raw = include_str!("../tests/data/zh-articles.txt");
+    raw.split("\n=== ").skip(1).map(str::to_string).collect()
+}
+
+fn corpora() -> Vec<(&'static str, Vec<String>)> {
+    let bodies: Vec<String> = common::article_bodies()
+        .into_iter()
+        .map(|(_, b)| b)
+        .collect();
+    let mut out = vec![
+        (
+            "english",
+            bodies.iter().filter(|b| is_english(b)).cloned().collect(),
+        ),
+        (
+            "japanese",
+            bodies.iter().filter(|b| is_japanese(b)).cloned().collect(),
+        ),
+        ("chinese", zh_fixture()),
+    ];
+    if let Ok(dir) = std::env::var("NEARCRAWL_ZH_DIR") {
+        let docs = common::text_files(dir.as_ref())
+            .into_iter()
+            .map(|(_, t)| t)
+            .collect();
+        out.push(("chinese-manpages", docs));
+    }
+    out
+}
+
+fn bench(c: &mut Criterion) {
+    let settings = [
+        ("default", Options::default()),
+        (
+            "1gram-tf",
+            Options {
+                shingle: 1,
+                weighting: Weighting::Tf,
+            },
+        ),
+        (
+            "3gram-tf",
+            Options {
+                shingle: 3,
+                weighting: Weighting::Tf,
+            },
+        ),
+    ];
+    for (name, docs) in corpora() {
+        let bytes: usize = docs.iter().map(|d| d.len()).sum();
+        eprintln!("{name}: {} documents, {bytes} bytes", docs.len());
+        let mut group = c.benchmark_group(name);
+        group.throughput(Throughput::BytesDecimal(bytes as u64));
+        for (label, options) in settings {
+            let mut hasher = Simhasher::new(options).unwrap();
+            group.bench_function(label, |b| {
+                b.iter(|| {
+                    let mut acc = 0u64;
+                    for d in &docs {
+                        acc ^= hasher.hash(std::hint::black_box(d)).fingerprint.0;
+                    }
+                    acc
+                })
+            });
+        }
+        group.finish();
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .warm_up_time(std::time::Duration::from_secs(1))
+        .measurement_time(std::time::Duration::from_secs(3));
+    targets = bench
+}
+criterion_main!(benches);
