@@ -16,45 +16,6 @@ use nearcrawl_simhash::{Options, Simhasher, Weighting};
 #[path = "../examples/common/mod.rs"]
 mod common;
 
-fn is_english(text: &str) -> bool {
-    text.len() > 500 && common::is_english(text)
-}
-
-fn is_japanese(text: &str) -> bool {
-    text.chars().any(|c| ('\u{3040}'..='\u{30ff}').contains(&c))
-}
-
-fn zh_fixture() -> Vec<String> {
-    let raw = include_str!("../tests/data/zh-articles.txt");
-    raw.split("\n=== ").skip(1).map(str::to_string).collect()
-}
-
-fn corpora() -> Vec<(&'static str, Vec<String>)> {
-    let bodies: Vec<String> = common::article_bodies()
-        .into_iter()
-        .map(|(_, b)| b)
-        .collect();
-    let mut out = vec![
-        (
-            "english",
-            bodies.iter().filter(|b| is_english(b)).cloned().collect(),
-        ),
-        (
-            "japanese",
-            bodies.iter().filter(|b| is_japanese(b)).cloned().collect(),
-        ),
-        ("chinese", zh_fixture()),
-    ];
-    if let Ok(dir) = std::env::var("NEARCRAWL_ZH_DIR") {
-        let docs = common::text_files(dir.as_ref())
-            .into_iter()
-            .map(|(_, t)| t)
-            .collect();
-        out.push(("chinese-manpages", docs));
-    }
-    out
-}
-
 fn bench(c: &mut Criterion) {
     let settings = [
         ("default", Options::default()),
@@ -73,7 +34,7 @@ fn bench(c: &mut Criterion) {
             },
         ),
     ];
-    for (name, docs) in corpora() {
+    for (name, docs) in common::throughput_corpora() {
         let bytes: usize = docs.iter().map(|d| d.len()).sum();
         eprintln!("{name}: {} documents, {bytes} bytes", docs.len());
         let mut group = c.benchmark_group(name);

@@ -72,11 +72,14 @@ impl WeightedVotes {
         WeightedVotes { sums: [0.0; 64] }
     }
 
-    /// Adds the votes of unit-weight features counted by `unit`.
-    pub(crate) fn add_unit(&mut self, unit: &mut UnitVotes) {
+    /// Adds the votes of the features counted by `unit`, each with `weight`.
+    pub(crate) fn add_unit(&mut self, unit: &mut UnitVotes, weight: f32) {
         unit.spill();
+        if unit.total == 0 {
+            return;
+        }
         for (s, &ones) in self.sums.iter_mut().zip(&unit.ones) {
-            *s += (2 * i64::from(ones) - i64::from(unit.total)) as f32;
+            *s += (2 * i64::from(ones) - i64::from(unit.total)) as f32 * weight;
         }
     }
 
@@ -146,7 +149,7 @@ mod tests {
         hs[..3].iter().for_each(|&h| unit.add(h));
         let mut w = WeightedVotes::new();
         w.add(hs[3], 1.5);
-        w.add_unit(&mut unit);
+        w.add_unit(&mut unit, 1.0);
         let mut plain = WeightedVotes::new();
         hs[..3].iter().for_each(|&h| plain.add(h, 1.0));
         plain.add(hs[3], 1.5);

@@ -9,80 +9,99 @@
 /// the last document used.
 #[derive(Debug, Clone)]
 pub(crate) struct FeatureCounts {
-    keys: Vec<u64>,
-    /// 0 marks an empty slot.
-    counts: Vec<u32>,
+    /// (key, count); count 0 marks an empty slot. Only the first `active`
+    /// slots are in use: a small document keeps its table small (and in L1
+    /// cache) even after a large one has grown the allocation.
+    slots: Vec<(u64, u32)>,
+    active: usize,
+    /// Indices of the occupied slots, in first-seen order; room for every
+    /// slot that may fill before the table grows, so an insert can write its
+    /// index unconditionally. Clearing and iterating touch only these.
     used: Vec<u32>,
+    len: usize,
 }
+
+/// The table grows at one half full.
+const MAX_LOAD_DIVISOR: usize = 2;
+const MIN_SLOTS: usize = 64;
 
 impl FeatureCounts {
     pub(crate) fn new() -> Self {
-        Self::with_slots(1024)
-    }
-
-    /// A table with no slots, as a placeholder while one is borrowed out.
-    pub(crate) fn empty() -> Self {
         FeatureCounts {
-            keys: Vec::new(),
-            counts: Vec::new(),
+            slots: Vec::new(),
+            active: 0,
             used: Vec::new(),
+            len: 0,
         }
     }
 
-    fn with_slots(slots: usize) -> Self {
-        FeatureCounts {
-            keys: vec![0; slots],
-            counts: vec![0; slots],
-            used: Vec::new(),
+    /// Empties the table and sizes it for about `expected` distinct keys.
+    pub(crate) fn reset(&mut self, expected: usize) {
+        for &i in &self.used[..self.len] {
+            self.slots[i as usize].1 = 0;
         }
+        self.len = 0;
+        self.resize_active(
+            (expected * MAX_LOAD_DIVISOR)
+                .next_power_of_two()
+                .max(MIN_SLOTS),
+        );
     }
 
-    pub(crate) fn clear(&mut self) {
-        for &i in &self.used {
-            self.counts[i as usize] = 0;
+    /// Makes `active` slots (a power of two) usable; they must be empty.
+    fn resize_active(&mut self, active: usize) {
+        if self.slots.len() < active {
+            self.slots.resize(active, (0, 0));
+            self.used.resize(active / MAX_LOAD_DIVISOR + 1, 0);
         }
-        self.used.clear();
+        self.active = active;
     }
 
     #[inline]
     pub(crate) fn add(&mut self, key: u64) {
-        // Keep the load at or under one half.
-        if self.used.len() * 2 >= self.keys.len() {
+        if self.len * MAX_LOAD_DIVISOR >= self.active {
             self.grow();
         }
-        let mask = self.keys.len() - 1;
+        let mask = self.active - 1;
         let mut i = key as usize & mask;
-        loop {
-            if self.counts[i] == 0 {
-                self.keys[i] = key;
-                self.counts[i] = 1;
-                self.used.push(i as u32);
-                return;
-            }
-            if self.keys[i] == key {
-                self.counts[i] += 1;
-                return;
-            }
+        while self.slots[i].1 != 0 && self.slots[i].0 != key {
             i = (i + 1) & mask;
         }
+        // New or seen before, without a branch on which: whether a feature
+        // repeats is a coin toss the branch predictor cannot learn.
+        let slot = &mut self.slots[i];
+        let is_new = slot.1 == 0;
+        slot.0 = key;
+        slot.1 += 1;
+        self.used[self.len] = i as u32;
+        self.len += usize::from(is_new);
     }
 
+    /// Doubles the active slots and re-inserts, keeping first-seen order.
     fn grow(&mut self) {
-        let mut bigger = Self::with_slots((self.keys.len() * 2).max(1024));
-        for &i in &self.used {
-            let (key, count) = (self.keys[i as usize], self.counts[i as usize]);
-            bigger.add(key);
-            let j = *bigger.used.last().unwrap() as usize;
-            bigger.counts[j] = count;
+        let entries: Vec<(u64, u32)> = self.iter().collect();
+        for &i in &self.used[..self.len] {
+            self.slots[i as usize].1 = 0;
         }
-        *self = bigger;
+        self.len = 0;
+        self.resize_active((self.active * 2).max(MIN_SLOTS));
+        let mask = self.active - 1;
+        for (key, count) in entries {
+            let mut i = key as usize & mask;
+            while self.slots[i].1 != 0 {
+                i = (i + 1) & mask;
+            }
+            self.slots[i] = (key, count);
+            self.used[self.len] = i as u32;
+            self.len += 1;
+        }
     }
 
     /// Every distinct key with its count, in first-seen order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
-        self.used
+        self.used[..self.len]
             .iter()
-            .map(|&i| (self.keys[i as usize], self.counts[i as usize]))
+            .map(|&i| self.slots[i as usize])
     }
 }
 
@@ -92,9 +111,9 @@ mod tests {
 
     #[test]
     fn counts_match_a_hashmap_through_growth_and_reuse() {
-        let mut t = FeatureCounts::with_slots(4);
+        let mut t = FeatureCounts::new();
         for round in 0..3u64 {
-            t.clear();
+            t.reset(round as usize * 10);
             let mut want = std::collections::HashMap::new();
             for i in 0..5000u64 {
                 // Colliding low bits on purpose: multiples of 1024.

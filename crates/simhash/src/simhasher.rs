@@ -137,21 +137,25 @@ impl<T: Tokenizer> Simhasher<T> {
                 }
             }
             Weighting::SublinearTf => {
-                let mut counts = std::mem::replace(&mut self.counts, FeatureCounts::empty());
-                counts.clear();
+                let mut counts = std::mem::replace(&mut self.counts, FeatureCounts::new());
+                // About one distinct feature per 8 bytes of text.
+                counts.reset(text.len() / 8);
                 let features = self.for_each_feature(text, |f| counts.add(f));
-                // Most features occur once: count those with the cheap unit
-                // counter and weigh only the repeated ones.
-                let mut once = UnitVotes::new();
+                // Features of equal tf share a weight: count each class with
+                // the cheap unit counter, then weigh the classes. Most
+                // features have tf 1; only tf above the classes goes one by one.
+                let mut classes: [UnitVotes; TF_CLASSES] =
+                    std::array::from_fn(|_| UnitVotes::new());
                 let mut votes = WeightedVotes::new();
                 for (f, tf) in counts.iter() {
-                    if tf == 1 {
-                        once.add(f);
-                    } else {
-                        votes.add(f, 1.0 + (tf as f32).ln());
+                    match classes.get_mut(tf as usize - 1) {
+                        Some(class) => class.add(f),
+                        None => votes.add(f, sublinear(tf)),
                     }
                 }
-                votes.add_unit(&mut once);
+                for (i, class) in classes.iter_mut().enumerate() {
+                    votes.add_unit(class, sublinear(i as u32 + 1));
+                }
                 self.counts = counts;
                 Simhash {
                     fingerprint: Fingerprint(votes.finish()),
@@ -162,47 +166,101 @@ impl<T: Tokenizer> Simhasher<T> {
     }
 
     /// Calls `sink` with every finalized feature hash; returns how many.
+    ///
+    /// Tokens are gathered in batches first: the tokenizer's loop stays small
+    /// and branchy, the feature loop small and branch-free, and the table
+    /// look-ups of one batch overlap instead of waiting on the tokenizer.
     #[inline]
     fn for_each_feature(&mut self, text: &str, mut sink: impl FnMut(u64)) -> u32 {
-        let n = self.options.shingle;
-        let stop = &self.stop_tokens;
-        let mut features = 0u32;
-        if n == 1 {
-            self.tokenizer.tokenize(text, |t| {
-                if stop.is_empty() || !stop.contains(&t) {
-                    sink(fmix64(t));
-                    features += 1;
-                }
-            });
-            return features;
-        }
-        // Ring buffer of the last n tokens; `next` is the slot to write, which
-        // after a write holds the oldest token.
-        let mut ring = [0u64; MAX_SHINGLE];
-        let mut next = 0usize;
-        let mut seen = 0usize;
+        const BATCH: usize = 256;
+        let mut shingles = Shingles::new(self.options.shingle, &self.stop_tokens);
+        let mut batch = [0u64; BATCH];
+        let mut len = 0;
         self.tokenizer.tokenize(text, |t| {
-            if !stop.is_empty() && stop.contains(&t) {
-                return;
-            }
-            ring[next] = t;
-            next += 1;
-            if next == n {
-                next = 0;
-            }
-            seen += 1;
-            if seen >= n {
-                let (older, newer) = ring[..n].split_at(next);
-                sink(fmix64(combine(newer.iter().chain(older).copied())));
-                features += 1;
+            batch[len] = t;
+            len += 1;
+            if len == BATCH {
+                shingles.push(&batch, &mut sink);
+                len = 0;
             }
         });
-        if seen > 0 && seen < n {
-            sink(fmix64(combine(ring[..seen].iter().copied())));
-            features = 1;
-        }
-        features
+        shingles.push(&batch[..len], &mut sink);
+        shingles.finish(&mut sink)
     }
+}
+
+/// Turns token hashes into finalized feature hashes: unigrams, or n-token
+/// shingles through a ring buffer of the last n tokens.
+struct Shingles<'a> {
+    n: usize,
+    stop: &'a FnvHashSet<u64>,
+    ring: [u64; MAX_SHINGLE],
+    /// The ring slot to write next; after a write it holds the oldest token.
+    next: usize,
+    seen: usize,
+    features: u32,
+}
+
+impl<'a> Shingles<'a> {
+    fn new(n: usize, stop: &'a FnvHashSet<u64>) -> Self {
+        Shingles {
+            n,
+            stop,
+            ring: [0; MAX_SHINGLE],
+            next: 0,
+            seen: 0,
+            features: 0,
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, tokens: &[u64], sink: &mut impl FnMut(u64)) {
+        if self.n == 1 && self.stop.is_empty() {
+            for &t in tokens {
+                sink(fmix64(t));
+            }
+            self.features += tokens.len() as u32;
+            return;
+        }
+        for &t in tokens {
+            if !self.stop.is_empty() && self.stop.contains(&t) {
+                continue;
+            }
+            if self.n == 1 {
+                sink(fmix64(t));
+                self.features += 1;
+                continue;
+            }
+            self.ring[self.next] = t;
+            self.next += 1;
+            if self.next == self.n {
+                self.next = 0;
+            }
+            self.seen += 1;
+            if self.seen >= self.n {
+                let (older, newer) = self.ring[..self.n].split_at(self.next);
+                sink(fmix64(combine(newer.iter().chain(older).copied())));
+                self.features += 1;
+            }
+        }
+    }
+
+    /// A text shorter than one shingle gives one feature of all its tokens.
+    fn finish(self, sink: &mut impl FnMut(u64)) -> u32 {
+        if self.n > 1 && self.seen > 0 && self.seen < self.n {
+            sink(fmix64(combine(self.ring[..self.seen].iter().copied())));
+            return 1;
+        }
+        self.features
+    }
+}
+
+/// Term frequencies 1 to this many get a unit counter each.
+const TF_CLASSES: usize = 4;
+
+#[inline]
+fn sublinear(tf: u32) -> f32 {
+    1.0 + (tf as f32).ln()
 }
 
 /// Fingerprints `text` with the default options.

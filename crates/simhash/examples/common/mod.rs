@@ -49,6 +49,45 @@ pub fn han_count(s: &str) -> usize {
         .count()
 }
 
+/// The throughput corpora: English and Japanese article bodies from the
+/// shared set, the Chinese articles of `tests/data/zh-articles.txt`, and the
+/// `.txt` files of `$NEARCRAWL_ZH_DIR` when set.
+pub fn throughput_corpora() -> Vec<(&'static str, Vec<String>)> {
+    let bodies: Vec<String> = article_bodies().into_iter().map(|(_, b)| b).collect();
+    let zh = include_str!("../../tests/data/zh-articles.txt")
+        .split("\n=== ")
+        .skip(1)
+        .map(str::to_string)
+        .collect();
+    let mut out = vec![
+        (
+            "english",
+            bodies
+                .iter()
+                .filter(|b| b.len() > 500 && is_english(b))
+                .cloned()
+                .collect(),
+        ),
+        (
+            "japanese",
+            bodies
+                .iter()
+                .filter(|b| b.chars().any(|c| ('\u{3040}'..='\u{30ff}').contains(&c)))
+                .cloned()
+                .collect(),
+        ),
+        ("chinese", zh),
+    ];
+    if let Ok(dir) = std::env::var("NEARCRAWL_ZH_DIR") {
+        let docs = text_files(dir.as_ref())
+            .into_iter()
+            .map(|(_, t)| t)
+            .collect();
+        out.push(("chinese-manpages", docs));
+    }
+    out
+}
+
 /// Every `.txt` file of a directory, sorted by name.
 pub fn text_files(dir: &Path) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = std::fs::read_dir(dir)
