@@ -165,6 +165,14 @@ impl<T: Tokenizer> Simhasher<T> {
         }
     }
 
+    /// Calls `sink` with the 64-bit hash of every feature of `text` (the
+    /// unigrams or shingles the options ask for, finalized, in text order,
+    /// stop words left out); returns how many. Other sketches of the same
+    /// features (MinHash, exact-content hashes) build on this.
+    pub fn features(&mut self, text: &str, sink: impl FnMut(u64)) -> u32 {
+        self.for_each_feature(text, sink)
+    }
+
     /// Calls `sink` with every finalized feature hash; returns how many.
     ///
     /// Tokens are gathered in batches first: the tokenizer's loop stays small
@@ -344,6 +352,21 @@ mod tests {
                 "n={n}"
             );
         }
+    }
+
+    #[test]
+    fn features_are_the_shingle_hashes() {
+        let mut s = Simhasher::new(opts(2, Weighting::Tf)).unwrap();
+        let mut got = Vec::new();
+        assert_eq!(s.features("a b c", |f| got.push(f)), 2);
+        let t = |w: &str| crate::hash::fnv1a(w.as_bytes());
+        assert_eq!(
+            got,
+            vec![
+                fmix64(combine([t("a"), t("b")])),
+                fmix64(combine([t("b"), t("c")]))
+            ]
+        );
     }
 
     #[test]

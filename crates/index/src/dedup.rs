@@ -1,0 +1,256 @@
+//! The duplicate gate: exact, near (verified), or new.
+
+use std::path::Path;
+
+use nearcrawl_simhash::{Options, Simhash, Simhasher, Weighting};
+
+use crate::band_index::{BandIndex, IndexConfig};
+use crate::error::IndexError;
+use crate::sketch::{Sketch, SketchBuilder};
+
+/// How duplicates are decided. The defaults were measured with
+/// `examples/dedup_quality.rs` (see the crate README).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DedupConfig {
+    /// Simhash candidates: within `index.k` bits.
+    pub index: IndexConfig,
+    /// Features and weights of the fingerprint.
+    pub simhash: Options,
+    /// Tokens per shingle of the verification sketch.
+    pub sketch_shingle: usize,
+    /// A candidate is a near duplicate when the sketches' estimated Jaccard
+    /// similarity of shingle sets is at least this.
+    pub min_similarity: f32,
+    /// Texts with fewer fingerprint features than this are short: simhash
+    /// says little about them, so only an exact match makes them duplicates.
+    pub short_features: u32,
+    /// Most candidates verified per document (closest first).
+    pub max_candidates: usize,
+}
+
+impl Default for DedupConfig {
+    fn default() -> Self {
+        DedupConfig {
+            index: IndexConfig {
+                k: 8,
+                capacity: 1_000_000,
+                blocks: None,
+            },
+            simhash: Options::default(),
+            sketch_shingle: 3,
+            min_similarity: 0.4,
+            short_features: 40,
+            max_candidates: 16,
+        }
+    }
+}
+
+/// What a document is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Verdict {
+    /// Not a duplicate of anything earlier; recorded.
+    New,
+    /// The same normalized text as document `of`.
+    Exact { of: u64 },
+    /// Close to document `of`: fingerprints `distance` bits apart and
+    /// estimated shingle Jaccard similarity `similarity`.
+    Near {
+        of: u64,
+        distance: u32,
+        similarity: f32,
+    },
+}
+
+/// The verdict and what it was based on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Decision {
+    pub verdict: Verdict,
+    /// Fewer features than `short_features`: judged by exact match only.
+    pub short: bool,
+    pub simhash: Simhash,
+    /// Hash of the normalized token sequence (the exact-duplicate key).
+    pub content_hash: u128,
+}
+
+/// Decides, per document and in order, whether it duplicates an earlier one,
+/// and records the new ones. Persistent: reopening the same directory keeps
+/// every document recorded before the last [`flush`](Deduper::flush).
+///
+/// Exact duplicates: same hash of the normalized token sequence (128 bits).
+/// Near duplicates: simhash within k bits of an earlier document *and*
+/// MinHash-estimated Jaccard similarity of word shingles at least
+/// `min_similarity`; the simhash finds candidates cheaply, the sketch keeps
+/// distinct pages that merely share a template or vocabulary apart. Short
+/// texts: exact match only. Empty texts (no tokens) are never duplicates and
+/// are not recorded: nothing can be said about them.
+#[derive(Debug)]
+pub struct Deduper {
+    config: DedupConfig,
+    db: sled::Db,
+    index: BandIndex,
+    exact: sled::Tree,
+    sketches: sled::Tree,
+    fingerprinter: Simhasher,
+    shingler: Simhasher,
+}
+
+impl Deduper {
+    /// Opens (or creates) a deduper in its own sled database at `path`.
+    pub fn open(path: impl AsRef<Path>, config: DedupConfig) -> Result<Self, IndexError> {
+        let db = crate::store::open_db(path.as_ref())?;
+        Self::open_in(&db, config)
+    }
+
+    /// Opens (or creates) a deduper in trees of an open sled database.
+    pub fn open_in(db: &sled::Db, config: DedupConfig) -> Result<Self, IndexError> {
+        let bad = |what: String| Err(IndexError::Config(what));
+        if config.sketch_shingle == 0 || config.sketch_shingle > nearcrawl_simhash::MAX_SHINGLE {
+            return bad(format!(
+                "sketch_shingle must be 1 to {}",
+                nearcrawl_simhash::MAX_SHINGLE
+            ));
+        }
+        if !(0.0..=1.0).contains(&config.min_similarity) {
+            return bad(format!(
+                "min_similarity must be 0 to 1, got {}",
+                config.min_similarity
+            ));
+        }
+        let fingerprinter =
+            Simhasher::new(config.simhash).map_err(|e| IndexError::Config(e.to_string()))?;
+        let shingler = Simhasher::new(Options {
+            shingle: config.sketch_shingle,
+            weighting: Weighting::Tf,
+        })
+        .map_err(|e| IndexError::Config(e.to_string()))?;
+
+        // Fingerprints and sketches made with other settings are not
+        // comparable with new ones.
+        let meta = db.open_tree("dedup.meta")?;
+        let settings = format!(
+            "simhash shingle={} weighting={:?}; sketch shingle={}",
+            config.simhash.shingle, config.simhash.weighting, config.sketch_shingle
+        );
+        match meta.get("settings")? {
+            None => {
+                meta.insert("settings", settings.as_bytes())?;
+            }
+            Some(stored) if stored.as_ref() != settings.as_bytes() => {
+                return Err(IndexError::LayoutMismatch {
+                    stored: String::from_utf8_lossy(&stored).into_owned(),
+                    requested: settings,
+                });
+            }
+            Some(_) => {}
+        }
+        Ok(Deduper {
+            index: BandIndex::open_in(db, "dedup.simhash", config.index)?,
+            exact: db.open_tree("dedup.exact")?,
+            sketches: db.open_tree("dedup.sketch")?,
+            db: db.clone(),
+            config,
+            fingerprinter,
+            shingler,
+        })
+    }
+
+    pub fn config(&self) -> &DedupConfig {
+        &self.config
+    }
+
+    /// Documents with a fingerprint in the near-duplicate index.
+    pub fn indexed(&self) -> usize {
+        self.index.len()
+    }
+
+    /// Judges `text` as document `doc` (any id the caller keeps, unique per
+    /// document) against every earlier document, and records it if new.
+    pub fn check_insert(&mut self, doc: u64, text: &str) -> Result<Decision, IndexError> {
+        let simhash = self.fingerprinter.hash(text);
+        let mut sketch = SketchBuilder::default();
+        let mut content = ContentHash::default();
+        self.shingler.features(text, |f| {
+            sketch.add(f);
+            content.add(f);
+        });
+        let content_hash = content.finish();
+        let short = simhash.features < self.config.short_features;
+        let decision = |verdict| Decision {
+            verdict,
+            short,
+            simhash,
+            content_hash,
+        };
+        if simhash.features == 0 {
+            return Ok(decision(Verdict::New));
+        }
+        let key = content_hash.to_be_bytes();
+        if let Some(of) = self.exact.get(key)? {
+            let of = u64::from_be_bytes(of.as_ref().try_into().map_err(|_| {
+                IndexError::Corrupt("exact-duplicate record is not 8 bytes".into())
+            })?);
+            return Ok(decision(Verdict::Exact { of }));
+        }
+        self.exact.insert(key, &doc.to_be_bytes())?;
+        if short {
+            return Ok(decision(Verdict::New));
+        }
+        let sketch = sketch.finish();
+        for m in self
+            .index
+            .query(simhash.fingerprint)
+            .into_iter()
+            .take(self.config.max_candidates)
+        {
+            let Some(bytes) = self.sketches.get(m.doc.to_be_bytes())? else {
+                continue;
+            };
+            let other = Sketch::from_bytes(&bytes)
+                .ok_or_else(|| IndexError::Corrupt(format!("sketch of document {}", m.doc)))?;
+            let similarity = sketch.similarity(&other);
+            if similarity >= self.config.min_similarity {
+                return Ok(decision(Verdict::Near {
+                    of: m.doc,
+                    distance: m.distance,
+                    similarity,
+                }));
+            }
+        }
+        self.sketches
+            .insert(doc.to_be_bytes(), &sketch.to_bytes()[..])?;
+        self.index.insert(simhash.fingerprint, doc);
+        Ok(decision(Verdict::New))
+    }
+
+    /// Makes every recorded document durable.
+    pub fn flush(&mut self) -> Result<(), IndexError> {
+        self.index.flush()?;
+        self.db.flush()?;
+        Ok(())
+    }
+}
+
+/// 128-bit hash of a sequence of feature hashes: two independent 64-bit
+/// chains, so a collision among billions of documents stays negligible.
+#[derive(Default)]
+struct ContentHash {
+    a: u64,
+    b: u64,
+    n: u64,
+}
+
+impl ContentHash {
+    #[inline]
+    fn add(&mut self, f: u64) {
+        self.a = (self.a.rotate_left(23) ^ f).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        self.b = (self.b.rotate_left(41) ^ f).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
+        self.n += 1;
+    }
+
+    fn finish(&self) -> u128 {
+        use nearcrawl_simhash::hash::fmix64;
+        let a = fmix64(self.a ^ self.n);
+        let b = fmix64(self.b ^ self.n.rotate_left(32));
+        (u128::from(a) << 64) | u128::from(b)
+    }
+}

@@ -1,0 +1,157 @@
+//! The duplicate gate on real text: exact, near, short, empty, persistence.
+
+use nearcrawl_index::{DedupConfig, Deduper, IndexConfig, IndexError, Verdict};
+
+fn tempdir(tag: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("nearcrawl-dedup-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn articles() -> Vec<String> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/bench/extraction/ground-truth.json");
+    let gt: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut out: Vec<String> = gt
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v["articleBody"].as_str().unwrap().to_string())
+        .filter(|b| b.split_whitespace().count() > 300)
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[test]
+fn exact_near_and_new() {
+    let dir = tempdir("kinds");
+    let docs = articles();
+    let mut d = Deduper::open(&dir, DedupConfig::default()).unwrap();
+    for (i, text) in docs.iter().enumerate() {
+        let dec = d.check_insert(i as u64, text).unwrap();
+        assert_eq!(dec.verdict, Verdict::New, "article {i}");
+        assert!(!dec.short);
+    }
+    // Same text with other whitespace, case and punctuation: exact.
+    let shouty = docs[3]
+        .to_uppercase()
+        .replace(". ", " ... ")
+        .replace('\n', "\n\n");
+    assert_eq!(
+        d.check_insert(1000, &shouty).unwrap().verdict,
+        Verdict::Exact { of: 3 }
+    );
+    // A few words changed: near, with a high similarity.
+    let mut words: Vec<&str> = docs[5].split_whitespace().collect();
+    for i in (0..words.len()).step_by(40) {
+        words[i] = "different";
+    }
+    match d.check_insert(1001, &words.join(" ")).unwrap().verdict {
+        Verdict::Near {
+            of: 5,
+            distance,
+            similarity,
+        } => {
+            assert!(
+                distance <= 8 && similarity >= 0.5,
+                "{distance} {similarity}"
+            );
+        }
+        other => panic!("expected near duplicate of 5, got {other:?}"),
+    }
+    // Two articles glued together are neither.
+    let glued = format!("{}\n{}", docs[7], docs[8]);
+    assert_eq!(d.check_insert(1002, &glued).unwrap().verdict, Verdict::New);
+    d.flush().unwrap();
+    drop(d);
+
+    // Reopened: the earlier documents are still there.
+    let mut d = Deduper::open(&dir, DedupConfig::default()).unwrap();
+    assert_eq!(
+        d.check_insert(2000, &docs[9]).unwrap().verdict,
+        Verdict::Exact { of: 9 }
+    );
+    assert!(matches!(
+        d.check_insert(2001, &words.join(" ")).unwrap().verdict,
+        Verdict::Exact { of: 1001 }
+    ));
+    drop(d);
+
+    // Other fingerprint settings would compare unlike with like.
+    let other = DedupConfig {
+        sketch_shingle: 2,
+        ..DedupConfig::default()
+    };
+    assert!(matches!(
+        Deduper::open(&dir, other),
+        Err(IndexError::LayoutMismatch { .. })
+    ));
+    let other = DedupConfig {
+        index: IndexConfig {
+            k: 3,
+            ..DedupConfig::default().index
+        },
+        ..DedupConfig::default()
+    };
+    assert!(matches!(
+        Deduper::open(&dir, other),
+        Err(IndexError::LayoutMismatch { .. })
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn short_texts_match_exactly_or_not_at_all() {
+    let dir = tempdir("short");
+    let mut d = Deduper::open(&dir, DedupConfig::default()).unwrap();
+    let a = d
+        .check_insert(1, "Contact us: 12 Main Street, open Monday to Friday.")
+        .unwrap();
+    assert!(a.short);
+    assert_eq!(a.verdict, Verdict::New);
+    // Same words, other digits and case: the same normalized text.
+    let b = d
+        .check_insert(2, "CONTACT US: 99 Main Street, open Monday to Friday!")
+        .unwrap();
+    assert_eq!(b.verdict, Verdict::Exact { of: 1 });
+    // One word different: short texts are never near duplicates.
+    let c = d
+        .check_insert(3, "Contact us: 12 Main Street, open Monday to Saturday.")
+        .unwrap();
+    assert_eq!(c.verdict, Verdict::New);
+    // Empty text says nothing and is not recorded.
+    for doc in [4, 5] {
+        let e = d.check_insert(doc, "  ... \n ").unwrap();
+        assert_eq!(e.verdict, Verdict::New);
+        assert_eq!(e.simhash.features, 0);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_settings_are_clear_errors() {
+    let dir = tempdir("bad");
+    for (config, word) in [
+        (
+            DedupConfig {
+                sketch_shingle: 0,
+                ..DedupConfig::default()
+            },
+            "sketch_shingle",
+        ),
+        (
+            DedupConfig {
+                min_similarity: 1.5,
+                ..DedupConfig::default()
+            },
+            "min_similarity",
+        ),
+    ] {
+        let err = Deduper::open(&dir, config).unwrap_err().to_string();
+        assert!(err.contains(word), "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
