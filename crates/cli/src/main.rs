@@ -25,6 +25,8 @@ enum Command {
     Fingerprint(cmd::fingerprint::Args),
     /// Print the Hamming distance between two fingerprints.
     Distance(cmd::distance::Args),
+    /// Find exact and near duplicates in a JSONL stream of documents.
+    Dedup(cmd::dedup::Args),
 }
 
 fn main() -> ExitCode {
@@ -33,6 +35,7 @@ fn main() -> ExitCode {
         Command::Crawl(args) => cmd::crawl::run(args),
         Command::Fingerprint(args) => cmd::fingerprint::run(args),
         Command::Distance(args) => cmd::distance::run(args),
+        Command::Dedup(args) => cmd::dedup::run(args),
     };
     match result {
         Ok(code) => code,

@@ -9,7 +9,9 @@
 //! of words replaced, deleted or inserted; with a paragraph from another
 //! article inserted; with a paragraph deleted; with an extra ad/related-links
 //! block. Negatives: all the articles themselves, every one wrapped in the
-//! same site header and footer (distinct pages of one template). An index
+//! same site header and footer (distinct pages of one template); and "thin
+//! pages": the first 40 words of each article inside a template three
+//! times as heavy, where the shared boilerplate outweighs the content. An index
 //! holds the originals; each variant is then judged: a duplicate of its own
 //! original is a true positive, of anything else a false positive.
 
@@ -132,14 +134,20 @@ fn main() {
         "{} articles (each also a negative, all in one template)",
         bodies.len()
     );
+    let heavy =
+        |body: &str| format!("{HEADER} {HEADER} {HEADER}\n{body}\n{FOOTER} {FOOTER} {FOOTER}");
+    let thin: Vec<String> = bodies
+        .iter()
+        .map(|b| heavy(&b.split_whitespace().take(40).collect::<Vec<_>>().join(" ")))
+        .collect();
     print!("{:>2} {:>5} | {:>5} {:>5} |", "k", "sim", "P", "R≤10%");
     for (name, _) in &kinds {
         print!(" {name:>11}");
     }
-    println!(" | orig FP  short");
+    println!(" | orig FP  thin FP  short");
     let tmp = std::env::temp_dir().join(format!("nearcrawl-quality-{}", std::process::id()));
     for k in [3, 4, 5, 6, 7, 8] {
-        for sim in [0.3f32, 0.4, 0.5, 0.6] {
+        for sim in [0.0f32, 0.3, 0.4, 0.5, 0.6] {
             let config = DedupConfig {
                 index: IndexConfig {
                     k,
@@ -189,7 +197,16 @@ fn main() {
                 recalls.push(hit as f64 / variants.len() as f64);
                 drop(d);
             }
-            fp += orig_fp;
+            let _ = std::fs::remove_dir_all(&tmp);
+            let mut d = Deduper::open(&tmp, config).unwrap();
+            let mut thin_fp = 0usize;
+            for (i, page) in thin.iter().enumerate() {
+                if d.check_insert(i as u64, page).unwrap().verdict != Verdict::New {
+                    thin_fp += 1;
+                }
+            }
+            drop(d);
+            fp += orig_fp + thin_fp;
             let precision = tp as f64 / (tp + fp).max(1) as f64;
             print!(
                 "{k:>2} {sim:>5.2} | {precision:>5.3} {:>5.3} |",
@@ -198,7 +215,7 @@ fn main() {
             for r in recalls {
                 print!(" {r:>11.3}");
             }
-            println!(" | {orig_fp:>7} {short:>6}");
+            println!(" | {orig_fp:>7} {thin_fp:>8} {short:>6}");
         }
     }
     let _ = std::fs::remove_dir_all(&tmp);

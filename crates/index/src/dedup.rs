@@ -38,7 +38,7 @@ impl Default for DedupConfig {
             },
             simhash: Options::default(),
             sketch_shingle: 3,
-            min_similarity: 0.4,
+            min_similarity: 0.5,
             short_features: 40,
             max_candidates: 16,
         }

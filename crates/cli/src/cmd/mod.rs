@@ -1,5 +1,6 @@
 //! One module per subcommand: `Args` (clap) and `run`.
 
 pub mod crawl;
+pub mod dedup;
 pub mod distance;
 pub mod fingerprint;

@@ -1,0 +1,177 @@
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::Context;
+use nearcrawl_index::{DedupConfig, Deduper, Verdict};
+use serde_json::{Value, json};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// JSONL input, one document per line; `-` for standard input.
+    #[arg(long, default_value = "-", value_name = "FILE")]
+    input: PathBuf,
+    /// Field holding each document's id (any JSON value).
+    #[arg(long, default_value = "id", value_name = "NAME")]
+    id_field: String,
+    /// Field holding each document's text.
+    #[arg(long, default_value = "text", value_name = "NAME")]
+    text_field: String,
+    /// Simhash candidates: fingerprints within this many bits.
+    #[arg(short, long, value_name = "N")]
+    k: Option<u32>,
+    /// A candidate is a near duplicate at this estimated Jaccard similarity
+    /// of word 3-shingles or more.
+    #[arg(long, value_name = "X")]
+    min_similarity: Option<f32>,
+    /// Keep the index in DIR: a later run finds duplicates of this run's
+    /// documents. Without it the index lives only for this run.
+    #[arg(long, value_name = "DIR")]
+    index: Option<PathBuf>,
+}
+
+/// Documents between flushes of a persistent index.
+const FLUSH_EVERY: u64 = 100_000;
+
+#[derive(Debug, Default)]
+struct Counts {
+    documents: u64,
+    exact: u64,
+    near: u64,
+    short: u64,
+    malformed: u64,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let mut config = DedupConfig::default();
+    if let Some(k) = args.k {
+        config.index.k = k;
+    }
+    if let Some(s) = args.min_similarity {
+        config.min_similarity = s;
+    }
+    let db = match &args.index {
+        Some(dir) => sled::Config::new()
+            .path(dir)
+            .cache_capacity(64 << 20)
+            .open()
+            .with_context(|| format!("cannot open index {}", dir.display()))?,
+        None => sled::Config::new()
+            .temporary(true)
+            .open()
+            .context("cannot create a temporary index")?,
+    };
+    let mut dedup = Deduper::open_in(&db, config).context("cannot open the duplicate index")?;
+    // Document numbers for the index, and the caller's ids behind them.
+    let ids = db.open_tree("cli.ids")?;
+    let mut next_doc = match ids.last()? {
+        Some((k, _)) => u64::from_be_bytes(k.as_ref().try_into().context("corrupt id record")?) + 1,
+        None => 0,
+    };
+
+    let input: Box<dyn BufRead> = if args.input.as_os_str() == "-" {
+        Box::new(BufReader::new(io::stdin().lock()))
+    } else {
+        let f = File::open(&args.input)
+            .with_context(|| format!("cannot open {}", args.input.display()))?;
+        Box::new(BufReader::new(f))
+    };
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let mut counts = Counts::default();
+    let start = Instant::now();
+    let mut line = Vec::new();
+    let mut reader = input;
+    let mut lineno = 0u64;
+    loop {
+        line.clear();
+        // Bytes, not String: a line of invalid UTF-8 is one malformed line,
+        // not the end of the run.
+        if reader
+            .read_until(b'\n', &mut line)
+            .context("reading input")?
+            == 0
+        {
+            break;
+        }
+        lineno += 1;
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let (id, text) = match parse_line(&line, &args.id_field, &args.text_field) {
+            Ok(v) => v,
+            Err(why) => {
+                eprintln!("nearcrawl dedup: line {lineno}: {why}; skipped");
+                counts.malformed += 1;
+                continue;
+            }
+        };
+        let doc = next_doc;
+        next_doc += 1;
+        ids.insert(doc.to_be_bytes(), serde_json::to_vec(&id)?)?;
+        counts.documents += 1;
+        let decision = dedup.check_insert(doc, &text)?;
+        counts.short += u64::from(decision.short);
+        let (of, kind, distance, similarity) = match decision.verdict {
+            Verdict::New => continue,
+            Verdict::Exact { of } => (of, "exact", 0, 1.0),
+            Verdict::Near {
+                of,
+                distance,
+                similarity,
+            } => (of, "near", distance, similarity),
+        };
+        if kind == "exact" {
+            counts.exact += 1;
+        } else {
+            counts.near += 1;
+        }
+        // Ids are stored as JSON text; the fields are written in the
+        // documented order.
+        let original = match ids.get(of.to_be_bytes())? {
+            Some(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            None => "null".to_string(),
+        };
+        writeln!(
+            out,
+            r#"{{"id":{},"duplicate_of":{original},"distance":{distance},"kind":"{kind}","similarity":{}}}"#,
+            serde_json::to_string(&id)?,
+            json!((f64::from(similarity) * 1000.0).round() / 1000.0),
+        )?;
+        if args.index.is_some() && counts.documents % FLUSH_EVERY == 0 {
+            dedup.flush()?;
+        }
+    }
+    out.flush()?;
+    dedup.flush()?;
+    let elapsed = start.elapsed().as_secs_f64();
+    eprintln!(
+        "nearcrawl dedup: {} documents, {} exact, {} near, {} short, {} malformed lines, \
+         {elapsed:.2} s, {:.0} docs/s",
+        counts.documents,
+        counts.exact,
+        counts.near,
+        counts.short,
+        counts.malformed,
+        counts.documents as f64 / elapsed.max(1e-9)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The id and text of one JSONL line, or why not.
+fn parse_line(line: &[u8], id_field: &str, text_field: &str) -> Result<(Value, String), String> {
+    let value: Value = serde_json::from_slice(line).map_err(|e| format!("not JSON ({e})"))?;
+    let Value::Object(mut obj) = value else {
+        return Err("not a JSON object".into());
+    };
+    let id = obj
+        .remove(id_field)
+        .ok_or_else(|| format!("no {id_field:?} field"))?;
+    match obj.remove(text_field) {
+        Some(Value::String(text)) => Ok((id, text)),
+        Some(_) => Err(format!("{text_field:?} is not a string")),
+        None => Err(format!("no {text_field:?} field")),
+    }
+}

@@ -1,0 +1,172 @@
+//! `nearcrawl dedup`, end to end, on real article text.
+
+use nearcrawl_tests::{run, shared_dir};
+use serde_json::{Value, json};
+
+fn articles() -> Vec<String> {
+    let gt =
+        std::fs::read_to_string(shared_dir().join("bench/extraction/ground-truth.json")).unwrap();
+    let gt: Value = serde_json::from_str(&gt).unwrap();
+    let mut out: Vec<String> = gt
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v["articleBody"].as_str().unwrap().to_string())
+        .filter(|b| b.split_whitespace().count() > 250)
+        .collect();
+    out.sort();
+    out.dedup();
+    out.truncate(40);
+    out
+}
+
+/// Every 25th word replaced: a 4% edit.
+fn edited(text: &str) -> String {
+    text.split_whitespace()
+        .enumerate()
+        .map(|(i, w)| if i % 25 == 12 { "replaced" } else { w })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn jsonl(docs: &[(Value, String)]) -> String {
+    docs.iter()
+        .map(|(id, text)| json!({"id": id, "text": text}).to_string() + "\n")
+        .collect()
+}
+
+fn output(out: &std::process::Output) -> Vec<Value> {
+    String::from_utf8(out.stdout.clone())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSONL output"))
+        .collect()
+}
+
+#[test]
+fn finds_exact_and_near_duplicates_and_skips_bad_lines() {
+    let arts = articles();
+    let mut docs: Vec<(Value, String)> = arts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (json!(format!("a{i}")), t.clone()))
+        .collect();
+    for (i, t) in arts.iter().enumerate().take(10) {
+        docs.push((json!(format!("near{i}")), edited(t)));
+        docs.push((json!(100 + i), t.to_uppercase()));
+    }
+    let mut input = jsonl(&docs);
+    input.insert_str(0, "{broken json\n");
+    input.push_str("[1, 2]\n{\"id\": 7}\n{\"id\": 8, \"text\": 9}\n\n");
+    let out = run(&["dedup"], input.as_bytes());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows = output(&out);
+    assert_eq!(rows.len(), 20, "{rows:#?}");
+    for i in 0..10 {
+        let near = rows
+            .iter()
+            .find(|r| r["id"] == json!(format!("near{i}")))
+            .expect("near copy found");
+        assert_eq!(near["duplicate_of"], json!(format!("a{i}")));
+        assert_eq!(near["kind"], "near");
+        assert!(near["distance"].as_u64().unwrap() <= 8);
+        assert!(near["similarity"].as_f64().unwrap() >= 0.4);
+        let exact = rows
+            .iter()
+            .find(|r| r["id"] == json!(100 + i))
+            .expect("exact copy found");
+        assert_eq!(exact["duplicate_of"], json!(format!("a{i}")));
+        assert_eq!(
+            (exact["kind"].as_str(), exact["distance"].as_u64()),
+            (Some("exact"), Some(0))
+        );
+    }
+    // Field order as documented.
+    let first = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(
+        first.starts_with(r#"{"id":"#) && first.contains(r#","duplicate_of":"#),
+        "{first}"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    for line in [1, 62, 63, 64] {
+        assert!(
+            err.contains(&format!("line {line}:")),
+            "line {line} not reported: {err}"
+        );
+    }
+    assert!(
+        err.contains("60 documents, 10 exact, 10 near, 0 short, 4 malformed lines"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_persistent_index_carries_over_between_runs() {
+    let dir = std::env::temp_dir().join(format!("nearcrawl-e2e-dedup-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let index = dir.to_str().unwrap();
+    let arts = articles();
+    let first: Vec<(Value, String)> = arts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (json!(i), t.clone()))
+        .collect();
+    let out = run(&["dedup", "--index", index], jsonl(&first).as_bytes());
+    assert!(out.status.success());
+    assert!(
+        output(&out).is_empty(),
+        "distinct articles are not duplicates"
+    );
+
+    let second: Vec<(Value, String)> = arts
+        .iter()
+        .enumerate()
+        .take(5)
+        .map(|(i, t)| (json!(format!("again{i}")), edited(t)))
+        .collect();
+    let out = run(
+        &["dedup", "--index", index, "--id-field", "id"],
+        jsonl(&second).as_bytes(),
+    );
+    assert!(out.status.success());
+    let rows = output(&out);
+    assert_eq!(rows.len(), 5);
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(r["duplicate_of"], json!(i), "{r}");
+    }
+    // Other settings against the same index: refused, with the reason.
+    let out = run(&["dedup", "--index", index, "-k", "3"], b"");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("k=8") && err.contains("k=3"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn custom_fields_and_a_missing_input_file() {
+    let docs = "{\"url\": \"u1\", \"body\": \"one two three\"}\n{\"url\": \"u2\", \"body\": \"ONE two three!\"}\n";
+    let out = run(
+        &["dedup", "--id-field", "url", "--text-field", "body"],
+        docs.as_bytes(),
+    );
+    assert!(out.status.success());
+    let rows = output(&out);
+    assert_eq!(
+        rows,
+        vec![
+            json!({"id": "u2", "duplicate_of": "u1", "distance": 0, "kind": "exact", "similarity": 1.0})
+        ]
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("2 short"));
+    let out = run(&["dedup", "--input", "/nonexistent/docs.jsonl"], b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/docs.jsonl"));
+}
