@@ -11,35 +11,18 @@
 //! `examples/make-zh-corpus.sh`), those too.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use nearcrawl_simhash::{Options, Simhasher, Weighting};
+use nearcrawl_simhash::Simhasher;
 
 #[path = "../examples/common/mod.rs"]
 mod common;
 
 fn bench(c: &mut Criterion) {
-    let settings = [
-        ("default", Options::default()),
-        (
-            "1gram-tf",
-            Options {
-                shingle: 1,
-                weighting: Weighting::Tf,
-            },
-        ),
-        (
-            "3gram-tf",
-            Options {
-                shingle: 3,
-                weighting: Weighting::Tf,
-            },
-        ),
-    ];
     for (name, docs) in common::throughput_corpora() {
         let bytes: usize = docs.iter().map(|d| d.len()).sum();
         eprintln!("{name}: {} documents, {bytes} bytes", docs.len());
         let mut group = c.benchmark_group(name);
         group.throughput(Throughput::BytesDecimal(bytes as u64));
-        for (label, options) in settings {
+        for (label, options) in common::throughput_settings() {
             let mut hasher = Simhasher::new(options).unwrap();
             group.bench_function(label, |b| {
                 b.iter(|| {

@@ -14,29 +14,12 @@ mod common;
 
 use std::time::Instant;
 
-use nearcrawl_simhash::{Options, Simhasher, Weighting};
+use nearcrawl_simhash::Simhasher;
 
 fn main() {
-    let settings = [
-        ("default", Options::default()),
-        (
-            "1gram-tf",
-            Options {
-                shingle: 1,
-                weighting: Weighting::Tf,
-            },
-        ),
-        (
-            "3gram-tf",
-            Options {
-                shingle: 3,
-                weighting: Weighting::Tf,
-            },
-        ),
-    ];
     for (corpus, docs) in common::throughput_corpora() {
         let bytes: usize = docs.iter().map(|d| d.len()).sum();
-        for (name, options) in settings {
+        for (name, options) in common::throughput_settings() {
             let mut hasher = Simhasher::new(options).unwrap();
             let mut best = f64::MAX;
             for _ in 0..300 {

@@ -88,6 +88,20 @@ pub fn throughput_corpora() -> Vec<(&'static str, Vec<String>)> {
     out
 }
 
+/// The settings the throughput figures are given for.
+pub fn throughput_settings() -> [(&'static str, nearcrawl_simhash::Options); 3] {
+    use nearcrawl_simhash::{Options, Weighting};
+    let tf = |shingle| Options {
+        shingle,
+        weighting: Weighting::Tf,
+    };
+    [
+        ("default", Options::default()),
+        ("1gram-tf", tf(1)),
+        ("3gram-tf", tf(3)),
+    ]
+}
+
 /// Every `.txt` file of a directory, sorted by name.
 pub fn text_files(dir: &Path) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = std::fs::read_dir(dir)
