@@ -21,6 +21,8 @@ struct Cli {
 enum Command {
     /// Crawl the seeds of a config and write the corpus to disk.
     Crawl(cmd::crawl::Args),
+    /// Print the main text (or, with --json, text, metadata and links) of HTML files.
+    Extract(cmd::extract::Args),
     /// Print the simhash fingerprint of each input: `<hex>  <features>  <name>`.
     Fingerprint(cmd::fingerprint::Args),
     /// Print the Hamming distance between two fingerprints.
@@ -33,6 +35,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Crawl(args) => cmd::crawl::run(args),
+        Command::Extract(args) => cmd::extract::run(args),
         Command::Fingerprint(args) => cmd::fingerprint::run(args),
         Command::Distance(args) => cmd::distance::run(args),
         Command::Dedup(args) => cmd::dedup::run(args),

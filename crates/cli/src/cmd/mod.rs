@@ -3,4 +3,5 @@
 pub mod crawl;
 pub mod dedup;
 pub mod distance;
+pub mod extract;
 pub mod fingerprint;

@@ -1,0 +1,109 @@
+use std::io::{self, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use nearcrawl_extract::{ContentPath, Input, extract, full_text};
+use serde_json::json;
+use url::Url;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The page's URL, to resolve relative links and the canonical URL.
+    #[arg(long, value_name = "URL")]
+    url: Option<Url>,
+    /// One JSON object per file and line: file, title, lang, canonical,
+    /// robots, text, links, ...
+    #[arg(long)]
+    json: bool,
+    /// The full visible text instead of the main content.
+    #[arg(long)]
+    full: bool,
+    /// HTML files (`.gz` is decompressed); `-` for standard input.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+}
+
+/// Reads a file, or standard input for `-`, gunzipping `.gz` files.
+pub fn read_input(path: &Path) -> anyhow::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    if path.as_os_str() == "-" {
+        io::stdin()
+            .lock()
+            .read_to_end(&mut bytes)
+            .context("reading standard input")?;
+        return Ok(bytes);
+    }
+    let raw = std::fs::read(path).context("cannot read")?;
+    if path.extension().is_some_and(|e| e == "gz") {
+        flate2::read::MultiGzDecoder::new(&raw[..])
+            .read_to_end(&mut bytes)
+            .context("not valid gzip")?;
+        Ok(bytes)
+    } else {
+        Ok(raw)
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let input = Input {
+        url: args.url.as_ref(),
+        ..Input::default()
+    };
+    let mut failed = 0usize;
+    for path in &args.files {
+        let bytes = match read_input(path) {
+            Ok(b) => b,
+            Err(e) => {
+                eprintln!("nearcrawl: {}: {e:#}", path.display());
+                failed += 1;
+                continue;
+            }
+        };
+        let name = path.display().to_string();
+        if !args.json {
+            let text = if args.full {
+                full_text(&bytes, &input)
+            } else {
+                extract(&bytes, &input).text
+            };
+            writeln!(out, "{text}")?;
+            if args.files.len() > 1 {
+                writeln!(out)?;
+            }
+            continue;
+        }
+        let page = extract(&bytes, &input);
+        let text = if args.full {
+            full_text(&bytes, &input)
+        } else {
+            page.text
+        };
+        let links: Vec<_> = page
+            .links
+            .iter()
+            .map(|l| json!({"url": l.url.as_str(), "text": l.text, "nofollow": l.nofollow}))
+            .collect();
+        let record = json!({
+            "file": name,
+            "title": page.title,
+            "lang": page.lang,
+            "canonical": page.canonical.map(|u| u.to_string()),
+            "published": page.published,
+            "robots": {"noindex": page.robots.noindex, "nofollow": page.robots.nofollow},
+            "path": match page.path { ContentPath::MainContent => "main", ContentPath::FullText => "full" },
+            "encoding": page.encoding,
+            "text": text,
+            "links": links,
+        });
+        writeln!(out, "{record}")?;
+    }
+    out.flush()?;
+    Ok(if failed > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}

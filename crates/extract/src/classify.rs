@@ -1,0 +1,312 @@
+//! What an element is: boilerplate to drop, a block or inline, and how its
+//! class and id lean.
+
+use scraper::node::Element;
+
+/// Tags whose content is never page text.
+fn is_never_text(tag: &str) -> bool {
+    matches!(
+        tag,
+        "script"
+            | "style"
+            | "noscript"
+            | "template"
+            | "svg"
+            | "math"
+            | "canvas"
+            | "iframe"
+            | "object"
+            | "embed"
+            | "button"
+            | "select"
+            | "option"
+            | "input"
+            | "textarea"
+            | "head"
+            | "title"
+            | "meta"
+            | "link"
+            | "audio"
+            | "video"
+            | "source"
+            | "track"
+            | "map"
+            | "dialog"
+    )
+}
+
+/// Structural boilerplate.
+fn is_boilerplate_tag(tag: &str) -> bool {
+    matches!(tag, "nav" | "aside" | "footer" | "header" | "menu")
+}
+
+/// Block-level tags: they start a new line of text.
+pub(crate) fn is_block(tag: &str) -> bool {
+    matches!(
+        tag,
+        "p" | "div"
+            | "section"
+            | "article"
+            | "main"
+            | "body"
+            | "html"
+            | "blockquote"
+            | "pre"
+            | "ul"
+            | "ol"
+            | "li"
+            | "dl"
+            | "dt"
+            | "dd"
+            | "table"
+            | "thead"
+            | "tbody"
+            | "tfoot"
+            | "tr"
+            | "td"
+            | "th"
+            | "caption"
+            | "h1"
+            | "h2"
+            | "h3"
+            | "h4"
+            | "h5"
+            | "h6"
+            | "hr"
+            | "br"
+            | "figure"
+            | "figcaption"
+            | "address"
+            | "center"
+            | "form"
+            | "fieldset"
+            | "details"
+            | "summary"
+            | "header"
+            | "footer"
+            | "nav"
+            | "aside"
+            | "hgroup"
+            | "picture"
+            | "noscript"
+            | "legend"
+    )
+}
+
+const NEGATIVE: &[&str] = &[
+    "comment",
+    "disqus",
+    "cookie",
+    "consent",
+    "gdpr",
+    "share",
+    "sharing",
+    "social",
+    "related",
+    "recommend",
+    "newsletter",
+    "subscribe",
+    "signup",
+    "promo",
+    "advert",
+    "sponsor",
+    "breadcrumb",
+    "pagination",
+    "pager",
+    "sidebar",
+    "widget",
+    "popup",
+    "modal",
+    "footer",
+    "masthead",
+    "navbar",
+    "menu",
+    "nav",
+    "skip",
+    "toolbar",
+    "outbrain",
+    "taboola",
+    "banner",
+    "byline",
+    "author",
+    "tags",
+    "tagcloud",
+    "rating",
+    "login",
+    "subscription",
+    "paywall",
+    "caption",
+    "credit",
+    "teaser",
+    "more-stories",
+    "trending",
+    "popular",
+    "most-read",
+];
+const POSITIVE: &[&str] = &[
+    "article",
+    "body",
+    "content",
+    "entry",
+    "main",
+    "page",
+    "post",
+    "text",
+    "blog",
+    "story",
+    "column",
+    "prose",
+    "richtext",
+    "rich-text",
+];
+/// Whole tokens (so that "ad" does not hit "header" or "read").
+const NEGATIVE_TOKENS: &[&str] = &[
+    "ad",
+    "ads",
+    "adv",
+    "dfp",
+    "gpt",
+    "hide",
+    "sr-only",
+    "visually-hidden",
+];
+
+/// Lowercased class and id text of an element.
+fn class_and_id(el: &Element) -> String {
+    let mut s = String::new();
+    if let Some(id) = el.id() {
+        s.push_str(id);
+        s.push(' ');
+    }
+    for c in el.classes() {
+        s.push_str(c);
+        s.push(' ');
+    }
+    s.make_ascii_lowercase();
+    s
+}
+
+/// +1 for class/id words that mark content, -1 for boilerplate, 0 neither
+/// (or both).
+pub(crate) fn class_weight(el: &Element) -> i32 {
+    let s = class_and_id(el);
+    if s.is_empty() {
+        return 0;
+    }
+    let neg = NEGATIVE.iter().any(|w| s.contains(w))
+        || s.split(|c: char| !c.is_ascii_alphanumeric() && c != '-')
+            .flat_map(|t| t.split('-'))
+            .any(|t| NEGATIVE_TOKENS.contains(&t));
+    let pos = POSITIVE.iter().any(|w| s.contains(w));
+    i32::from(pos) - i32::from(neg)
+}
+
+/// Which heuristics are on. Extraction starts strict and relaxes when the
+/// strict pass finds too little (readability's retry).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Rules {
+    /// Drop elements whose class or id reads like boilerplate.
+    pub class_junk: bool,
+    /// Let class and id words weigh candidate scores.
+    pub class_weights: bool,
+    /// Drop link lists and share bars inside the content.
+    pub conditional: bool,
+}
+
+impl Rules {
+    pub(crate) const PASSES: [Rules; 3] = [
+        Rules {
+            class_junk: true,
+            class_weights: true,
+            conditional: true,
+        },
+        Rules {
+            class_junk: false,
+            class_weights: true,
+            conditional: true,
+        },
+        Rules {
+            class_junk: false,
+            class_weights: false,
+            conditional: false,
+        },
+    ];
+    /// For the full visible text: structure only.
+    pub(crate) const FULL_TEXT: Rules = Rules {
+        class_junk: false,
+        class_weights: false,
+        conditional: false,
+    };
+}
+
+/// Dropped with everything inside it, wherever it is.
+pub(crate) fn is_junk(el: &Element, rules: Rules) -> bool {
+    let tag = el.name();
+    if is_never_text(tag) || is_boilerplate_tag(tag) {
+        return true;
+    }
+    if el.attr("hidden").is_some() || el.attr("aria-hidden") == Some("true") {
+        return true;
+    }
+    if let Some(style) = el.attr("style") {
+        let s: String = style
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect::<String>()
+            .to_ascii_lowercase();
+        if s.contains("display:none") || s.contains("visibility:hidden") {
+            return true;
+        }
+    }
+    if let Some(role) = el.attr("role") {
+        if matches!(
+            role,
+            "navigation"
+                | "banner"
+                | "contentinfo"
+                | "complementary"
+                | "menu"
+                | "menubar"
+                | "dialog"
+                | "search"
+                | "alertdialog"
+                | "tablist"
+        ) {
+            return true;
+        }
+    }
+    // Never drop the page's outer structure on a class name.
+    if matches!(tag, "html" | "body" | "article" | "main") {
+        return false;
+    }
+    rules.class_junk && class_weight(el) < 0 && !looks_like_content_container(el)
+}
+
+fn looks_like_content_container(el: &Element) -> bool {
+    el.attr("itemprop")
+        .is_some_and(|p| p.eq_ignore_ascii_case("articleBody"))
+}
+
+/// Starting score of a candidate container, before its paragraphs count.
+pub(crate) fn base_score(el: &Element, rules: Rules) -> f64 {
+    let tag_score = match el.name() {
+        "article" => 10.0,
+        "main" => 5.0,
+        "div" | "section" => 5.0,
+        "pre" | "td" | "blockquote" => 3.0,
+        "address" | "ol" | "ul" | "dl" | "dd" | "dt" | "li" | "form" => -3.0,
+        "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "th" => -5.0,
+        _ => 0.0,
+    };
+    let itemprop = if looks_like_content_container(el) {
+        30.0
+    } else {
+        0.0
+    };
+    let weight = if rules.class_weights {
+        class_weight(el)
+    } else {
+        0
+    };
+    tag_score + 25.0 * f64::from(weight) + itemprop
+}

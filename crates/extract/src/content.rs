@@ -1,0 +1,242 @@
+//! Finding the main content: per-element text statistics, paragraph scores
+//! that flow up to their containers (readability's scheme), the best
+//! container and its qualifying siblings.
+//!
+//! Every walk is iterative (`traverse` edges and explicit stacks): a page
+//! nested 100,000 deep must not overflow the stack.
+
+use std::collections::HashMap;
+
+use ego_tree::{NodeId, NodeRef};
+use scraper::Node;
+
+use crate::classify::{Rules, base_score, class_weight, is_block, is_junk};
+
+/// Text statistics of an element's non-junk content.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Stats {
+    /// Non-whitespace characters.
+    pub text: u32,
+    /// Non-whitespace characters inside links.
+    pub link_text: u32,
+    pub commas: u32,
+    /// Characters whose nearest block ancestor is this element.
+    pub own_text: u32,
+    pub own_commas: u32,
+}
+
+impl Stats {
+    pub fn link_density(&self) -> f64 {
+        if self.text == 0 {
+            0.0
+        } else {
+            f64::from(self.link_text) / f64::from(self.text)
+        }
+    }
+}
+
+pub(crate) struct Analysis {
+    pub stats: HashMap<NodeId, Stats>,
+    pub rules: Rules,
+}
+
+fn is_comma(c: char) -> bool {
+    matches!(c, ',' | '，' | '、' | '،' | '；' | ';')
+}
+
+/// One pass over the document: statistics of every element, junk skipped.
+pub(crate) fn analyze(root: NodeRef<'_, Node>, rules: Rules) -> Analysis {
+    let mut stats: HashMap<NodeId, Stats> = HashMap::new();
+    // Open elements: (id, stats so far, is block).
+    let mut stack: Vec<(NodeId, Stats, bool)> = Vec::new();
+    let mut skip: Option<NodeId> = None;
+    let mut in_link = 0u32;
+    for edge in root.traverse() {
+        match edge {
+            ego_tree::iter::Edge::Open(node) => {
+                if skip.is_some() {
+                    continue;
+                }
+                match node.value() {
+                    Node::Element(el) => {
+                        if is_junk(el, rules) {
+                            skip = Some(node.id());
+                            continue;
+                        }
+                        if el.name() == "a" {
+                            in_link += 1;
+                        }
+                        stack.push((node.id(), Stats::default(), is_block(el.name())));
+                    }
+                    Node::Text(t) => {
+                        let mut chars = 0u32;
+                        let mut commas = 0u32;
+                        for c in t.chars() {
+                            if !c.is_whitespace() {
+                                chars += 1;
+                                commas += u32::from(is_comma(c));
+                            }
+                        }
+                        if let Some(top) = stack.last_mut() {
+                            top.1.text += chars;
+                            top.1.commas += commas;
+                            if in_link > 0 {
+                                top.1.link_text += chars;
+                            }
+                        }
+                        if let Some(block) = stack.iter_mut().rev().find(|e| e.2) {
+                            block.1.own_text += chars;
+                            block.1.own_commas += commas;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            ego_tree::iter::Edge::Close(node) => {
+                if let Some(s) = skip {
+                    if s == node.id() {
+                        skip = None;
+                    }
+                    continue;
+                }
+                if let Node::Element(el) = node.value() {
+                    if el.name() == "a" {
+                        in_link = in_link.saturating_sub(1);
+                    }
+                    if let Some((id, s, _)) = stack.pop() {
+                        if let Some(parent) = stack.last_mut() {
+                            parent.1.text += s.text;
+                            parent.1.link_text += s.link_text;
+                            parent.1.commas += s.commas;
+                        }
+                        stats.insert(id, s);
+                    }
+                }
+            }
+        }
+    }
+    Analysis { stats, rules }
+}
+
+/// Paragraph-like blocks shorter than this don't vote.
+const MIN_PARAGRAPH: u32 = 25;
+
+/// The elements holding the main content, in document order; empty when
+/// nothing scores.
+pub(crate) fn select<'a>(root: NodeRef<'a, Node>, a: &Analysis) -> Vec<NodeRef<'a, Node>> {
+    let mut scores: HashMap<NodeId, f64> = HashMap::new();
+    let mut order: Vec<NodeId> = Vec::new();
+    for node in root.descendants() {
+        let Node::Element(el) = node.value() else {
+            continue;
+        };
+        let Some(s) = a.stats.get(&node.id()) else {
+            continue;
+        };
+        if s.own_text < MIN_PARAGRAPH || !is_block(el.name()) {
+            continue;
+        }
+        let mut score = 1.0 + f64::from(s.own_commas) + (f64::from(s.own_text) / 100.0).min(3.0);
+        // A text block in its own right also counts as a candidate.
+        let mut target = Some(node);
+        for level in 0..4 {
+            let Some(n) = target else { break };
+            let Node::Element(e) = n.value() else { break };
+            if !a.stats.contains_key(&n.id()) {
+                break;
+            }
+            let entry = scores.entry(n.id()).or_insert_with(|| {
+                order.push(n.id());
+                base_score(e, a.rules)
+            });
+            *entry += score;
+            if level > 0 {
+                score /= 2.0;
+            }
+            target = n.parent();
+        }
+    }
+    let mut best: Option<(NodeId, f64)> = None;
+    for id in &order {
+        let s = &a.stats[id];
+        let score = scores[id] * (1.0 - s.link_density());
+        scores.insert(*id, score);
+        if best.is_none_or(|(_, b)| score > b) {
+            best = Some((*id, score));
+        }
+    }
+    let Some((best_id, best_score)) = best else {
+        return Vec::new();
+    };
+    let Some(mut top) = root.tree().get(best_id) else {
+        return Vec::new();
+    };
+
+    // A lone paragraph or list item is a piece of the content, not all of
+    // it: start from its container.
+    while let (Node::Element(el), Some(parent)) = (top.value(), top.parent()) {
+        if !matches!(
+            el.name(),
+            "p" | "li"
+                | "td"
+                | "pre"
+                | "blockquote"
+                | "span"
+                | "b"
+                | "strong"
+                | "em"
+                | "i"
+                | "font"
+        ) {
+            break;
+        }
+        if !a.stats.contains_key(&parent.id()) {
+            break;
+        }
+        top = parent;
+    }
+    // Siblings of the winner that read like more of the same content.
+    let threshold = (best_score * 0.2).max(10.0);
+    let Some(parent) = top.parent() else {
+        return vec![top];
+    };
+    let mut out = Vec::new();
+    for sib in parent.children() {
+        if sib.id() == top.id() {
+            out.push(sib);
+            continue;
+        }
+        let Node::Element(el) = sib.value() else {
+            continue;
+        };
+        let Some(s) = a.stats.get(&sib.id()) else {
+            continue;
+        };
+        let score = scores.get(&sib.id()).copied().unwrap_or(0.0);
+        let weight = if a.rules.class_weights {
+            class_weight(el)
+        } else {
+            0
+        };
+        let keep = (score >= threshold && weight >= 0)
+            || (el.name() == "p"
+                && ((s.text > 80 && s.link_density() < 0.25)
+                    || (s.text > 0 && s.link_density() == 0.0 && ends_sentence(sib))));
+        if keep {
+            out.push(sib);
+        }
+    }
+    out
+}
+
+fn ends_sentence(node: NodeRef<'_, Node>) -> bool {
+    let mut last = None;
+    for d in node.descendants() {
+        if let Node::Text(t) = d.value() {
+            if let Some(c) = t.trim_end().chars().last() {
+                last = Some(c);
+            }
+        }
+    }
+    matches!(last, Some('.' | '!' | '?' | '。' | '！' | '？'))
+}

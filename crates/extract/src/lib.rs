@@ -1,0 +1,166 @@
+//! HTML bytes in, the page's main text, metadata and links out.
+//!
+//! Near-duplicate decisions are only as good as the text fed to them: pages
+//! of one site share header, menus, sidebars and footer, and fingerprinting
+//! that boilerplate makes distinct pages look alike. [`extract`] keeps the
+//! main content, scored the way readability does (paragraph text and commas
+//! flow up to their containers, link-heavy and boilerplate-named blocks
+//! count against), and falls back to the full visible text when no content
+//! block stands out, so a page with visible text never comes out empty.
+//!
+//! ```
+//! use nearcrawl_extract::{extract, ContentPath, Input};
+//!
+//! let html = br#"<html lang="en"><head><title>Fox news</title></head><body>
+//!   <nav><a href="/">Home</a> <a href="/about">About</a></nav>
+//!   <article><h1>Fox news</h1>
+//!     <p>The quick brown fox jumped over the lazy dog, again, to nobody's surprise.</p>
+//!     <p>Witnesses said the dog, as usual, did not react at all to the jumping fox.</p>
+//!     <p>Experts, asked about it later, agreed that this is what dogs and foxes do.</p>
+//!   </article>
+//!   <footer>Copyright 2024 <a href="mailto:x@example.com">Contact</a></footer>
+//! </body></html>"#;
+//! let url = url::Url::parse("https://example.com/news/fox").unwrap();
+//! let page = extract(html, &Input { url: Some(&url), ..Input::default() });
+//! assert_eq!(page.title.as_deref(), Some("Fox news"));
+//! assert_eq!(page.lang.as_deref(), Some("en"));
+//! assert!(page.text.starts_with("The quick brown fox"));
+//! assert!(!page.text.contains("Copyright"));
+//! assert_eq!(page.path, ContentPath::MainContent);
+//! assert_eq!(page.links.len(), 2); // mailto: is not a link to crawl
+//! assert_eq!(page.links[1].url.as_str(), "https://example.com/about");
+//! ```
+
+mod classify;
+mod content;
+mod decode;
+mod links;
+mod meta;
+mod render;
+
+use scraper::Html;
+use url::Url;
+
+pub use decode::{EncodingSource, decode_html};
+pub use links::{Link, LinkKind};
+pub use meta::Robots;
+
+/// What the caller knows about the bytes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Input<'a> {
+    /// The page's URL: links and the canonical URL are resolved against it
+    /// (and `<base href>`). Without it only absolute links are kept.
+    pub url: Option<&'a Url>,
+    /// The charset the server declared (Content-Type), if any.
+    pub charset: Option<&'a str>,
+    /// The X-Robots-Tag header value(s), newline-separated.
+    pub x_robots_tag: Option<&'a str>,
+}
+
+/// How the text was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContentPath {
+    /// A main-content block was found and kept, boilerplate dropped.
+    MainContent,
+    /// No block stood out (or it held too little): the full visible text.
+    FullText,
+}
+
+/// What [`extract`] found.
+#[derive(Debug, Clone)]
+pub struct Page {
+    pub title: Option<String>,
+    pub description: Option<String>,
+    /// `<html lang>` or Content-Language, else detected from the text
+    /// (ISO 639-3 code from whatlang), else none.
+    pub lang: Option<String>,
+    pub canonical: Option<Url>,
+    /// As declared (`article:published_time`, `datePublished`, ...), not
+    /// parsed.
+    pub published: Option<String>,
+    pub robots: Robots,
+    /// Main text: one line per block (paragraph, heading, list item, table
+    /// row).
+    pub text: String,
+    pub path: ContentPath,
+    pub links: Vec<Link>,
+    /// The encoding the bytes were read in, and why.
+    pub encoding: &'static str,
+    pub encoding_source: EncodingSource,
+}
+
+/// Main text below this many characters is not trusted over the full text.
+const MIN_MAIN_CHARS: usize = 200;
+/// A pass that finds this much main text (or half the page) is kept; a
+/// shorter one makes the next, more lenient pass run.
+const ENOUGH_MAIN_CHARS: usize = 500;
+
+/// Extracts the main text, metadata and links of an HTML document.
+///
+/// Never fails and never panics: malformed or truncated markup is parsed
+/// the way browsers do, undecodable bytes become U+FFFD.
+pub fn extract(bytes: &[u8], input: &Input<'_>) -> Page {
+    let (html, enc, encoding_source) = decode_html(bytes, input.charset);
+    let doc = Html::parse_document(&html);
+    drop(html);
+    let base = links::base_url(&doc, input.url);
+    let meta = meta::read(&doc, base.as_ref(), input.x_robots_tag);
+    let links = links::collect(&doc, base.as_ref());
+
+    let root = doc.tree.root();
+    let mut full = render::TextBuilder::default();
+    render::render(root, render::Cleaning::None, &mut full);
+    let full = full.finish();
+    let full_chars = full.chars().count();
+    // Strict rules first; relax them while the result is short of what the
+    // page holds, and keep the longest main text seen.
+    let mut best = String::new();
+    for rules in classify::Rules::PASSES {
+        let analysis = content::analyze(root, rules);
+        let mut main = render::TextBuilder::default();
+        for node in content::select(root, &analysis) {
+            render::render(node, render::Cleaning::Content(&analysis), &mut main);
+        }
+        let main = main.finish();
+        if main.chars().count() > best.chars().count() {
+            best = main;
+        }
+        if best.chars().count() >= ENOUGH_MAIN_CHARS.min(full_chars / 2) {
+            break;
+        }
+    }
+    let (text, path) = if !best.is_empty() && best.chars().count() >= MIN_MAIN_CHARS.min(full_chars)
+    {
+        (best, ContentPath::MainContent)
+    } else {
+        (full, ContentPath::FullText)
+    };
+    let lang = meta.lang.or_else(|| {
+        whatlang::detect(&text)
+            .filter(|i| i.is_reliable())
+            .map(|i| i.lang().code().to_string())
+    });
+    Page {
+        title: meta.title,
+        description: meta.description,
+        lang,
+        canonical: meta.canonical,
+        published: meta.published,
+        robots: meta.robots,
+        text,
+        path,
+        links,
+        encoding: enc.name(),
+        encoding_source,
+    }
+}
+
+/// The full visible text of a document (all but scripts, styles, hidden and
+/// structural boilerplate elements), without choosing a main block.
+pub fn full_text(bytes: &[u8], input: &Input<'_>) -> String {
+    let (html, _, _) = decode_html(bytes, input.charset);
+    let doc = Html::parse_document(&html);
+    let mut full = render::TextBuilder::default();
+    render::render(doc.tree.root(), render::Cleaning::None, &mut full);
+    full.finish()
+}

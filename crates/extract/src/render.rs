@@ -1,0 +1,190 @@
+//! Element trees to plain text with line breaks between blocks.
+
+use ego_tree::NodeRef;
+use ego_tree::iter::Edge;
+use scraper::Node;
+
+use crate::classify::{Rules, is_block, is_junk};
+use crate::content::Analysis;
+
+/// How much to drop besides junk.
+#[derive(Clone, Copy)]
+pub(crate) enum Cleaning<'a> {
+    /// Junk only: the full visible text.
+    None,
+    /// Also link lists, share bars and the page title inside the content.
+    Content(&'a Analysis),
+}
+
+/// Appends the text of `root` to `out`: one line per block, whitespace
+/// collapsed except in `<pre>`, table cells separated by ` | `.
+pub(crate) fn render(root: NodeRef<'_, Node>, cleaning: Cleaning<'_>, out: &mut TextBuilder) {
+    let mut skip: Option<ego_tree::NodeId> = None;
+    let mut pre_depth = 0u32;
+    for edge in root.traverse() {
+        match edge {
+            Edge::Open(node) => {
+                if skip.is_some() {
+                    continue;
+                }
+                match node.value() {
+                    Node::Element(el) => {
+                        let rules = match cleaning {
+                            Cleaning::None => Rules::FULL_TEXT,
+                            Cleaning::Content(a) => a.rules,
+                        };
+                        if is_junk(el, rules) || drop_in_content(node, cleaning) {
+                            skip = Some(node.id());
+                            continue;
+                        }
+                        let tag = el.name();
+                        match tag {
+                            "br" => out.newline(),
+                            "pre" => {
+                                out.newline();
+                                pre_depth += 1;
+                            }
+                            "td" | "th" => out.cell(),
+                            "img" => {}
+                            _ if is_block(tag) => out.newline(),
+                            _ => {}
+                        }
+                    }
+                    Node::Text(t) => {
+                        if pre_depth > 0 {
+                            out.raw(t);
+                        } else {
+                            out.text(t);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Edge::Close(node) => {
+                if let Some(s) = skip {
+                    if s == node.id() {
+                        skip = None;
+                    }
+                    continue;
+                }
+                if let Node::Element(el) = node.value() {
+                    let tag = el.name();
+                    if tag == "pre" {
+                        pre_depth = pre_depth.saturating_sub(1);
+                    }
+                    if tag == "tr" {
+                        out.end_row();
+                    }
+                    if is_block(tag) && !matches!(tag, "td" | "th") {
+                        out.newline();
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Inside the content: link lists and share bars, and the page's `<h1>`
+/// (the title, reported separately).
+fn drop_in_content(node: NodeRef<'_, Node>, cleaning: Cleaning<'_>) -> bool {
+    let Cleaning::Content(a) = cleaning else {
+        return false;
+    };
+    if !a.rules.conditional {
+        return false;
+    }
+    let Node::Element(el) = node.value() else {
+        return false;
+    };
+    let tag = el.name();
+    if tag == "h1" {
+        return true;
+    }
+    if !matches!(
+        tag,
+        "div" | "section" | "ul" | "ol" | "table" | "form" | "figure" | "dl" | "p" | "span"
+    ) {
+        return false;
+    }
+    let Some(s) = a.stats.get(&node.id()) else {
+        return false;
+    };
+    let density = s.link_density();
+    (density > 0.5 && s.text < 1000)
+        || (matches!(tag, "ul" | "ol") && density > 0.35 && s.text < 300)
+}
+
+/// Accumulates text lines.
+#[derive(Default)]
+pub(crate) struct TextBuilder {
+    out: String,
+    /// The current line has text.
+    line_has_text: bool,
+    /// A space is owed before the next word.
+    pending_space: bool,
+    /// Cells so far in the current table row.
+    cells_in_row: u32,
+}
+
+impl TextBuilder {
+    fn text(&mut self, t: &str) {
+        for (i, word) in t.split(char::is_whitespace).enumerate() {
+            if i > 0 {
+                self.pending_space = true;
+            }
+            if word.is_empty() {
+                continue;
+            }
+            if self.pending_space && self.line_has_text {
+                self.out.push(' ');
+            }
+            self.pending_space = false;
+            self.out.push_str(word);
+            self.line_has_text = true;
+        }
+        if t.ends_with(char::is_whitespace) {
+            self.pending_space = true;
+        }
+    }
+
+    fn raw(&mut self, t: &str) {
+        for (i, line) in t.split('\n').enumerate() {
+            if i > 0 {
+                self.newline();
+            }
+            let line = line.trim_end();
+            if !line.is_empty() {
+                self.out.push_str(line);
+                self.line_has_text = true;
+            }
+        }
+    }
+
+    fn newline(&mut self) {
+        if self.line_has_text {
+            self.out.push('\n');
+            self.line_has_text = false;
+        }
+        self.pending_space = false;
+        self.cells_in_row = 0;
+    }
+
+    fn cell(&mut self) {
+        if self.cells_in_row > 0 && self.line_has_text {
+            self.out.push_str(" | ");
+            self.pending_space = false;
+        }
+        self.cells_in_row += 1;
+    }
+
+    fn end_row(&mut self) {
+        self.newline();
+    }
+
+    pub(crate) fn finish(mut self) -> String {
+        while self.out.ends_with('\n') {
+            self.out.pop();
+        }
+        self.out
+    }
+}
