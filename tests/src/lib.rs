@@ -1,31 +1,60 @@
 //! `nearcrawl` binary.
 //!
-//! Run these tests with `cargo test --workspace`: that builds the binary
-//! (the CLI crate has integration tests of its own, which makes cargo build
-//! it) before any test runs. `NEARCRAWL_BIN` overrides the path.
+//! The binary is the one of this build (`target/<profile>/nearcrawl`).
+//! Before the first test uses it, it is brought up to date with `cargo
+//! build` (a no-op under `cargo test --workspace`, which has built it), so
+//! `cargo test -p nearcrawl-tests` never runs a stale binary.
+//! `NEARCRAWL_BIN` overrides the path and skips the build.
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
 
 /// The `nearcrawl` binary of this build: beside the `deps/` folder that holds
 /// this test executable.
 pub fn nearcrawl_bin() -> PathBuf {
-    if let Some(p) = std::env::var_os("NEARCRAWL_BIN") {
-        return PathBuf::from(p);
-    }
-    let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe
-        .parent()
-        .and_then(|d| d.parent())
-        .expect("target/<profile>/ folder");
-    let bin = dir.join(format!("nearcrawl{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        bin.exists(),
-        "{} not found: run the tests with `cargo test --workspace`, or set NEARCRAWL_BIN",
-        bin.display()
-    );
-    bin
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        if let Some(p) = std::env::var_os("NEARCRAWL_BIN") {
+            return PathBuf::from(p);
+        }
+        let exe = std::env::current_exe().expect("test executable path");
+        let dir = exe
+            .parent()
+            .and_then(|d| d.parent())
+            .expect("target/<profile>/ folder");
+        let release = dir.file_name().is_some_and(|n| n == "release");
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut build = Command::new(cargo);
+        build.args([
+            "build",
+            "--quiet",
+            "--package",
+            "nearcrawl-cli",
+            "--bin",
+            "nearcrawl",
+        ]);
+        if release {
+            build.arg("--release");
+        }
+        let status = build
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("run cargo build for the nearcrawl binary");
+        assert!(
+            status.success(),
+            "cargo build of the nearcrawl binary failed"
+        );
+        let bin = dir.join(format!("nearcrawl{}", std::env::consts::EXE_SUFFIX));
+        assert!(
+            bin.exists(),
+            "{} not found after building it",
+            bin.display()
+        );
+        bin
+    })
+    .clone()
 }
 
 /// Runs `nearcrawl ARGS` with `stdin` as standard input.

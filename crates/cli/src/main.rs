@@ -4,7 +4,6 @@
 //! subcommand; the work lives in the library crates under `crates/`.
 
 mod cmd;
-mod html_text;
 
 use std::process::ExitCode;
 

@@ -93,55 +93,20 @@ pub(crate) fn is_block(tag: &str) -> bool {
     )
 }
 
+/// Class/id words of blocks that are never the content.
+#[rustfmt::skip]
+const STRONG_NEGATIVE: &[&str] = &[
+    "comment", "disqus", "cookie", "consent", "gdpr", "share", "sharing", "social", "related",
+    "recommend", "newsletter", "subscribe", "signup", "advert", "sponsor", "breadcrumb",
+    "pagination", "pager", "popup", "modal", "footer", "navbar", "outbrain", "taboola",
+    "paywall", "more-stories", "most-read",
+];
+/// Class/id words of blocks that are usually not the content.
+#[rustfmt::skip]
 const NEGATIVE: &[&str] = &[
-    "comment",
-    "disqus",
-    "cookie",
-    "consent",
-    "gdpr",
-    "share",
-    "sharing",
-    "social",
-    "related",
-    "recommend",
-    "newsletter",
-    "subscribe",
-    "signup",
-    "promo",
-    "advert",
-    "sponsor",
-    "breadcrumb",
-    "pagination",
-    "pager",
-    "sidebar",
-    "widget",
-    "popup",
-    "modal",
-    "footer",
-    "masthead",
-    "navbar",
-    "menu",
-    "nav",
-    "skip",
-    "toolbar",
-    "outbrain",
-    "taboola",
-    "banner",
-    "byline",
-    "author",
-    "tags",
-    "tagcloud",
-    "rating",
-    "login",
-    "subscription",
-    "paywall",
-    "caption",
-    "credit",
-    "teaser",
-    "more-stories",
-    "trending",
-    "popular",
-    "most-read",
+    "promo", "sidebar", "widget", "masthead", "menu", "nav", "skip", "toolbar", "banner",
+    "byline", "author", "tags", "tagcloud", "rating", "login", "subscription", "caption",
+    "credit", "teaser", "trending", "popular",
 ];
 const POSITIVE: &[&str] = &[
     "article",
@@ -189,16 +154,40 @@ fn class_and_id(el: &Element) -> String {
 /// +1 for class/id words that mark content, -1 for boilerplate, 0 neither
 /// (or both).
 pub(crate) fn class_weight(el: &Element) -> i32 {
+    class_weight_with(el, true)
+}
+
+fn class_weight_with(el: &Element, weak: bool) -> i32 {
     let s = class_and_id(el);
     if s.is_empty() {
         return 0;
     }
-    let neg = NEGATIVE.iter().any(|w| s.contains(w))
-        || s.split(|c: char| !c.is_ascii_alphanumeric() && c != '-')
-            .flat_map(|t| t.split('-'))
-            .any(|t| NEGATIVE_TOKENS.contains(&t));
+    let neg = is_negative(&s, weak);
+    if neg && !CONTAINER.iter().any(|w| s.contains(w)) {
+        return -1;
+    }
     let pos = POSITIVE.iter().any(|w| s.contains(w));
     i32::from(pos) - i32::from(neg)
+}
+
+fn is_negative(s: &str, weak: bool) -> bool {
+    STRONG_NEGATIVE.iter().any(|w| s.contains(w))
+        || (weak && NEGATIVE.iter().any(|w| s.contains(w)))
+        || s.split(|c: char| !c.is_ascii_alphanumeric() && c != '-')
+            .flat_map(|t| t.split('-'))
+            .any(|t| NEGATIVE_TOKENS.contains(&t))
+}
+
+/// Words that keep a boilerplate-named element when dropping by name: the
+/// page's own content wrappers ("sidebar-and-content", "main-column").
+const CONTAINER: &[&str] = &[
+    "article", "body", "column", "content", "main", "shadow", "and",
+];
+
+/// Dropped by class or id: a boilerplate word and no container word.
+fn is_named_junk(el: &Element, weak: bool) -> bool {
+    let s = class_and_id(el);
+    !s.is_empty() && is_negative(&s, weak) && !CONTAINER.iter().any(|w| s.contains(w))
 }
 
 /// Which heuristics are on. Extraction starts strict and relaxes when the
@@ -207,6 +196,8 @@ pub(crate) fn class_weight(el: &Element) -> i32 {
 pub(crate) struct Rules {
     /// Drop elements whose class or id reads like boilerplate.
     pub class_junk: bool,
+    /// ... counting the words that only usually mean boilerplate.
+    pub weak_junk: bool,
     /// Let class and id words weigh candidate scores.
     pub class_weights: bool,
     /// Drop link lists and share bars inside the content.
@@ -214,19 +205,28 @@ pub(crate) struct Rules {
 }
 
 impl Rules {
-    pub(crate) const PASSES: [Rules; 3] = [
+    pub(crate) const PASSES: [Rules; 4] = [
         Rules {
             class_junk: true,
+            weak_junk: true,
+            class_weights: true,
+            conditional: true,
+        },
+        Rules {
+            class_junk: true,
+            weak_junk: false,
             class_weights: true,
             conditional: true,
         },
         Rules {
             class_junk: false,
+            weak_junk: false,
             class_weights: true,
             conditional: true,
         },
         Rules {
             class_junk: false,
+            weak_junk: false,
             class_weights: false,
             conditional: false,
         },
@@ -234,6 +234,7 @@ impl Rules {
     /// For the full visible text: structure only.
     pub(crate) const FULL_TEXT: Rules = Rules {
         class_junk: false,
+        weak_junk: false,
         class_weights: false,
         conditional: false,
     };
@@ -279,7 +280,7 @@ pub(crate) fn is_junk(el: &Element, rules: Rules) -> bool {
     if matches!(tag, "html" | "body" | "article" | "main") {
         return false;
     }
-    rules.class_junk && class_weight(el) < 0 && !looks_like_content_container(el)
+    rules.class_junk && is_named_junk(el, rules.weak_junk) && !looks_like_content_container(el)
 }
 
 fn looks_like_content_container(el: &Element) -> bool {

@@ -36,6 +36,7 @@ mod content;
 mod decode;
 mod links;
 mod meta;
+mod prestrip;
 mod render;
 
 use scraper::Html;
@@ -101,7 +102,7 @@ const ENOUGH_MAIN_CHARS: usize = 500;
 /// the way browsers do, undecodable bytes become U+FFFD.
 pub fn extract(bytes: &[u8], input: &Input<'_>) -> Page {
     let (html, enc, encoding_source) = decode_html(bytes, input.charset);
-    let doc = Html::parse_document(&html);
+    let doc = parse(&html);
     drop(html);
     let base = links::base_url(&doc, input.url);
     let meta = meta::read(&doc, base.as_ref(), input.x_robots_tag);
@@ -155,11 +156,16 @@ pub fn extract(bytes: &[u8], input: &Input<'_>) -> Page {
     }
 }
 
+fn parse(html: &str) -> Html {
+    let stripped = prestrip::strip_raw_text(html);
+    Html::parse_document(&prestrip::cap_nesting(&stripped))
+}
+
 /// The full visible text of a document (all but scripts, styles, hidden and
 /// structural boilerplate elements), without choosing a main block.
 pub fn full_text(bytes: &[u8], input: &Input<'_>) -> String {
     let (html, _, _) = decode_html(bytes, input.charset);
-    let doc = Html::parse_document(&html);
+    let doc = parse(&html);
     let mut full = render::TextBuilder::default();
     render::render(doc.tree.root(), render::Cleaning::None, &mut full);
     full.finish()

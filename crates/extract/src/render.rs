@@ -97,7 +97,12 @@ fn drop_in_content(node: NodeRef<'_, Node>, cleaning: Cleaning<'_>) -> bool {
         return false;
     };
     let tag = el.name();
-    if tag == "h1" {
+    // The title (reported separately), captions and credits, forms
+    // (sign-ups, searches).
+    if matches!(tag, "h1" | "figcaption" | "form") {
+        return true;
+    }
+    if is_ad_label(node) {
         return true;
     }
     if !matches!(
@@ -112,6 +117,44 @@ fn drop_in_content(node: NodeRef<'_, Node>, cleaning: Cleaning<'_>) -> bool {
     let density = s.link_density();
     (density > 0.5 && s.text < 1000)
         || (matches!(tag, "ul" | "ol") && density > 0.35 && s.text < 300)
+}
+
+/// A block whose whole text is an advertisement label.
+fn is_ad_label(node: NodeRef<'_, Node>) -> bool {
+    let Node::Element(el) = node.value() else {
+        return false;
+    };
+    if !is_block(el.name()) {
+        return false;
+    }
+    let mut text = String::new();
+    // Bounded: a label is a few nodes deep, and a walk per block over a
+    // deeply nested page must stay cheap.
+    for d in node.descendants().take(16) {
+        if let Node::Text(t) = d.value() {
+            text.push_str(t);
+            if text.len() > 40 {
+                return false;
+            }
+        }
+    }
+    matches!(
+        text.trim().to_lowercase().as_str(),
+        "advertisement"
+            | "advertisements"
+            | "ad"
+            | "sponsored"
+            | "anzeige"
+            | "werbung"
+            | "publicidad"
+            | "publicité"
+            | "pubblicità"
+            | "реклама"
+            | "广告"
+            | "廣告"
+            | "広告"
+            | "광고"
+    )
 }
 
 /// Accumulates text lines.

@@ -5,11 +5,12 @@ use std::process::ExitCode;
 use anyhow::Context;
 use nearcrawl_simhash::{MAX_SHINGLE, Options, Simhasher, Weighting};
 
-use crate::html_text;
+use nearcrawl_extract::{Input, extract};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Treat inputs as HTML and fingerprint their text.
+    /// Treat inputs as HTML and fingerprint their main text (as the crawler
+    /// does).
     #[arg(long)]
     html: bool,
     /// Tokens per feature (1 = word unigrams; default measured best).
@@ -58,7 +59,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         };
         let text = if args.html {
-            html_text::visible_text(&bytes)
+            extract(&bytes, &Input::default()).text
         } else {
             String::from_utf8_lossy(&bytes).into_owned()
         };

@@ -1,0 +1,224 @@
+//! Cleans raw HTML before parsing: drops the bodies of `<script>`,
+//! `<style>` and comments, and caps element nesting.
+//!
+//! Their content is never page text, and on many pages it is most of the
+//! bytes: tokenizing it was the largest single cost of extraction. The
+//! tags themselves stay, so the document's structure is unchanged. A
+//! script body ends at the first `</script` (any case), as browsers end it
+//! in all but contrived escaped-comment cases.
+
+use std::borrow::Cow;
+
+/// `html` without script and style bodies or comments.
+pub(crate) fn strip_raw_text(html: &str) -> Cow<'_, str> {
+    let bytes = html.as_bytes();
+    let mut out: Option<String> = None;
+    let mut copied = 0; // bytes of `html` already handled
+    let mut i = 0;
+    while let Some(off) = memchr_lt(&bytes[i..]) {
+        let lt = i + off;
+        let rest = &bytes[lt..];
+        let (keep_until, resume) = if rest.starts_with(b"<!--") {
+            // The whole comment goes.
+            match find(&rest[4..], b"-->") {
+                Some(e) => (lt, lt + 4 + e + 3),
+                None => (lt, bytes.len()),
+            }
+        } else if let Some(name) = raw_text_tag(rest) {
+            // Keep the start tag, drop the body up to the end tag.
+            let Some(gt) = rest.iter().position(|&b| b == b'>') else {
+                break;
+            };
+            let body = lt + gt + 1;
+            match find_ci(&bytes[body..], name) {
+                Some(e) => (body, body + e),
+                None => (body, bytes.len()),
+            }
+        } else {
+            i = lt + 1;
+            continue;
+        };
+        let o = out.get_or_insert_with(|| String::with_capacity(html.len() / 2));
+        o.push_str(&html[copied..keep_until]);
+        copied = resume;
+        i = resume;
+        if i >= bytes.len() {
+            break;
+        }
+    }
+    match out {
+        None => Cow::Borrowed(html),
+        Some(mut o) => {
+            o.push_str(&html[copied.min(html.len())..]);
+            Cow::Owned(o)
+        }
+    }
+}
+
+/// Deepest element nesting kept. Real pages stay far below; a hostile page
+/// nested 100,000 deep would make the HTML parser's scope checks quadratic,
+/// so start and end tags past this depth are dropped (their text stays).
+pub(crate) const MAX_DEPTH: u32 = 512;
+
+/// `html` with tags nested deeper than [`MAX_DEPTH`] removed.
+pub(crate) fn cap_nesting(html: &str) -> Cow<'_, str> {
+    let bytes = html.as_bytes();
+    let mut depth = 0u32;
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut i = 0;
+    while let Some(off) = memchr_lt(&bytes[i..]) {
+        let lt = i + off;
+        let Some(gt) = memchr::memchr(b'>', &bytes[lt..]).map(|g| lt + g) else {
+            break;
+        };
+        let tag = &bytes[lt + 1..gt];
+        let closing = tag.first() == Some(&b'/');
+        let name: Vec<u8> = tag[usize::from(closing)..]
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric())
+            .map(u8::to_ascii_lowercase)
+            .collect();
+        i = gt + 1;
+        if name.is_empty() || !counts_for_depth(&name) || (!closing && tag.ends_with(b"/")) {
+            continue;
+        }
+        let drop = if closing {
+            let deep = depth > MAX_DEPTH;
+            depth = depth.saturating_sub(1);
+            deep
+        } else {
+            depth += 1;
+            depth > MAX_DEPTH
+        };
+        if drop {
+            let o = out.get_or_insert_with(|| String::with_capacity(html.len()));
+            o.push_str(&html[copied..lt]);
+            copied = gt + 1;
+        }
+    }
+    match out {
+        None => Cow::Borrowed(html),
+        Some(mut o) => {
+            o.push_str(&html[copied..]);
+            Cow::Owned(o)
+        }
+    }
+}
+
+/// Elements that nest: not void ones, and not those the parser closes by
+/// itself when the next one starts (`<p>`, `<li>`, table cells...), which
+/// pages often leave open.
+fn counts_for_depth(name: &[u8]) -> bool {
+    !matches!(
+        name,
+        b"area"
+            | b"base"
+            | b"br"
+            | b"col"
+            | b"embed"
+            | b"hr"
+            | b"img"
+            | b"input"
+            | b"link"
+            | b"meta"
+            | b"source"
+            | b"track"
+            | b"wbr"
+            | b"param"
+            | b"keygen"
+            | b"p"
+            | b"li"
+            | b"dt"
+            | b"dd"
+            | b"tr"
+            | b"td"
+            | b"th"
+            | b"option"
+            | b"optgroup"
+            | b"tbody"
+            | b"thead"
+            | b"tfoot"
+            | b"colgroup"
+            | b"caption"
+            | b"rb"
+            | b"rt"
+            | b"rp"
+    )
+}
+
+/// The end-tag prefix to look for if `rest` opens a script or style.
+fn raw_text_tag(rest: &[u8]) -> Option<&'static [u8]> {
+    for (open, close) in [(&b"<script"[..], &b"</script"[..]), (b"<style", b"</style")] {
+        if rest.len() > open.len()
+            && rest[..open.len()].eq_ignore_ascii_case(open)
+            && matches!(
+                rest[open.len()],
+                b'>' | b' ' | b'\t' | b'\n' | b'\r' | b'/' | b'\x0c'
+            )
+        {
+            return Some(close);
+        }
+    }
+    None
+}
+
+fn memchr_lt(b: &[u8]) -> Option<usize> {
+    memchr::memchr(b'<', b)
+}
+
+fn find(h: &[u8], n: &[u8]) -> Option<usize> {
+    memchr::memmem::find(h, n)
+}
+
+/// Case-insensitive search for an ASCII needle starting with `</`.
+fn find_ci(h: &[u8], n: &[u8]) -> Option<usize> {
+    let mut i = 0;
+    while let Some(off) = memchr::memmem::find(&h[i..], b"</") {
+        let at = i + off;
+        if h.len() - at >= n.len() && h[at..at + n.len()].eq_ignore_ascii_case(n) {
+            return Some(at);
+        }
+        i = at + 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strips_bodies_keeps_tags_and_text() {
+        let html = "<p>a<!-- x <p>hidden</p> -->b</p><SCRIPT type=x>if (a<b) { s = '</p>'; }</SCRIPT>\
+                    <style>p{}</style><scripts>kept</scripts><p>c</p>";
+        assert_eq!(
+            strip_raw_text(html),
+            "<p>ab</p><SCRIPT type=x></SCRIPT><style></style><scripts>kept</scripts><p>c</p>"
+        );
+    }
+
+    #[test]
+    fn nesting_is_capped_text_kept() {
+        let deep = format!("{}text{}", "<div>".repeat(1000), "</div>".repeat(1000));
+        let capped = cap_nesting(&deep);
+        assert_eq!(capped.matches("<div>").count(), MAX_DEPTH as usize);
+        assert_eq!(capped.matches("</div>").count(), MAX_DEPTH as usize);
+        assert!(capped.contains("text"));
+        let normal = "<div><p>a<p>b<ul><li>c<li>d</ul><br><img src=x></div>".repeat(600);
+        assert!(matches!(cap_nesting(&normal), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn unterminated_and_untouched() {
+        assert_eq!(
+            strip_raw_text("<p>x</p><script>never closed"),
+            "<p>x</p><script>"
+        );
+        assert_eq!(strip_raw_text("<p>x<!-- open"), "<p>x");
+        assert!(matches!(strip_raw_text("<p>plain</p>"), Cow::Borrowed(_)));
+        assert_eq!(strip_raw_text("<script"), "<script");
+        assert_eq!(strip_raw_text("<"), "<");
+        assert_eq!(strip_raw_text("é<!---->ü"), "éü");
+    }
+}

@@ -1,0 +1,162 @@
+//! The extraction benchmark of `../shared/bench/extraction`: 181 real
+//! article pages with hand-made article bodies, scored as its `score.py`
+//! does (4-gram shingles of `\w+` tokens, per-page normalised, macro P/R).
+//!
+//! `quality_does_not_regress` runs in the normal suite and fails if F1 falls
+//! below the level reached minus 0.01. `report_benchmark_score` (ignored by
+//! default) prints the figures:
+//!
+//! ```text
+//! cargo test --release -p nearcrawl-extract --test benchmark -- --ignored --nocapture
+//! ```
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::PathBuf;
+
+use nearcrawl_extract::{ContentPath, Input, extract};
+
+/// F1 reached when this test was last tightened (release and debug builds
+/// agree).
+const REACHED_F1: f64 = 0.967;
+
+fn bench_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/bench/extraction")
+}
+
+fn tokens(text: &str) -> Vec<&str> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|t| !t.is_empty())
+        .collect()
+}
+
+fn shingles<'a>(toks: &[&'a str]) -> HashMap<Vec<&'a str>, i64> {
+    let mut out = HashMap::new();
+    if toks.is_empty() {
+        return out;
+    }
+    if toks.len() <= 4 {
+        out.insert(toks.to_vec(), 1);
+        return out;
+    }
+    for w in toks.windows(4) {
+        *out.entry(w.to_vec()).or_insert(0) += 1;
+    }
+    out
+}
+
+/// Normalised (tp, fp, fn) of one page.
+fn score_page(truth: &str, pred: &str) -> (f64, f64, f64) {
+    let t = shingles(&tokens(truth));
+    let p = shingles(&tokens(pred));
+    let (mut tp, mut fp, mut fn_) = (0i64, 0i64, 0i64);
+    for key in t.keys().chain(p.keys().filter(|k| !t.contains_key(*k))) {
+        let (a, b) = (
+            t.get(key).copied().unwrap_or(0),
+            p.get(key).copied().unwrap_or(0),
+        );
+        tp += a.min(b);
+        if b > a { fp += b - a } else { fn_ += a - b }
+    }
+    let total = (tp + fp + fn_) as f64;
+    if total == 0.0 {
+        (0.0, 0.0, 0.0)
+    } else {
+        (tp as f64 / total, fp as f64 / total, fn_ as f64 / total)
+    }
+}
+
+struct Figures {
+    f1: f64,
+    precision: f64,
+    recall: f64,
+    empty: usize,
+    full_text_pages: usize,
+    pages: usize,
+    ms_per_page: Vec<f64>,
+    bytes: usize,
+}
+
+fn run_benchmark() -> Figures {
+    let dir = bench_dir();
+    let gt: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("ground-truth.json"))
+            .expect("ground truth beside the checkout"),
+    )
+    .unwrap();
+    let (mut ps, mut rs) = (Vec::new(), Vec::new());
+    let mut f = Figures {
+        f1: 0.0,
+        precision: 0.0,
+        recall: 0.0,
+        empty: 0,
+        full_text_pages: 0,
+        pages: 0,
+        ms_per_page: Vec::new(),
+        bytes: 0,
+    };
+    let mut ids: Vec<&String> = gt.as_object().unwrap().keys().collect();
+    ids.sort();
+    for id in ids {
+        let mut html = Vec::new();
+        let gz = std::fs::read(dir.join("html").join(format!("{id}.html.gz"))).unwrap();
+        flate2::read::GzDecoder::new(&gz[..])
+            .read_to_end(&mut html)
+            .unwrap();
+        let t = std::time::Instant::now();
+        let page = extract(&html, &Input::default());
+        f.ms_per_page.push(t.elapsed().as_secs_f64() * 1e3);
+        f.bytes += html.len();
+        f.pages += 1;
+        f.empty += usize::from(page.text.trim().is_empty());
+        f.full_text_pages += usize::from(page.path == ContentPath::FullText);
+        let (tp, fp, fn_) = score_page(gt[id]["articleBody"].as_str().unwrap_or(""), &page.text);
+        let exact = fp == 0.0 && fn_ == 0.0;
+        if tp + fp > 0.0 {
+            ps.push(if exact { 1.0 } else { tp / (tp + fp) });
+        }
+        if tp + fn_ > 0.0 {
+            rs.push(if exact { 1.0 } else { tp / (tp + fn_) });
+        }
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    f.precision = mean(&ps);
+    f.recall = mean(&rs);
+    f.f1 = 2.0 * f.precision * f.recall / (f.precision + f.recall);
+    f
+}
+
+#[test]
+fn quality_does_not_regress() {
+    let f = run_benchmark();
+    assert_eq!(f.pages, 181);
+    assert_eq!(f.empty, 0, "pages with visible text came out empty");
+    assert!(
+        f.f1 >= REACHED_F1 - 0.01,
+        "F1 {:.4} (P {:.4}, R {:.4}) fell below {:.3} - 0.01",
+        f.f1,
+        f.precision,
+        f.recall,
+        REACHED_F1
+    );
+}
+
+#[test]
+#[ignore = "prints benchmark figures; run in release"]
+fn report_benchmark_score() {
+    let mut f = run_benchmark();
+    f.ms_per_page.sort_by(f64::total_cmp);
+    let total: f64 = f.ms_per_page.iter().sum();
+    println!(
+        "F1 {:.4}  P {:.4}  R {:.4}  empty {}  full-text fallback {}/{}",
+        f.f1, f.precision, f.recall, f.empty, f.full_text_pages, f.pages
+    );
+    println!(
+        "ms/page: median {:.2}, p95 {:.2}, max {:.2}; {:.1} MB/s over {:.1} MB of HTML",
+        f.ms_per_page[f.pages / 2],
+        f.ms_per_page[f.pages * 95 / 100],
+        f.ms_per_page[f.pages - 1],
+        f.bytes as f64 / 1e6 / (total / 1e3),
+        f.bytes as f64 / 1e6
+    );
+}

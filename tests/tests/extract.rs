@@ -1,0 +1,78 @@
+//! `nearcrawl extract`, end to end, on the benchmark's real pages.
+
+use nearcrawl_tests::{run, shared_dir};
+use serde_json::Value;
+
+fn pages(n: usize) -> Vec<String> {
+    let dir = shared_dir().join("bench/extraction/html");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    files.truncate(n);
+    files
+}
+
+#[test]
+fn json_lines_for_many_gzipped_pages() {
+    let files = pages(12);
+    let mut args = vec![
+        "extract",
+        "--json",
+        "--url",
+        "https://news.example.com/a/b.html",
+    ];
+    args.extend(files.iter().map(String::as_str));
+    let out = run(&args, b"");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), files.len());
+    for (row, file) in rows.iter().zip(&files) {
+        assert_eq!(row["file"], file.as_str());
+        assert!(row["text"].as_str().unwrap().len() > 200, "{file}");
+        assert!(row["title"].is_string(), "{file}");
+        for key in ["lang", "canonical", "robots", "links", "path", "encoding"] {
+            assert!(row.get(key).is_some(), "{key} missing");
+        }
+        for link in row["links"].as_array().unwrap() {
+            let url = link["url"].as_str().unwrap();
+            assert!(
+                url.starts_with("http://") || url.starts_with("https://"),
+                "{url}"
+            );
+        }
+    }
+}
+
+#[test]
+fn plain_text_full_text_and_bad_files() {
+    let files = pages(1);
+    let main = run(&["extract", &files[0]], b"");
+    let full = run(&["extract", "--full", &files[0]], b"");
+    assert!(main.status.success() && full.status.success());
+    assert!(
+        full.stdout.len() > main.stdout.len(),
+        "full text holds the boilerplate too"
+    );
+    let stdin = run(&["extract", "-"], b"<p>From standard input, as a page.</p>");
+    assert_eq!(
+        String::from_utf8_lossy(&stdin.stdout).trim(),
+        "From standard input, as a page."
+    );
+    let bad = run(&["extract", "/nonexistent.html", &files[0]], b"");
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("/nonexistent.html"));
+    assert!(
+        !bad.stdout.is_empty(),
+        "the readable file is still extracted"
+    );
+}
