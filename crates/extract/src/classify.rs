@@ -99,7 +99,7 @@ const STRONG_NEGATIVE: &[&str] = &[
     "comment", "disqus", "cookie", "consent", "gdpr", "share", "sharing", "social", "related",
     "recommend", "newsletter", "subscribe", "signup", "advert", "sponsor", "breadcrumb",
     "pagination", "pager", "popup", "modal", "footer", "navbar", "outbrain", "taboola",
-    "paywall", "more-stories", "most-read",
+    "more-stories", "most-read",
 ];
 /// Class/id words of blocks that are usually not the content.
 #[rustfmt::skip]

@@ -120,10 +120,17 @@ pub fn extract(bytes: &[u8], input: &Input<'_>) -> Page {
         let analysis = content::analyze(root, rules);
         let mut main = render::TextBuilder::default();
         for node in content::select(root, &analysis) {
-            render::render(node, render::Cleaning::Content(&analysis), &mut main);
+            render::render(
+                node,
+                render::Cleaning::Content(&analysis, meta.title.as_deref()),
+                &mut main,
+            );
         }
         let main = main.finish();
-        if main.chars().count() > best.chars().count() {
+        // A laxer pass must find clearly more to be preferred: a little
+        // more is usually the boilerplate the stricter pass dropped.
+        let (len, best_len) = (main.chars().count(), best.chars().count());
+        if len * 2 > best_len * 3 + 400 || best_len == 0 {
             best = main;
         }
         if best.chars().count() >= ENOUGH_MAIN_CHARS.min(full_chars / 2) {

@@ -12,8 +12,9 @@ use crate::content::Analysis;
 pub(crate) enum Cleaning<'a> {
     /// Junk only: the full visible text.
     None,
-    /// Also link lists, share bars and the page title inside the content.
-    Content(&'a Analysis),
+    /// Also link lists, share bars and the page title inside the content
+    /// (the title, when known, is the second field).
+    Content(&'a Analysis, Option<&'a str>),
 }
 
 /// Appends the text of `root` to `out`: one line per block, whitespace
@@ -31,7 +32,7 @@ pub(crate) fn render(root: NodeRef<'_, Node>, cleaning: Cleaning<'_>, out: &mut 
                     Node::Element(el) => {
                         let rules = match cleaning {
                             Cleaning::None => Rules::FULL_TEXT,
-                            Cleaning::Content(a) => a.rules,
+                            Cleaning::Content(a, _) => a.rules,
                         };
                         if is_junk(el, rules) || drop_in_content(node, cleaning) {
                             skip = Some(node.id());
@@ -87,7 +88,7 @@ pub(crate) fn render(root: NodeRef<'_, Node>, cleaning: Cleaning<'_>, out: &mut 
 /// Inside the content: link lists and share bars, and the page's `<h1>`
 /// (the title, reported separately).
 fn drop_in_content(node: NodeRef<'_, Node>, cleaning: Cleaning<'_>) -> bool {
-    let Cleaning::Content(a) = cleaning else {
+    let Cleaning::Content(a, title) = cleaning else {
         return false;
     };
     if !a.rules.conditional {
@@ -105,6 +106,11 @@ fn drop_in_content(node: NodeRef<'_, Node>, cleaning: Cleaning<'_>) -> bool {
     if is_ad_label(node) {
         return true;
     }
+    if matches!(tag, "h2" | "h3" | "h4" | "p" | "div")
+        && title.is_some_and(|t| repeats_title(node, t))
+    {
+        return true;
+    }
     if !matches!(
         tag,
         "div" | "section" | "ul" | "ol" | "table" | "form" | "figure" | "dl" | "p" | "span"
@@ -117,6 +123,22 @@ fn drop_in_content(node: NodeRef<'_, Node>, cleaning: Cleaning<'_>) -> bool {
     let density = s.link_density();
     (density > 0.5 && s.text < 1000)
         || (matches!(tag, "ul" | "ol") && density > 0.35 && s.text < 300)
+}
+
+/// A heading that repeats the page title (which is reported separately):
+/// the same words, or the title's first words before a " | Site" suffix.
+fn repeats_title(node: NodeRef<'_, Node>, title: &str) -> bool {
+    let mut text = String::new();
+    for d in node.descendants().take(64) {
+        if let Node::Text(t) = d.value() {
+            text.push_str(t);
+            text.push(' ');
+        }
+    }
+    let heading = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let title = title.split_whitespace().collect::<Vec<_>>().join(" ");
+    !heading.is_empty()
+        && (heading == title || (heading.len() * 2 >= title.len() && title.starts_with(&heading)))
 }
 
 /// A block whose whole text is an advertisement label.
@@ -132,6 +154,12 @@ fn is_ad_label(node: NodeRef<'_, Node>) -> bool {
     // deeply nested page must stay cheap.
     for d in node.descendants().take(16) {
         if let Node::Text(t) = d.value() {
+            let raw = d.parent().is_some_and(|p| {
+                matches!(p.value(), Node::Element(e) if matches!(e.name(), "noscript" | "script" | "style" | "template"))
+            });
+            if raw {
+                continue;
+            }
             text.push_str(t);
             if text.len() > 40 {
                 return false;
@@ -142,8 +170,13 @@ fn is_ad_label(node: NodeRef<'_, Node>) -> bool {
         text.trim().to_lowercase().as_str(),
         "advertisement"
             | "advertisements"
+            | "advert"
+            | "adverts"
             | "ad"
+            | "ads"
             | "sponsored"
+            | "publicidade"
+            | "reklame"
             | "anzeige"
             | "werbung"
             | "publicidad"
