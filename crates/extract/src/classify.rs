@@ -93,47 +93,33 @@ pub(crate) fn is_block(tag: &str) -> bool {
     )
 }
 
-/// Class/id words of blocks that are never the content.
+/// Class/id words of blocks that are never the content (matched anywhere:
+/// "sharebar", "comments-area").
 #[rustfmt::skip]
 const STRONG_NEGATIVE: &[&str] = &[
     "comment", "disqus", "cookie", "consent", "gdpr", "share", "sharing", "social", "related",
     "recommend", "newsletter", "subscribe", "signup", "advert", "sponsor", "breadcrumb",
-    "pagination", "pager", "popup", "modal", "footer", "navbar", "outbrain", "taboola",
+    "pagination", "popup", "modal", "footer", "navbar", "outbrain", "taboola",
     "more-stories", "most-read",
 ];
 /// Class/id words of blocks that are usually not the content.
 #[rustfmt::skip]
 const NEGATIVE: &[&str] = &[
-    "promo", "sidebar", "widget", "masthead", "menu", "nav", "skip", "toolbar", "banner",
-    "byline", "author", "tags", "tagcloud", "rating", "login", "subscription", "caption",
-    "credit", "teaser", "trending", "popular",
+    "promo", "sidebar", "widget", "masthead", "toolbar", "banner", "byline", "author",
+    "tagcloud", "rating", "login", "subscription", "caption", "credit", "teaser", "trending",
+    "popular",
 ];
+/// Short words that are boilerplate only as whole tokens of a class or id
+/// ("nav" but not "canvas", "pager" but not "PageBuilder-pageRow").
+#[rustfmt::skip]
+const NEGATIVE_WHOLE_WORDS: &[&str] = &["pager", "menu", "nav", "skip", "tags", "hide"];
+/// Whole tokens (so that "ad" does not hit "header" or "read"), always
+/// boilerplate.
+const NEGATIVE_TOKENS: &[&str] = &["ad", "ads", "adv", "dfp", "gpt", "visually"];
+#[rustfmt::skip]
 const POSITIVE: &[&str] = &[
-    "article",
-    "body",
-    "content",
-    "entry",
-    "main",
-    "page",
-    "post",
-    "text",
-    "blog",
-    "story",
-    "column",
-    "prose",
-    "richtext",
-    "rich-text",
-];
-/// Whole tokens (so that "ad" does not hit "header" or "read").
-const NEGATIVE_TOKENS: &[&str] = &[
-    "ad",
-    "ads",
-    "adv",
-    "dfp",
-    "gpt",
-    "hide",
-    "sr-only",
-    "visually-hidden",
+    "article", "body", "content", "entry", "main", "page", "post", "text", "blog", "story",
+    "column", "prose", "richtext", "rich-text",
 ];
 
 /// Lowercased class and id text of an element.
@@ -171,11 +157,11 @@ fn class_weight_with(el: &Element, weak: bool) -> i32 {
 }
 
 fn is_negative(s: &str, weak: bool) -> bool {
+    let mut tokens = s.split(|c: char| !c.is_ascii_alphanumeric());
     STRONG_NEGATIVE.iter().any(|w| s.contains(w))
         || (weak && NEGATIVE.iter().any(|w| s.contains(w)))
-        || s.split(|c: char| !c.is_ascii_alphanumeric() && c != '-')
-            .flat_map(|t| t.split('-'))
-            .any(|t| NEGATIVE_TOKENS.contains(&t))
+        || tokens
+            .any(|t| NEGATIVE_TOKENS.contains(&t) || (weak && NEGATIVE_WHOLE_WORDS.contains(&t)))
 }
 
 /// Words that keep a boilerplate-named element when dropping by name: the
@@ -185,6 +171,13 @@ const CONTAINER: &[&str] = &[
 ];
 
 /// Dropped by class or id: a boilerplate word and no container word.
+/// Named for reader comments: those can hold most of a page's text and
+/// still not be its content.
+pub(crate) fn is_comment_named(el: &Element) -> bool {
+    let s = class_and_id(el);
+    s.contains("comment") || s.contains("disqus")
+}
+
 fn is_named_junk(el: &Element, weak: bool) -> bool {
     let s = class_and_id(el);
     !s.is_empty() && is_negative(&s, weak) && !CONTAINER.iter().any(|w| s.contains(w))
@@ -205,7 +198,7 @@ pub(crate) struct Rules {
 }
 
 impl Rules {
-    pub(crate) const PASSES: [Rules; 4] = [
+    pub(crate) const PASSES: [Rules; 3] = [
         Rules {
             class_junk: true,
             weak_junk: true,
@@ -219,16 +212,10 @@ impl Rules {
             conditional: true,
         },
         Rules {
-            class_junk: false,
-            weak_junk: false,
-            class_weights: true,
-            conditional: true,
-        },
-        Rules {
-            class_junk: false,
+            class_junk: true,
             weak_junk: false,
             class_weights: false,
-            conditional: false,
+            conditional: true,
         },
     ];
     /// For the full visible text: structure only.

@@ -11,7 +11,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use ego_tree::{NodeId, NodeRef};
 use scraper::Node;
 
-use crate::classify::{Rules, base_score, class_weight, is_block, is_junk};
+use crate::classify::{Rules, base_score, class_weight, is_block, is_comment_named, is_junk};
 
 /// Hashes a node id (an index into the tree's arena) with one multiply:
 /// these maps are filled and read for every element on every pass, and
@@ -58,9 +58,44 @@ impl Stats {
     }
 }
 
-pub(crate) struct Analysis {
+pub(crate) struct Analysis<'a> {
     pub stats: NodeMap<Stats>,
     pub rules: Rules,
+    /// Elements holding most of the page's text: never dropped for their
+    /// class or id alone (a page wrapper named "ad-margins" is layout).
+    pub wrappers: &'a NodeMap<()>,
+}
+
+impl Analysis<'_> {
+    /// Dropped with its subtree under these rules.
+    pub(crate) fn is_junk(&self, node: NodeRef<'_, Node>, el: &scraper::node::Element) -> bool {
+        drops(node, el, self.rules, self.wrappers)
+    }
+}
+
+fn drops(
+    node: NodeRef<'_, Node>,
+    el: &scraper::node::Element,
+    rules: Rules,
+    wrappers: &NodeMap<()>,
+) -> bool {
+    if !is_junk(el, rules) {
+        return false;
+    }
+    let by_name_only = !is_junk(el, Rules::FULL_TEXT);
+    !(by_name_only && wrappers.contains_key(&node.id()) && !is_comment_named(el))
+}
+
+/// Elements holding at least 40% of the visible text of the page.
+pub(crate) fn wrappers(root: NodeRef<'_, Node>) -> NodeMap<()> {
+    let none = NodeMap::default();
+    let full = analyze(root, Rules::FULL_TEXT, &none);
+    let total = full.stats.values().map(|s| s.text).max().unwrap_or(0);
+    full.stats
+        .iter()
+        .filter(|(_, s)| total > 0 && u64::from(s.text) * 10 >= u64::from(total) * 4)
+        .map(|(id, _)| (*id, ()))
+        .collect()
 }
 
 fn is_comma(c: char) -> bool {
@@ -68,7 +103,11 @@ fn is_comma(c: char) -> bool {
 }
 
 /// One pass over the document: statistics of every element, junk skipped.
-pub(crate) fn analyze(root: NodeRef<'_, Node>, rules: Rules) -> Analysis {
+pub(crate) fn analyze<'a>(
+    root: NodeRef<'_, Node>,
+    rules: Rules,
+    wrappers: &'a NodeMap<()>,
+) -> Analysis<'a> {
     let mut stats: NodeMap<Stats> = NodeMap::default();
     // Open elements: (id, stats so far, is block).
     let mut stack: Vec<(NodeId, Stats, bool)> = Vec::new();
@@ -82,7 +121,7 @@ pub(crate) fn analyze(root: NodeRef<'_, Node>, rules: Rules) -> Analysis {
                 }
                 match node.value() {
                     Node::Element(el) => {
-                        if is_junk(el, rules) {
+                        if drops(node, el, rules, wrappers) {
                             skip = Some(node.id());
                             continue;
                         }
@@ -138,7 +177,11 @@ pub(crate) fn analyze(root: NodeRef<'_, Node>, rules: Rules) -> Analysis {
             }
         }
     }
-    Analysis { stats, rules }
+    Analysis {
+        stats,
+        rules,
+        wrappers,
+    }
 }
 
 /// Paragraph-like blocks shorter than this don't vote.
@@ -146,7 +189,7 @@ const MIN_PARAGRAPH: u32 = 25;
 
 /// The elements holding the main content, in document order; empty when
 /// nothing scores.
-pub(crate) fn select<'a>(root: NodeRef<'a, Node>, a: &Analysis) -> Vec<NodeRef<'a, Node>> {
+pub(crate) fn select<'a>(root: NodeRef<'a, Node>, a: &Analysis<'_>) -> Vec<NodeRef<'a, Node>> {
     let mut scores: NodeMap<f64> = NodeMap::default();
     let mut order: Vec<NodeId> = Vec::new();
     for node in root.descendants() {

@@ -116,8 +116,9 @@ pub fn extract(bytes: &[u8], input: &Input<'_>) -> Page {
     // Strict rules first; relax them while the result is short of what the
     // page holds, and keep the longest main text seen.
     let mut best = String::new();
+    let wrappers = content::wrappers(root);
     for rules in classify::Rules::PASSES {
-        let analysis = content::analyze(root, rules);
+        let analysis = content::analyze(root, rules, &wrappers);
         let mut main = render::TextBuilder::default();
         for node in content::select(root, &analysis) {
             render::render(

@@ -14,7 +14,7 @@ pub(crate) enum Cleaning<'a> {
     None,
     /// Also link lists, share bars and the page title inside the content
     /// (the title, when known, is the second field).
-    Content(&'a Analysis, Option<&'a str>),
+    Content(&'a Analysis<'a>, Option<&'a str>),
 }
 
 /// Appends the text of `root` to `out`: one line per block, whitespace
@@ -30,11 +30,11 @@ pub(crate) fn render(root: NodeRef<'_, Node>, cleaning: Cleaning<'_>, out: &mut 
                 }
                 match node.value() {
                     Node::Element(el) => {
-                        let rules = match cleaning {
-                            Cleaning::None => Rules::FULL_TEXT,
-                            Cleaning::Content(a, _) => a.rules,
+                        let junk = match cleaning {
+                            Cleaning::None => is_junk(el, Rules::FULL_TEXT),
+                            Cleaning::Content(a, _) => a.is_junk(node, el),
                         };
-                        if is_junk(el, rules) || drop_in_content(node, cleaning) {
+                        if junk || drop_in_content(node, cleaning) {
                             skip = Some(node.id());
                             continue;
                         }
