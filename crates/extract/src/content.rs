@@ -86,16 +86,19 @@ fn drops(
     !(by_name_only && wrappers.contains_key(&node.id()) && !is_comment_named(el))
 }
 
-/// Elements holding at least 40% of the visible text of the page.
-pub(crate) fn wrappers(root: NodeRef<'_, Node>) -> NodeMap<()> {
+/// Elements holding at least 40% of the visible text of the page, and the
+/// page's visible (non-whitespace) characters.
+pub(crate) fn wrappers(root: NodeRef<'_, Node>) -> (NodeMap<()>, u32) {
     let none = NodeMap::default();
     let full = analyze(root, Rules::FULL_TEXT, &none);
     let total = full.stats.values().map(|s| s.text).max().unwrap_or(0);
-    full.stats
+    let wrappers = full
+        .stats
         .iter()
         .filter(|(_, s)| total > 0 && u64::from(s.text) * 10 >= u64::from(total) * 4)
         .map(|(id, _)| (*id, ()))
-        .collect()
+        .collect();
+    (wrappers, total)
 }
 
 fn is_comma(c: char) -> bool {

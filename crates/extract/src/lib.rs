@@ -109,14 +109,11 @@ pub fn extract(bytes: &[u8], input: &Input<'_>) -> Page {
     let links = links::collect(&doc, base.as_ref());
 
     let root = doc.tree.root();
-    let mut full = render::TextBuilder::default();
-    render::render(root, render::Cleaning::None, &mut full);
-    let full = full.finish();
-    let full_chars = full.chars().count();
     // Strict rules first; relax them while the result is short of what the
-    // page holds, and keep the longest main text seen.
+    // page holds. Lengths count non-whitespace characters.
+    let (wrappers, full_chars) = content::wrappers(root);
+    let full_chars = full_chars as usize;
     let mut best = String::new();
-    let wrappers = content::wrappers(root);
     for rules in classify::Rules::PASSES {
         let analysis = content::analyze(root, rules, &wrappers);
         let mut main = render::TextBuilder::default();
@@ -130,19 +127,21 @@ pub fn extract(bytes: &[u8], input: &Input<'_>) -> Page {
         let main = main.finish();
         // A laxer pass must find clearly more to be preferred: a little
         // more is usually the boilerplate the stricter pass dropped.
-        let (len, best_len) = (main.chars().count(), best.chars().count());
+        let (len, best_len) = (visible_chars(&main), visible_chars(&best));
         if len * 2 > best_len * 3 + 400 || best_len == 0 {
             best = main;
         }
-        if best.chars().count() >= ENOUGH_MAIN_CHARS.min(full_chars / 2) {
+        if visible_chars(&best) >= ENOUGH_MAIN_CHARS.min(full_chars / 2) {
             break;
         }
     }
-    let (text, path) = if !best.is_empty() && best.chars().count() >= MIN_MAIN_CHARS.min(full_chars)
+    let (text, path) = if !best.is_empty() && visible_chars(&best) >= MIN_MAIN_CHARS.min(full_chars)
     {
         (best, ContentPath::MainContent)
     } else {
-        (full, ContentPath::FullText)
+        let mut full = render::TextBuilder::default();
+        render::render(root, render::Cleaning::None, &mut full);
+        (full.finish(), ContentPath::FullText)
     };
     let lang = meta.lang.or_else(|| {
         whatlang::detect(&text)
@@ -167,6 +166,10 @@ pub fn extract(bytes: &[u8], input: &Input<'_>) -> Page {
 fn parse(html: &str) -> Html {
     let stripped = prestrip::strip_raw_text(html);
     Html::parse_document(&prestrip::cap_nesting(&stripped))
+}
+
+fn visible_chars(s: &str) -> usize {
+    s.chars().filter(|c| !c.is_whitespace()).count()
 }
 
 /// The full visible text of a document (all but scripts, styles, hidden and
