@@ -112,7 +112,7 @@ const NEGATIVE: &[&str] = &[
 /// Short words that are boilerplate only as whole tokens of a class or id
 /// ("nav" but not "canvas", "pager" but not "PageBuilder-pageRow").
 #[rustfmt::skip]
-const NEGATIVE_WHOLE_WORDS: &[&str] = &["pager", "menu", "nav", "skip", "tags", "hide"];
+const NEGATIVE_WHOLE_WORDS: &[&str] = &["pager", "menu", "nav", "skip", "tags", "hide", "date", "dateline", "timestamp"];
 /// Whole tokens (so that "ad" does not hit "header" or "read"), always
 /// boilerplate.
 const NEGATIVE_TOKENS: &[&str] = &["ad", "ads", "adv", "dfp", "gpt", "visually"];
