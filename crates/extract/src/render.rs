@@ -223,12 +223,14 @@ impl TextBuilder {
         }
     }
 
+    /// Preformatted text: kept as is, spaces between highlighted spans
+    /// included.
     fn raw(&mut self, t: &str) {
         for (i, line) in t.split('\n').enumerate() {
             if i > 0 {
-                self.newline();
+                self.hard_newline();
             }
-            let line = line.trim_end();
+            let line = line.trim_end_matches('\r');
             if !line.is_empty() {
                 self.out.push_str(line);
                 self.line_has_text = true;
@@ -236,7 +238,21 @@ impl TextBuilder {
         }
     }
 
+    /// A line break inside `<pre>`: empty lines count.
+    fn hard_newline(&mut self) {
+        self.trim_line_end();
+        self.out.push('\n');
+        self.line_has_text = false;
+    }
+
+    fn trim_line_end(&mut self) {
+        while self.out.ends_with([' ', '\t']) {
+            self.out.pop();
+        }
+    }
+
     fn newline(&mut self) {
+        self.trim_line_end();
         if self.line_has_text {
             self.out.push('\n');
             self.line_has_text = false;

@@ -135,3 +135,16 @@ proptest! {
         prop_assert!(full.is_empty() || !page.text.is_empty());
     }
 }
+
+#[test]
+fn preformatted_code_keeps_its_spaces_and_lines() {
+    let html = "<html><body><article><p>Some text before the code, long enough to count, with commas.</p>\
+        <pre><code><span class=\"kw\">let</span> a = [<span>1</span>, 2];\n\n    <span>a</span>.len()\n</code></pre>\
+        <p>Some text after the code, long enough to count as well, with more commas.</p></article></body></html>";
+    let page = extract(html.as_bytes(), &Input::default());
+    assert!(
+        page.text.contains("let a = [1, 2];\n\n    a.len()"),
+        "{:?}",
+        page.text
+    );
+}
