@@ -17,6 +17,7 @@
 //!     <p>The quick brown fox jumped over the lazy dog, again, to nobody's surprise.</p>
 //!     <p>Witnesses said the dog, as usual, did not react at all to the jumping fox.</p>
 //!     <p>Experts, asked about it later, agreed that this is what dogs and foxes do.</p>
+//!     <p>The fox, for its part, declined to comment on the matter, as foxes tend to.</p>
 //!   </article>
 //!   <footer>Copyright 2024 <a href="mailto:x@example.com">Contact</a></footer>
 //! </body></html>"#;
