@@ -1,6 +1,11 @@
-//! Fetching for nearcrawl. So far: robots.txt per RFC 9309 ([`robots`]);
-//! the HTTP client (politeness, redirects, limits, charsets, network
-//! safety) is being built on top of it.
+//! Fetching for nearcrawl: one shared HTTP client (reqwest on tokio,
+//! rustls, HTTP/1.1 and 2, gzip/brotli/deflate/zstd), polite per host
+//! (governor rate, one request in flight, robots.txt Crawl-delay,
+//! Retry-After, backoff, parking of failing hosts), robots.txt per RFC 9309
+//! ([`robots`]), redirects followed by hand (hop limit, loops, every hop
+//! checked against robots.txt and the caller's scope), bodies capped while
+//! streaming, and refusal of non-public addresses on every hop. Every
+//! outcome is a [`Fetched`] page or a typed [`FetchError`].
 //!
 //! ```
 //! use nearcrawl_fetch::robots::Robots;
@@ -15,4 +20,12 @@
 //! assert_eq!(robots.sitemaps(), ["https://example.com/sitemap.xml"]);
 //! ```
 
+mod config;
+mod error;
+mod fetcher;
 pub mod robots;
+pub mod safety;
+
+pub use config::FetchConfig;
+pub use error::FetchError;
+pub use fetcher::{Fetched, Fetcher, HopCheck};

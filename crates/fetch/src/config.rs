@@ -1,0 +1,86 @@
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// How the fetcher behaves. Defaults suit a polite crawl of the open web.
+#[derive(Debug, Clone)]
+pub struct FetchConfig {
+    /// Product token, matched against robots.txt groups (`nearcrawl`).
+    pub agent: String,
+    /// Where site owners can learn about the crawl; goes in the User-Agent.
+    pub contact_url: Option<String>,
+    pub connect_timeout: Duration,
+    /// Whole request, redirects and body included.
+    pub request_timeout: Duration,
+    /// Longest silence while reading a response.
+    pub read_timeout: Duration,
+    /// Bodies are cut here (after decompression): a cap on memory and on
+    /// decompression bombs.
+    pub max_body_bytes: u64,
+    pub max_redirects: usize,
+    /// Media types whose bodies are downloaded; others are reported as
+    /// [`FetchError::ContentType`](crate::FetchError::ContentType) unread.
+    pub content_types: Vec<String>,
+    /// Allow loopback, private and link-local addresses (for crawling
+    /// local test servers). Off by default.
+    pub allow_private_networks: bool,
+    /// Fixed addresses for host names (like curl's `--resolve`); such
+    /// hosts skip DNS and the address check.
+    pub resolve: Vec<(String, SocketAddr)>,
+    /// Least time between two requests to one host.
+    pub per_host_delay: Duration,
+    pub per_host_concurrency: usize,
+    pub global_concurrency: usize,
+    /// Retries of a retryable failure (connect error, timeout, 5xx, 429).
+    pub max_retries: u32,
+    /// First retry backoff; doubles each retry, with jitter.
+    pub retry_backoff: Duration,
+    /// Longest Retry-After honoured; longer ones count as a failure.
+    pub max_retry_after: Duration,
+    pub obey_robots: bool,
+    /// A robots.txt Crawl-delay above this skips the host.
+    pub crawl_delay_cap: Duration,
+    pub robots_ttl: Duration,
+    /// After this many consecutive failures a host is parked...
+    pub park_after_failures: u32,
+    /// ... for this long.
+    pub park_for: Duration,
+}
+
+impl Default for FetchConfig {
+    fn default() -> Self {
+        FetchConfig {
+            agent: "nearcrawl".into(),
+            contact_url: None,
+            connect_timeout: Duration::from_secs(10),
+            request_timeout: Duration::from_secs(30),
+            read_timeout: Duration::from_secs(15),
+            max_body_bytes: 10 << 20,
+            max_redirects: 10,
+            content_types: vec!["text/html".into(), "application/xhtml+xml".into()],
+            allow_private_networks: false,
+            resolve: Vec::new(),
+            per_host_delay: Duration::from_secs(1),
+            per_host_concurrency: 1,
+            global_concurrency: 64,
+            max_retries: 2,
+            retry_backoff: Duration::from_secs(1),
+            max_retry_after: Duration::from_secs(120),
+            obey_robots: true,
+            crawl_delay_cap: Duration::from_secs(30),
+            robots_ttl: Duration::from_secs(24 * 3600),
+            park_after_failures: 5,
+            park_for: Duration::from_secs(600),
+        }
+    }
+}
+
+impl FetchConfig {
+    /// `nearcrawl/0.1 (+contact)`.
+    pub fn user_agent(&self) -> String {
+        let version = env!("CARGO_PKG_VERSION");
+        match &self.contact_url {
+            Some(c) => format!("{}/{version} (+{c})", self.agent),
+            None => format!("{}/{version}", self.agent),
+        }
+    }
+}

@@ -1,0 +1,570 @@
+//! The HTTP client: politeness, robots.txt, redirects, limits, typed
+//! outcomes.
+
+use std::collections::{HashMap, HashSet};
+use std::net::IpAddr;
+use std::num::NonZeroU32;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+use reqwest::header::{CONTENT_LENGTH, CONTENT_TYPE, LOCATION, RETRY_AFTER};
+use tokio::sync::Semaphore;
+use url::Url;
+
+use crate::config::FetchConfig;
+use crate::error::FetchError;
+use crate::robots::{AgentRules, Robots};
+use crate::safety::{BLOCKED_MARK, GuardedResolver, is_non_public};
+
+/// A fetched response.
+#[derive(Debug, Clone)]
+pub struct Fetched {
+    pub status: u16,
+    /// Where the body came from, after redirects.
+    pub final_url: Url,
+    /// Every hop before `final_url`, in order.
+    pub redirects: Vec<Url>,
+    pub content_type: Option<String>,
+    /// The `charset` parameter of Content-Type, as declared.
+    pub charset: Option<String>,
+    pub x_robots_tag: Option<String>,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// The body was cut at the configured maximum.
+    pub truncated: bool,
+}
+
+/// Politeness state of one host.
+#[derive(Debug)]
+struct Host {
+    in_flight: Semaphore,
+    /// Not before this instant (Retry-After, crawl-delay, backoff).
+    not_before: Mutex<Instant>,
+    /// Least time between requests: the configured delay or the
+    /// robots.txt crawl-delay, doubled while the host keeps failing.
+    delay: Mutex<Duration>,
+    failures: Mutex<u32>,
+    parked_until: Mutex<Option<Instant>>,
+}
+
+type RobotsSlot = Arc<tokio::sync::Mutex<Option<(Instant, Arc<Robots>)>>>;
+
+/// Fetches pages politely. Share one per crawl (it is `Send + Sync`; clone
+/// the `Arc`).
+pub struct Fetcher {
+    config: FetchConfig,
+    client: reqwest::Client,
+    global: Semaphore,
+    hosts: Mutex<HashMap<String, Arc<Host>>>,
+    robots: Mutex<HashMap<String, RobotsSlot>>,
+    /// The configured per-host rate (none when the delay is zero).
+    rate: Option<DefaultKeyedRateLimiter<String>>,
+}
+
+impl std::fmt::Debug for Fetcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fetcher")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A redirect hop the caller refuses (out of scope, say).
+pub type HopCheck<'a> = &'a (dyn Fn(&Url) -> bool + Send + Sync);
+
+impl Fetcher {
+    pub fn new(config: FetchConfig) -> Result<Fetcher, FetchError> {
+        let mut builder = reqwest::Client::builder()
+            .user_agent(config.user_agent())
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(config.connect_timeout)
+            .read_timeout(config.read_timeout)
+            .pool_idle_timeout(Duration::from_secs(30))
+            .dns_resolver(Arc::new(GuardedResolver {
+                allow_private: config.allow_private_networks,
+            }));
+        for (host, addr) in &config.resolve {
+            builder = builder.resolve(host, *addr);
+        }
+        let client = builder
+            .build()
+            .map_err(|e| FetchError::Connect(e.to_string()))?;
+        let rate = NonZeroU32::new(1).and_then(|one| {
+            Quota::with_period(config.per_host_delay)
+                .map(|q| RateLimiter::keyed(q.allow_burst(one)))
+        });
+        Ok(Fetcher {
+            global: Semaphore::new(config.global_concurrency.max(1)),
+            client,
+            hosts: Mutex::new(HashMap::new()),
+            robots: Mutex::new(HashMap::new()),
+            rate,
+            config,
+        })
+    }
+
+    pub fn config(&self) -> &FetchConfig {
+        &self.config
+    }
+
+    fn host(&self, url: &Url) -> Arc<Host> {
+        let key = host_key(url);
+        let mut hosts = self.hosts.lock().unwrap();
+        hosts
+            .entry(key)
+            .or_insert_with(|| {
+                Arc::new(Host {
+                    in_flight: Semaphore::new(self.config.per_host_concurrency.max(1)),
+                    not_before: Mutex::new(Instant::now()),
+                    delay: Mutex::new(self.config.per_host_delay),
+                    failures: Mutex::new(0),
+                    parked_until: Mutex::new(None),
+                })
+            })
+            .clone()
+    }
+
+    /// Fetches `url`, following redirects that robots.txt and `hop_ok`
+    /// allow. Politeness waits, retries and backoff happen inside.
+    pub async fn fetch(&self, url: &Url, hop_ok: HopCheck<'_>) -> Result<Fetched, FetchError> {
+        check_scheme(url)?;
+        let rules = self.rules_for(url).await?;
+        if !rules.is_allowed(&path_and_query(url)) {
+            return Err(FetchError::RobotsDenied);
+        }
+        let host = self.host(url);
+        if let Some(until) = *host.parked_until.lock().unwrap() {
+            if Instant::now() < until {
+                return Err(FetchError::HostParked);
+            }
+        }
+        let _global = self.global.acquire().await.expect("semaphore open");
+        let _slot = host.in_flight.acquire().await.expect("semaphore open");
+        let mut attempt = 0;
+        loop {
+            self.wait_turn(url, &host).await;
+            let result = match tokio::time::timeout(
+                self.config.request_timeout,
+                self.follow(url, hop_ok, &host),
+            )
+            .await
+            {
+                Ok(r) => r,
+                Err(_) => Err(FetchError::Timeout(self.config.request_timeout)),
+            };
+            match result {
+                Ok(page) => {
+                    *host.failures.lock().unwrap() = 0;
+                    return Ok(page);
+                }
+                Err(e) if e.is_retryable() && attempt < self.config.max_retries => {
+                    self.note_failure(&host);
+                    let backoff = self.config.retry_backoff * 2u32.pow(attempt);
+                    let jitter = backoff.mul_f64(jitter_fraction(url, attempt));
+                    let mut nb = host.not_before.lock().unwrap();
+                    *nb = (*nb).max(Instant::now() + backoff + jitter);
+                    attempt += 1;
+                }
+                Err(e) => {
+                    if e.is_retryable() {
+                        self.note_failure(&host);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    /// A failure slows the host (its delay doubles, up to a minute) and,
+    /// past the limit, parks it.
+    fn note_failure(&self, host: &Host) {
+        let mut f = host.failures.lock().unwrap();
+        *f += 1;
+        let mut d = host.delay.lock().unwrap();
+        *d = (*d * 2).clamp(Duration::from_millis(100), Duration::from_secs(60));
+        if *f >= self.config.park_after_failures {
+            *host.parked_until.lock().unwrap() = Some(Instant::now() + self.config.park_for);
+        }
+    }
+
+    /// Waits until the host may be asked again.
+    async fn wait_turn(&self, url: &Url, host: &Host) {
+        if let Some(rate) = &self.rate {
+            rate.until_key_ready(&host_key(url)).await;
+        }
+        let until = *host.not_before.lock().unwrap();
+        let now = Instant::now();
+        if until > now {
+            tokio::time::sleep(until - now).await;
+        }
+        let delay = *host.delay.lock().unwrap();
+        let extra = delay.saturating_sub(self.config.per_host_delay);
+        *host.not_before.lock().unwrap() = Instant::now() + extra;
+    }
+
+    /// One attempt: the request and its redirects.
+    async fn follow(
+        &self,
+        start: &Url,
+        hop_ok: HopCheck<'_>,
+        host: &Host,
+    ) -> Result<Fetched, FetchError> {
+        let mut url = start.clone();
+        let mut redirects = Vec::new();
+        let mut seen = HashSet::new();
+        loop {
+            check_address(&url, self.config.allow_private_networks)?;
+            let resp = self
+                .client
+                .get(url.clone())
+                .send()
+                .await
+                .map_err(map_error)?;
+            let status = resp.status().as_u16();
+            if (300..400).contains(&status) && status != 304 {
+                let Some(loc) = resp.headers().get(LOCATION).and_then(|v| v.to_str().ok()) else {
+                    return Err(FetchError::HttpStatus(status));
+                };
+                let next = url
+                    .join(loc)
+                    .map_err(|_| FetchError::RedirectRefused(loc.to_string()))?;
+                check_scheme(&next).map_err(|_| FetchError::RedirectRefused(next.to_string()))?;
+                seen.insert(url.clone());
+                if redirects.len() >= self.config.max_redirects || seen.contains(&next) {
+                    return Err(FetchError::TooManyRedirects(self.config.max_redirects));
+                }
+                if !hop_ok(&next) {
+                    return Err(FetchError::RedirectRefused(next.to_string()));
+                }
+                check_address(&next, self.config.allow_private_networks)?;
+                let rules = self.rules_for(&next).await?;
+                if !rules.is_allowed(&path_and_query(&next)) {
+                    return Err(FetchError::RobotsDenied);
+                }
+                redirects.push(url);
+                url = next;
+                continue;
+            }
+            if status == 429 || status == 503 {
+                if let Some(wait) = retry_after(resp.headers()) {
+                    if wait > self.config.max_retry_after {
+                        return Err(FetchError::HttpStatus(status));
+                    }
+                    let mut nb = host.not_before.lock().unwrap();
+                    *nb = (*nb).max(Instant::now() + wait);
+                }
+                return Err(FetchError::HttpStatus(status));
+            }
+            if status >= 400 {
+                return Err(FetchError::HttpStatus(status));
+            }
+            let content_type = resp
+                .headers()
+                .get(CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
+            let media = content_type
+                .as_deref()
+                .map(|c| {
+                    c.split(';')
+                        .next()
+                        .unwrap_or("")
+                        .trim()
+                        .to_ascii_lowercase()
+                })
+                .unwrap_or_default();
+            // No Content-Type: sniffing is the extractor's job, so take it.
+            if !media.is_empty()
+                && !self
+                    .config
+                    .content_types
+                    .iter()
+                    .any(|t| t.eq_ignore_ascii_case(&media))
+            {
+                return Err(FetchError::ContentType(media));
+            }
+            return self.read_body(resp, url, redirects, content_type).await;
+        }
+    }
+
+    async fn read_body(
+        &self,
+        resp: reqwest::Response,
+        final_url: Url,
+        redirects: Vec<Url>,
+        content_type: Option<String>,
+    ) -> Result<Fetched, FetchError> {
+        let limit = self.config.max_body_bytes;
+        let declared = resp
+            .headers()
+            .get(CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        let compressed = resp
+            .headers()
+            .contains_key(reqwest::header::CONTENT_ENCODING);
+        if let Some(len) = declared {
+            if len > limit && !compressed {
+                return Err(FetchError::TooLarge {
+                    limit,
+                    declared: len,
+                });
+            }
+        }
+        let status = resp.status().as_u16();
+        let headers: Vec<(String, String)> = resp
+            .headers()
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.to_string(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect();
+        let x_robots_tag = {
+            let v: Vec<&str> = resp
+                .headers()
+                .get_all("x-robots-tag")
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .collect();
+            (!v.is_empty()).then(|| v.join("\n"))
+        };
+        let mut body = Vec::new();
+        let mut truncated = false;
+        let mut stream = resp.bytes_stream();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(map_error)?;
+            let room = (limit as usize).saturating_sub(body.len());
+            if chunk.len() > room {
+                body.extend_from_slice(&chunk[..room]);
+                truncated = true;
+                break;
+            }
+            body.extend_from_slice(&chunk);
+        }
+        let charset = content_type.as_deref().and_then(charset_param);
+        Ok(Fetched {
+            status,
+            final_url,
+            redirects,
+            content_type,
+            charset,
+            x_robots_tag,
+            headers,
+            body,
+            truncated,
+        })
+    }
+
+    /// The robots.txt rules for `url`'s origin: cached for the TTL; an
+    /// unreachable or 5xx robots.txt disallows for now and is asked again
+    /// after a minute; a 4xx allows everything.
+    pub async fn rules_for(&self, url: &Url) -> Result<AgentRules, FetchError> {
+        if !self.config.obey_robots {
+            return Ok(Robots::allow_all().for_agent(&self.config.agent));
+        }
+        let origin = url.origin().ascii_serialization();
+        let slot = self
+            .robots
+            .lock()
+            .unwrap()
+            .entry(origin.clone())
+            .or_default()
+            .clone();
+        let mut guard = slot.lock().await;
+        let fresh = guard
+            .as_ref()
+            .filter(|(expires, _)| Instant::now() < *expires)
+            .map(|(_, r)| r.clone());
+        let robots = match fresh {
+            Some(r) => r,
+            None => {
+                let (robots, ttl) = self.fetch_robots(&origin).await?;
+                let robots = Arc::new(robots);
+                *guard = Some((Instant::now() + ttl, robots.clone()));
+                robots
+            }
+        };
+        let rules = robots.for_agent(&self.config.agent);
+        if let Some(delay) = rules.crawl_delay() {
+            if delay > self.config.crawl_delay_cap {
+                return Err(FetchError::CrawlDelayTooLong(delay));
+            }
+            let host = self.host(url);
+            let mut d = host.delay.lock().unwrap();
+            *d = (*d).max(delay);
+        }
+        Ok(rules)
+    }
+
+    /// The parsed robots.txt of an origin and how long to keep it. A host
+    /// at a refused address is an error, not a robots.txt.
+    pub async fn fetch_robots(&self, origin: &str) -> Result<(Robots, Duration), FetchError> {
+        let retry_soon = Duration::from_secs(60);
+        let Ok(mut url) = Url::parse(&format!("{origin}/robots.txt")) else {
+            return Ok((Robots::allow_all(), self.config.robots_ttl));
+        };
+        for _ in 0..=5 {
+            check_address(&url, self.config.allow_private_networks)?;
+            let resp = match tokio::time::timeout(
+                self.config.request_timeout,
+                self.client.get(url.clone()).send(),
+            )
+            .await
+            {
+                Ok(Ok(r)) => r,
+                Ok(Err(e)) => match map_error(e) {
+                    blocked @ FetchError::BlockedAddress(_) => return Err(blocked),
+                    _ => return Ok((Robots::disallow_all(), retry_soon)),
+                },
+                Err(_) => return Ok((Robots::disallow_all(), retry_soon)),
+            };
+            let status = resp.status().as_u16();
+            if (300..400).contains(&status) {
+                match resp
+                    .headers()
+                    .get(LOCATION)
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|l| url.join(l).ok())
+                {
+                    Some(next) => {
+                        url = next;
+                        continue;
+                    }
+                    None => return Ok((Robots::allow_all(), self.config.robots_ttl)),
+                }
+            }
+            if (400..500).contains(&status) {
+                return Ok((Robots::allow_all(), self.config.robots_ttl));
+            }
+            if status >= 500 {
+                return Ok((Robots::disallow_all(), retry_soon));
+            }
+            let mut body = Vec::new();
+            let mut stream = resp.bytes_stream();
+            while let Some(Ok(chunk)) = stream.next().await {
+                body.extend_from_slice(&chunk);
+                if body.len() >= crate::robots::MAX_BYTES {
+                    break;
+                }
+            }
+            return Ok((Robots::parse(&body), self.config.robots_ttl));
+        }
+        // More than five redirects: as if there were none (allow).
+        Ok((Robots::allow_all(), self.config.robots_ttl))
+    }
+}
+
+fn host_key(url: &Url) -> String {
+    format!(
+        "{}:{}",
+        url.host_str().unwrap_or(""),
+        url.port_or_known_default().unwrap_or(0)
+    )
+}
+
+fn path_and_query(url: &Url) -> String {
+    match url.query() {
+        Some(q) => format!("{}?{q}", url.path()),
+        None => url.path().to_string(),
+    }
+}
+
+fn check_scheme(url: &Url) -> Result<(), FetchError> {
+    match url.scheme() {
+        "http" | "https" if url.host().is_some() => Ok(()),
+        _ => Err(FetchError::Scheme(url.to_string())),
+    }
+}
+
+/// IP-literal hosts skip DNS, so the address check happens here.
+fn check_address(url: &Url, allow_private: bool) -> Result<(), FetchError> {
+    if allow_private {
+        return Ok(());
+    }
+    let ip: Option<IpAddr> = match url.host() {
+        Some(url::Host::Ipv4(v4)) => Some(v4.into()),
+        Some(url::Host::Ipv6(v6)) => Some(v6.into()),
+        _ => None,
+    };
+    match ip {
+        Some(ip) if is_non_public(ip) => Err(FetchError::BlockedAddress(ip.to_string())),
+        _ => Ok(()),
+    }
+}
+
+fn map_error(e: reqwest::Error) -> FetchError {
+    let mut chain = e.to_string();
+    let mut source = std::error::Error::source(&e);
+    while let Some(s) = source {
+        chain.push_str(": ");
+        chain.push_str(&s.to_string());
+        source = s.source();
+    }
+    if chain.contains(BLOCKED_MARK) {
+        return FetchError::BlockedAddress(chain);
+    }
+    if e.is_timeout() {
+        return FetchError::Timeout(Duration::ZERO);
+    }
+    if e.is_connect() {
+        if chain.contains("dns error") || chain.contains("failed to lookup") {
+            return FetchError::Dns(chain);
+        }
+        return FetchError::Connect(chain);
+    }
+    if e.is_body() || e.is_decode() {
+        return FetchError::Decode(chain);
+    }
+    FetchError::Connect(chain)
+}
+
+/// Retry-After as seconds (an HTTP date is read as one minute).
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let v = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
+    Some(match v.parse::<u64>() {
+        Ok(secs) => Duration::from_secs(secs),
+        Err(_) => Duration::from_secs(60),
+    })
+}
+
+fn charset_param(content_type: &str) -> Option<String> {
+    content_type.split(';').skip(1).find_map(|p| {
+        let (k, v) = p.split_once('=')?;
+        k.trim()
+            .eq_ignore_ascii_case("charset")
+            .then(|| v.trim().trim_matches(['"', '\'']).to_string())
+    })
+}
+
+/// 0..0.5 from the URL and attempt: jitter without a random source, so
+/// concurrent retries of different URLs spread out.
+fn jitter_fraction(url: &Url, attempt: u32) -> f64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in url.as_str().bytes().chain(attempt.to_le_bytes()) {
+        h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+    }
+    (h >> 11) as f64 / (1u64 << 53) as f64 * 0.5
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn charset_parameter() {
+        assert_eq!(
+            charset_param("text/html; charset=GBK").as_deref(),
+            Some("GBK")
+        );
+        assert_eq!(
+            charset_param("text/html;CHARSET=\"utf-8\"").as_deref(),
+            Some("utf-8")
+        );
+        assert_eq!(charset_param("text/html"), None);
+    }
+}
