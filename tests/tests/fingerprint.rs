@@ -188,6 +188,64 @@ fn crawl_placeholder_says_what_it_will_do() {
     assert_eq!(out.status.code(), Some(1));
 }
 
+#[test]
+fn crawl_dry_run_checks_config_and_seeds() {
+    let config = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../config/example.toml");
+    let out = run(
+        &["crawl", "--config", config.to_str().unwrap(), "--dry-run"],
+        b"",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("seeds (2):") && text.contains("https://www.rust-lang.org/"),
+        "{text}"
+    );
+
+    let dir = tempdir();
+    std::fs::write(
+        dir.join("seeds.txt"),
+        "https://ok.example/
+not a url
+",
+    )
+    .unwrap();
+    std::fs::write(dir.join("c.toml"), "[seeds]\nfile = \"seeds.txt\"\n").unwrap();
+    let out = run(
+        &[
+            "crawl",
+            "--config",
+            dir.join("c.toml").to_str().unwrap(),
+            "--dry-run",
+        ],
+        b"",
+    );
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("seeds (1):"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("seed line 2"),
+        "bad seed lines are reported"
+    );
+
+    std::fs::write(dir.join("bad.toml"), "[scope]\nmax_depht = 3\n").unwrap();
+    let out = run(
+        &[
+            "crawl",
+            "--config",
+            dir.join("bad.toml").to_str().unwrap(),
+            "--dry-run",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("max_depht") && err.contains("line 2"), "{err}");
+}
+
 /// A fresh empty folder under the target dir, unique per test.
 fn tempdir() -> std::path::PathBuf {
     use std::sync::atomic::{AtomicU32, Ordering};

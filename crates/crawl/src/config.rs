@@ -1,0 +1,347 @@
+//! The crawl config (TOML). Every key is optional and documented in
+//! `config/example.toml`; an unknown key or a bad value is an error naming
+//! the key and its line.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// A config file that could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The message names the key and the line (from the TOML parser).
+    #[error("{path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub seeds: Seeds,
+    pub scope: Scope,
+    pub politeness: Politeness,
+    pub fetch: Fetch,
+    pub dedup: Dedup,
+    pub output: Output,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Seeds {
+    /// A seed list, relative to the config file.
+    pub file: Option<PathBuf>,
+    pub urls: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Scope {
+    /// Hosts to crawl exactly; empty with no domains: the seeds' hosts.
+    pub hosts: Vec<String>,
+    /// Registrable domains: the domain and all its subdomains.
+    pub domains: Vec<String>,
+    /// Regexes a URL must match one of (if any are given).
+    pub include: Vec<String>,
+    /// Regexes no URL may match.
+    pub exclude: Vec<String>,
+    pub max_depth: u32,
+    pub max_pages: u64,
+    pub max_pages_per_host: u64,
+    pub max_url_length: usize,
+    /// A path with a segment repeated more often is a trap.
+    pub max_repeated_segments: usize,
+    /// More query parameters stripped in canonical URLs.
+    pub strip_params: Vec<String>,
+    pub sort_query: bool,
+}
+
+impl Default for Scope {
+    fn default() -> Self {
+        Scope {
+            hosts: Vec::new(),
+            domains: Vec::new(),
+            include: Vec::new(),
+            exclude: Vec::new(),
+            max_depth: 20,
+            max_pages: 1_000_000,
+            max_pages_per_host: 100_000,
+            max_url_length: 2048,
+            max_repeated_segments: 3,
+            strip_params: Vec::new(),
+            sort_query: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Politeness {
+    pub delay_ms: u64,
+    pub global_concurrency: Positive,
+    pub per_host_concurrency: Positive,
+    pub crawl_delay_cap_secs: u64,
+    pub user_agent: String,
+    pub contact_url: Option<String>,
+    pub obey_robots: bool,
+}
+
+impl Default for Politeness {
+    fn default() -> Self {
+        Politeness {
+            delay_ms: 1000,
+            global_concurrency: Positive(64),
+            per_host_concurrency: Positive(1),
+            crawl_delay_cap_secs: 30,
+            user_agent: "nearcrawl".into(),
+            contact_url: None,
+            obey_robots: true,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Fetch {
+    pub connect_timeout_secs: u64,
+    pub request_timeout_secs: u64,
+    pub read_timeout_secs: u64,
+    pub max_body_bytes: u64,
+    pub max_redirects: usize,
+    pub content_types: Vec<String>,
+    pub allow_private_networks: bool,
+}
+
+impl Default for Fetch {
+    fn default() -> Self {
+        Fetch {
+            connect_timeout_secs: 10,
+            request_timeout_secs: 30,
+            read_timeout_secs: 15,
+            max_body_bytes: 10 << 20,
+            max_redirects: 10,
+            content_types: vec!["text/html".into(), "application/xhtml+xml".into()],
+            allow_private_networks: false,
+        }
+    }
+}
+
+/// What happens to a near duplicate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum DuplicatePolicy {
+    /// Not written; links not followed.
+    #[default]
+    Drop,
+    /// Written with `duplicate_of`; links still not followed.
+    Record,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Dedup {
+    pub k: Distance,
+    pub capacity: u64,
+    pub min_similarity: Fraction,
+    pub short_features: u32,
+    pub policy: DuplicatePolicy,
+}
+
+impl Default for Dedup {
+    fn default() -> Self {
+        Dedup {
+            k: Distance(8),
+            capacity: 1_000_000,
+            min_similarity: Fraction(0.5),
+            short_features: 40,
+            policy: DuplicatePolicy::Drop,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    Jsonl,
+    Warc,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Compression {
+    #[default]
+    None,
+    Zstd,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Output {
+    pub dir: PathBuf,
+    pub formats: Vec<Format>,
+    pub shard_bytes: u64,
+    pub compression: Compression,
+}
+
+impl Default for Output {
+    fn default() -> Self {
+        Output {
+            dir: "crawl-out".into(),
+            formats: vec![Format::Jsonl],
+            shard_bytes: 256 << 20,
+            compression: Compression::None,
+        }
+    }
+}
+
+/// An integer of at least 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "i64")]
+pub struct Positive(pub usize);
+
+impl TryFrom<i64> for Positive {
+    type Error = String;
+    fn try_from(v: i64) -> Result<Self, String> {
+        if v >= 1 {
+            Ok(Positive(v as usize))
+        } else {
+            Err(format!("must be at least 1, got {v}"))
+        }
+    }
+}
+
+/// A Hamming distance: 0 to 63.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "i64")]
+pub struct Distance(pub u32);
+
+impl TryFrom<i64> for Distance {
+    type Error = String;
+    fn try_from(v: i64) -> Result<Self, String> {
+        if (0..64).contains(&v) {
+            Ok(Distance(v as u32))
+        } else {
+            Err(format!("must be 0 to 63, got {v}"))
+        }
+    }
+}
+
+/// A number from 0 to 1.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(try_from = "f64")]
+pub struct Fraction(pub f32);
+
+impl TryFrom<f64> for Fraction {
+    type Error = String;
+    fn try_from(v: f64) -> Result<Self, String> {
+        if (0.0..=1.0).contains(&v) {
+            Ok(Fraction(v as f32))
+        } else {
+            Err(format!("must be 0 to 1, got {v}"))
+        }
+    }
+}
+
+impl Config {
+    /// Parses config text; `path` names it in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let config: Config = toml::from_str(text).map_err(|e| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        config.check(path)?;
+        Ok(config)
+    }
+
+    /// Reads and parses a config file. A relative seed file is taken
+    /// relative to the config's folder.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let mut config = Config::parse(&text, path)?;
+        if let Some(f) = &config.seeds.file {
+            if f.is_relative() {
+                config.seeds.file = Some(path.parent().unwrap_or(Path::new(".")).join(f));
+            }
+        }
+        Ok(config)
+    }
+
+    /// Checks that need more than one value's type.
+    fn check(&self, path: &Path) -> Result<(), ConfigError> {
+        let bad = |message: String| {
+            Err(ConfigError::Invalid {
+                path: path.to_path_buf(),
+                message,
+            })
+        };
+        for (key, list) in [
+            ("scope.include", &self.scope.include),
+            ("scope.exclude", &self.scope.exclude),
+        ] {
+            for re in list {
+                if let Err(e) = regex::Regex::new(re) {
+                    return bad(format!("{key}: bad regex {re:?}: {e}"));
+                }
+            }
+        }
+        if self.output.formats.is_empty() {
+            return bad("output.formats: at least one format (\"jsonl\", \"warc\")".into());
+        }
+        if self.fetch.request_timeout_secs == 0 || self.fetch.connect_timeout_secs == 0 {
+            return bad("fetch: timeouts must be at least 1 second".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<Config, String> {
+        Config::parse(s, Path::new("test.toml")).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn defaults_and_overrides() {
+        let c = parse("").unwrap();
+        assert_eq!(c.dedup.k, Distance(8));
+        assert!(c.politeness.obey_robots);
+        let c = parse(
+            "[dedup]\nk = 3\npolicy = \"record\"\n[output]\nformats = [\"jsonl\", \"warc\"]\n",
+        )
+        .unwrap();
+        assert_eq!((c.dedup.k.0, c.dedup.policy), (3, DuplicatePolicy::Record));
+        assert_eq!(c.output.formats, vec![Format::Jsonl, Format::Warc]);
+    }
+
+    #[test]
+    fn errors_name_the_key_and_line() {
+        let e = parse("[scope]\nmax_depth = 3\nmax_deph = 4\n").unwrap_err();
+        assert!(e.contains("max_deph") && e.contains("line 3"), "{e}");
+        let e = parse("[dedup]\n\nk = 99\n").unwrap_err();
+        assert!(e.contains("0 to 63") && e.contains("line 3"), "{e}");
+        let e = parse("[dedup]\npolicy = \"keep\"\n").unwrap_err();
+        assert!(e.contains("keep") && e.contains("line 2"), "{e}");
+        let e = parse("[politeness]\nglobal_concurrency = 0\n").unwrap_err();
+        assert!(
+            e.contains("at least 1") && e.contains("global_concurrency"),
+            "{e}"
+        );
+        let e = parse("[dedup]\nmin_similarity = 1.5\n").unwrap_err();
+        assert!(e.contains("0 to 1"), "{e}");
+        let e = parse("[scope]\ninclude = [\"(\"]\n").unwrap_err();
+        assert!(e.contains("scope.include"), "{e}");
+        let e = parse("[nonsense]\n").unwrap_err();
+        assert!(e.contains("nonsense"), "{e}");
+        let e = parse("this is not toml").unwrap_err();
+        assert!(e.contains("line 1"), "{e}");
+    }
+}
