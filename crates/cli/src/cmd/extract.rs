@@ -1,9 +1,10 @@
-use std::io::{self, BufWriter, Read, Write};
-use std::path::{Path, PathBuf};
+use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use nearcrawl_extract::{ContentPath, Input, extract, full_text};
+
+use super::input::read_input;
 use serde_json::json;
 use url::Url;
 
@@ -22,27 +23,6 @@ pub struct Args {
     /// HTML files (`.gz` is decompressed); `-` for standard input.
     #[arg(required = true)]
     files: Vec<PathBuf>,
-}
-
-/// Reads a file, or standard input for `-`, gunzipping `.gz` files.
-pub fn read_input(path: &Path) -> anyhow::Result<Vec<u8>> {
-    let mut bytes = Vec::new();
-    if path.as_os_str() == "-" {
-        io::stdin()
-            .lock()
-            .read_to_end(&mut bytes)
-            .context("reading standard input")?;
-        return Ok(bytes);
-    }
-    let raw = std::fs::read(path).context("cannot read")?;
-    if path.extension().is_some_and(|e| e == "gz") {
-        flate2::read::MultiGzDecoder::new(&raw[..])
-            .read_to_end(&mut bytes)
-            .context("not valid gzip")?;
-        Ok(bytes)
-    } else {
-        Ok(raw)
-    }
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {

@@ -1,11 +1,12 @@
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use nearcrawl_simhash::{MAX_SHINGLE, Options, Simhasher, Weighting};
 
 use nearcrawl_extract::{Input, extract};
+
+use super::input::read_input;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -75,17 +76,4 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn read_input(path: &PathBuf) -> anyhow::Result<Vec<u8>> {
-    let mut bytes = Vec::new();
-    if path.as_os_str() == "-" {
-        io::stdin()
-            .lock()
-            .read_to_end(&mut bytes)
-            .context("reading standard input")?;
-    } else {
-        bytes = std::fs::read(path).context("cannot read")?;
-    }
-    Ok(bytes)
 }

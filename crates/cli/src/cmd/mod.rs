@@ -5,3 +5,4 @@ pub mod dedup;
 pub mod distance;
 pub mod extract;
 pub mod fingerprint;
+mod input;
