@@ -2,8 +2,9 @@
 //! duplicate gate -> corpus, links of new pages to the frontier.
 //!
 //! Built so far: the config ([`config`], TOML with errors naming key and
-//! line), seed lists ([`seeds`]) and URL canonicalization with trap
-//! detection ([`canonical`]). The frontier, the pipeline, the outputs and
+//! line), seed lists ([`seeds`]), URL canonicalization with trap
+//! detection ([`canonical`]), scope rules ([`scope`]) and the sled-backed
+//! frontier with per-host queues ([`frontier`]). The frontier, the pipeline, the outputs and
 //! resume are still to come.
 //!
 //! ```
@@ -17,4 +18,6 @@
 
 pub mod canonical;
 pub mod config;
+pub mod frontier;
+pub mod scope;
 pub mod seeds;

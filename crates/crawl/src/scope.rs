@@ -1,0 +1,184 @@
+//! Which URLs the crawl may visit: hosts and domains, include and exclude
+//! patterns, depth, URL length and path-repetition traps.
+
+use regex::RegexSet;
+use url::Url;
+
+use crate::canonical::max_repeated_segment;
+use crate::config::Scope as ScopeConfig;
+
+/// Why a URL is out of scope (counted in the crawl's stats).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutOfScope {
+    Host,
+    Excluded,
+    NotIncluded,
+    TooDeep,
+    TooLong,
+    Trap,
+}
+
+impl OutOfScope {
+    pub fn name(self) -> &'static str {
+        match self {
+            OutOfScope::Host => "host",
+            OutOfScope::Excluded => "excluded",
+            OutOfScope::NotIncluded => "not_included",
+            OutOfScope::TooDeep => "too_deep",
+            OutOfScope::TooLong => "too_long",
+            OutOfScope::Trap => "trap",
+        }
+    }
+}
+
+/// The compiled scope rules.
+#[derive(Debug, Clone)]
+pub struct Scope {
+    hosts: Vec<String>,
+    domains: Vec<String>,
+    include: Option<RegexSet>,
+    exclude: Option<RegexSet>,
+    max_depth: u32,
+    max_url_length: usize,
+    max_repeated_segments: usize,
+}
+
+impl Scope {
+    /// Rules from the config; with no hosts and no domains configured, the
+    /// seeds' hosts. Patterns were checked when the config was read.
+    pub fn new(config: &ScopeConfig, seeds: &[Url]) -> Result<Scope, regex::Error> {
+        let lower = |v: &[String]| {
+            v.iter()
+                .map(|h| h.trim().trim_start_matches('.').to_ascii_lowercase())
+                .collect()
+        };
+        let mut hosts: Vec<String> = lower(&config.hosts);
+        let domains: Vec<String> = lower(&config.domains);
+        if hosts.is_empty() && domains.is_empty() {
+            hosts = seeds
+                .iter()
+                .filter_map(|s| s.host_str().map(str::to_ascii_lowercase))
+                .collect();
+            hosts.sort();
+            hosts.dedup();
+        }
+        let set = |v: &[String]| -> Result<Option<RegexSet>, regex::Error> {
+            if v.is_empty() {
+                Ok(None)
+            } else {
+                RegexSet::new(v).map(Some)
+            }
+        };
+        Ok(Scope {
+            hosts,
+            domains,
+            include: set(&config.include)?,
+            exclude: set(&config.exclude)?,
+            max_depth: config.max_depth,
+            max_url_length: config.max_url_length,
+            max_repeated_segments: config.max_repeated_segments,
+        })
+    }
+
+    /// May `url`, found at `depth` links from a seed, be crawled?
+    pub fn check(&self, url: &Url, depth: u32) -> Result<(), OutOfScope> {
+        let host = url.host_str().unwrap_or("").to_ascii_lowercase();
+        let host_ok = self.hosts.contains(&host)
+            || self
+                .domains
+                .iter()
+                .any(|d| host == *d || host.ends_with(&format!(".{d}")));
+        if !host_ok {
+            return Err(OutOfScope::Host);
+        }
+        if depth > self.max_depth {
+            return Err(OutOfScope::TooDeep);
+        }
+        if url.as_str().len() > self.max_url_length {
+            return Err(OutOfScope::TooLong);
+        }
+        if max_repeated_segment(url) > self.max_repeated_segments {
+            return Err(OutOfScope::Trap);
+        }
+        if self
+            .exclude
+            .as_ref()
+            .is_some_and(|x| x.is_match(url.as_str()))
+        {
+            return Err(OutOfScope::Excluded);
+        }
+        if self
+            .include
+            .as_ref()
+            .is_some_and(|i| !i.is_match(url.as_str()))
+        {
+            return Err(OutOfScope::NotIncluded);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn u(s: &str) -> Url {
+        Url::parse(s).unwrap()
+    }
+
+    #[test]
+    fn hosts_default_to_the_seeds() {
+        let s = Scope::new(&ScopeConfig::default(), &[u("https://Site.example/start")]).unwrap();
+        assert_eq!(s.check(&u("https://site.example/a"), 1), Ok(()));
+        assert_eq!(
+            s.check(&u("https://sub.site.example/a"), 1),
+            Err(OutOfScope::Host)
+        );
+        assert_eq!(
+            s.check(&u("https://other.example/a"), 1),
+            Err(OutOfScope::Host)
+        );
+    }
+
+    #[test]
+    fn domains_patterns_depth_length_traps() {
+        let config = ScopeConfig {
+            domains: vec!["example.org".into()],
+            include: vec!["/docs/".into()],
+            exclude: vec![r"\.pdf$".into(), "/private/".into()],
+            max_depth: 3,
+            max_url_length: 60,
+            max_repeated_segments: 2,
+            ..ScopeConfig::default()
+        };
+        let s = Scope::new(&config, &[]).unwrap();
+        assert_eq!(s.check(&u("https://a.b.example.org/docs/x"), 3), Ok(()));
+        assert_eq!(s.check(&u("https://example.org/docs/x"), 0), Ok(()));
+        assert_eq!(
+            s.check(&u("https://badexample.org/docs/x"), 0),
+            Err(OutOfScope::Host)
+        );
+        assert_eq!(
+            s.check(&u("https://example.org/docs/x"), 4),
+            Err(OutOfScope::TooDeep)
+        );
+        assert_eq!(
+            s.check(&u("https://example.org/blog/x"), 1),
+            Err(OutOfScope::NotIncluded)
+        );
+        assert_eq!(
+            s.check(&u("https://example.org/docs/a.pdf"), 1),
+            Err(OutOfScope::Excluded)
+        );
+        assert_eq!(
+            s.check(&u("https://example.org/docs/private/a"), 1),
+            Err(OutOfScope::Excluded)
+        );
+        assert_eq!(
+            s.check(&u("https://example.org/docs/a/docs/a/docs/a"), 1),
+            Err(OutOfScope::Trap)
+        );
+        let long = format!("https://example.org/docs/{}", "x".repeat(60));
+        assert_eq!(s.check(&u(&long), 1), Err(OutOfScope::TooLong));
+    }
+}
