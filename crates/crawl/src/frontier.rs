@@ -110,6 +110,13 @@ impl Frontier {
         Ok(None)
     }
 
+    /// Records `url` as seen without queueing it (a redirect target that
+    /// was just fetched).
+    pub fn mark_seen(&mut self, url: &Url) -> Result<(), sled::Error> {
+        self.seen.insert(url.as_str(), &[])?;
+        Ok(())
+    }
+
     /// URLs waiting.
     pub fn len(&self) -> usize {
         self.queue.len()

@@ -1,11 +1,15 @@
 //! The crawl that joins the stages: fetch -> extract -> exact/near
 //! duplicate gate -> corpus, links of new pages to the frontier.
 //!
-//! Built so far: the config ([`config`], TOML with errors naming key and
-//! line), seed lists ([`seeds`]), URL canonicalization with trap
-//! detection ([`canonical`]), scope rules ([`scope`]) and the sled-backed
-//! frontier with per-host queues ([`frontier`]). The frontier, the pipeline, the outputs and
-//! resume are still to come.
+//! - [`config`]: the TOML config, errors naming key and line; [`seeds`].
+//! - [`canonical`]: one spelling per URL, trap detection; [`scope`].
+//! - [`frontier`]: per-host queues and the seen set in sled.
+//! - [`crawler`]: the loop: fetch (async), then extraction and the duplicate
+//!   gate on blocking threads; new pages to the [`sink::Sink`] and their
+//!   links to the frontier, duplicates recorded and their links dropped.
+//!
+//! Still to come: WARC and zstd outputs, sitemaps, progress display, and
+//! crash consistency between the corpus, the index and the frontier.
 //!
 //! ```
 //! use nearcrawl_crawl::canonical::Canonicalizer;
@@ -18,6 +22,8 @@
 
 pub mod canonical;
 pub mod config;
+pub mod crawler;
 pub mod frontier;
 pub mod scope;
 pub mod seeds;
+pub mod sink;

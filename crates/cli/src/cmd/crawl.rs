@@ -2,24 +2,47 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use nearcrawl_crawl::config::Config;
+use nearcrawl_crawl::config::{Config, Positive};
+use nearcrawl_crawl::crawler::Crawler;
 use nearcrawl_crawl::seeds::parse_seeds;
+use nearcrawl_crawl::sink::JsonlSink;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The crawl config (TOML), e.g. config/example.toml.
     #[arg(long, value_name = "FILE")]
     config: PathBuf,
+    /// A seed list instead of the config's.
+    #[arg(long, value_name = "FILE")]
+    seeds: Option<PathBuf>,
+    /// The output directory instead of the config's.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Stop after fetching this many pages.
+    #[arg(long, value_name = "N")]
+    max_pages: Option<u64>,
+    /// Requests in flight at once.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    concurrency: Option<u32>,
     /// Print the resolved config and seeds, and exit.
     #[arg(long)]
     dry_run: bool,
 }
 
-/// Reads and checks the config and seeds. The crawl itself (frontier,
-/// pipeline, outputs, resume) is not built yet: without --dry-run this
-/// says what it will do.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let config = Config::load(&args.config)?;
+    let mut config = Config::load(&args.config)?;
+    if let Some(s) = args.seeds {
+        config.seeds.file = Some(s);
+    }
+    if let Some(o) = args.out {
+        config.output.dir = o;
+    }
+    if let Some(m) = args.max_pages {
+        config.scope.max_pages = m;
+    }
+    if let Some(c) = args.concurrency {
+        config.politeness.global_concurrency = Positive(c as usize);
+    }
     let mut seeds = Vec::new();
     if let Some(file) = &config.seeds.file {
         let text = std::fs::read_to_string(file)
@@ -43,15 +66,37 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
+    let sink = JsonlSink::open(&config.output.dir, config.output.shard_bytes)
+        .with_context(|| format!("cannot write to {}", config.output.dir.display()))?;
+    let out = config.output.dir.clone();
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let stats = runtime.block_on(async move {
+        let crawler = Crawler::new(config, &seeds, Box::new(sink))?;
+        let stop = crawler.stopper();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!(
+                    "nearcrawl: stopping: finishing the pages in flight (Ctrl-C again to abort)"
+                );
+                stop();
+                let _ = tokio::signal::ctrl_c().await;
+                std::process::exit(130);
+            }
+        });
+        crawler.run().await
+    })?;
     eprintln!(
-        "nearcrawl crawl: not available yet in this version.\n\
-         It will crawl the {} seeds of {} politely (robots.txt, per-host rate limits), \
-         extract each page's main text, drop near-duplicates of earlier pages (and never \
-         follow their links), and write the corpus as JSONL shards under {}.\n\
-         Available now: `nearcrawl crawl --dry-run`, `extract`, `fingerprint`, `distance`, `dedup`.",
-        seeds.len(),
-        args.config.display(),
-        config.output.dir.display()
+        "nearcrawl crawl: {} fetched, {} written, {} exact and {} near duplicates, {} robots-denied, \
+         {} errors, {:.1} s ({:.0} pages/s); output in {}",
+        stats.fetched,
+        stats.written,
+        stats.exact_duplicates,
+        stats.near_duplicates,
+        stats.robots_denied,
+        stats.errors.values().sum::<u64>(),
+        stats.elapsed_secs,
+        stats.fetched as f64 / stats.elapsed_secs.max(1e-9),
+        out.display()
     );
-    Ok(ExitCode::from(2))
+    Ok(ExitCode::SUCCESS)
 }
