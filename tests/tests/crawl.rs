@@ -278,3 +278,47 @@ fn crawls_the_site_and_keeps_duplicates_out() {
     assert_eq!(stats["written"].as_u64().unwrap() as usize, pages.len());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn per_host_page_limit_and_unsupported_outputs() {
+    let (port, _log) = serve(articles());
+    let dir =
+        std::env::temp_dir().join(format!("nearcrawl-e2e-crawl-limit-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = |extra: &str| {
+        format!(
+            "[seeds]\nurls = [\"http://127.0.0.1:{port}/\"]\n[scope]\nmax_pages_per_host = 4\n[politeness]\n\
+             delay_ms = 0\nglobal_concurrency = 1\n[fetch]\nallow_private_networks = true\n[output]\ndir = \"{}\"\n{extra}",
+            dir.join("out").display()
+        )
+    };
+    std::fs::write(dir.join("c.toml"), config("")).unwrap();
+    let out = run(
+        &["crawl", "--config", dir.join("c.toml").to_str().unwrap()],
+        b"",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stats: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out/stats.json")).unwrap())
+            .unwrap();
+    assert_eq!(stats["fetched"], 4, "{stats}");
+    assert!(stats["out_of_scope"]["host_page_limit"].as_u64().unwrap() > 0);
+
+    std::fs::write(
+        dir.join("w.toml"),
+        config("formats = [\"jsonl\", \"warc\"]\n"),
+    )
+    .unwrap();
+    let out = run(
+        &["crawl", "--config", dir.join("w.toml").to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not supported yet"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

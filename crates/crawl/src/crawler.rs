@@ -64,6 +64,8 @@ pub enum CrawlError {
     Scope(#[from] regex::Error),
     #[error("output: {0}")]
     Output(#[from] std::io::Error),
+    #[error("not supported yet: {0}")]
+    Unsupported(&'static str),
 }
 
 struct Shared {
@@ -78,6 +80,8 @@ struct Shared {
     meta: sled::Tree,
     sink: Mutex<Box<dyn Sink>>,
     stats: Mutex<Stats>,
+    /// Pages fetched per host in this run, for `max_pages_per_host`.
+    per_host: Mutex<std::collections::HashMap<String, u64>>,
     stop: AtomicBool,
 }
 
@@ -96,6 +100,18 @@ impl std::fmt::Debug for Crawler {
 
 impl Crawler {
     pub fn new(config: Config, seeds: &[Url], sink: Box<dyn Sink>) -> Result<Crawler, CrawlError> {
+        // Accepted by the config schema, not written yet: refuse rather
+        // than silently write something else.
+        if config.output.formats.contains(&crate::config::Format::Warc) {
+            return Err(CrawlError::Unsupported(
+                "output.formats = [\"warc\"] (JSONL only for now)",
+            ));
+        }
+        if config.output.compression != crate::config::Compression::None {
+            return Err(CrawlError::Unsupported(
+                "output.compression = \"zstd\" (uncompressed only for now)",
+            ));
+        }
         let state: PathBuf = config.output.dir.join("state");
         let db = sled::Config::new()
             .path(&state)
@@ -152,6 +168,7 @@ impl Crawler {
             dedup: Mutex::new(dedup),
             sink: Mutex::new(sink),
             stats: Mutex::new(Stats::default()),
+            per_host: Mutex::new(std::collections::HashMap::new()),
             stop: AtomicBool::new(false),
             fetcher,
             scope,
@@ -219,6 +236,23 @@ async fn worker(shared: Arc<Shared>) {
 
 async fn process(shared: &Arc<Shared>, entry: Entry) {
     let url = entry.url.clone();
+    {
+        let host = url.host_str().unwrap_or("").to_string();
+        let mut per_host = shared.per_host.lock().unwrap();
+        let n = per_host.entry(host).or_default();
+        if *n >= shared.config.scope.max_pages_per_host {
+            drop(per_host);
+            *shared
+                .stats
+                .lock()
+                .unwrap()
+                .out_of_scope
+                .entry("host_page_limit")
+                .or_default() += 1;
+            return;
+        }
+        *n += 1;
+    }
     let hop_shared = shared.clone();
     let depth = entry.depth;
     let hop_ok = move |hop: &Url| {
