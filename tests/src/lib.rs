@@ -79,3 +79,22 @@ pub fn run(args: &[&str], stdin: &[u8]) -> Output {
 pub fn shared_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared")
 }
+
+/// Article bodies of the shared extraction benchmark with more than
+/// `min_words` words (ASCII-only ones if `ascii`), sorted and deduplicated:
+/// real text for the tests.
+pub fn article_bodies(min_words: usize, ascii: bool) -> Vec<String> {
+    let path = shared_dir().join("bench/extraction/ground-truth.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let gt: serde_json::Value = serde_json::from_str(&text).expect("ground truth is JSON");
+    let mut out: Vec<String> = gt
+        .as_object()
+        .expect("ground truth is an object")
+        .values()
+        .map(|v| v["articleBody"].as_str().unwrap_or("").to_string())
+        .filter(|b| (!ascii || b.is_ascii()) && b.split_whitespace().count() > min_words)
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}

@@ -8,24 +8,14 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 
-use nearcrawl_tests::{run, shared_dir};
+use nearcrawl_tests::{article_bodies, run};
 use serde_json::Value;
 
 const HEADER: &str = "<header><nav><a href='/'>Home</a> <a href='/about'>About</a> <a href='http://elsewhere.invalid/'>Partner</a></nav></header>";
 const FOOTER: &str = "<footer>Copyright Example Site. All rights reserved. <a href='/private/secret'>Staff</a></footer>";
 
 fn articles() -> Vec<String> {
-    let gt =
-        std::fs::read_to_string(shared_dir().join("bench/extraction/ground-truth.json")).unwrap();
-    let gt: Value = serde_json::from_str(&gt).unwrap();
-    let mut out: Vec<String> = gt
-        .as_object()
-        .unwrap()
-        .values()
-        .map(|v| v["articleBody"].as_str().unwrap().to_string())
-        .filter(|b| b.is_ascii() && b.split_whitespace().count() > 300)
-        .collect();
-    out.sort();
+    let mut out = article_bodies(300, true);
     out.truncate(6);
     out
 }

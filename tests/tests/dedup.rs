@@ -1,21 +1,10 @@
 //! `nearcrawl dedup`, end to end, on real article text.
 
-use nearcrawl_tests::{run, shared_dir};
+use nearcrawl_tests::{article_bodies, run};
 use serde_json::{Value, json};
 
 fn articles() -> Vec<String> {
-    let gt =
-        std::fs::read_to_string(shared_dir().join("bench/extraction/ground-truth.json")).unwrap();
-    let gt: Value = serde_json::from_str(&gt).unwrap();
-    let mut out: Vec<String> = gt
-        .as_object()
-        .unwrap()
-        .values()
-        .map(|v| v["articleBody"].as_str().unwrap().to_string())
-        .filter(|b| b.split_whitespace().count() > 250)
-        .collect();
-    out.sort();
-    out.dedup();
+    let mut out = article_bodies(250, false);
     out.truncate(40);
     out
 }

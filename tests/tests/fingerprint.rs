@@ -2,7 +2,7 @@
 
 use std::io::Read;
 
-use nearcrawl_tests::{run, shared_dir};
+use nearcrawl_tests::{article_bodies, run, shared_dir};
 
 fn stdout(o: &std::process::Output) -> String {
     String::from_utf8(o.stdout.clone()).expect("UTF-8 output")
@@ -41,17 +41,7 @@ fn near_copies_are_close_and_other_pages_far() {
     let dir = tempdir();
     // Two real articles from the shared benchmark set, one with a few words
     // changed.
-    let gt = std::fs::read_to_string(shared_dir().join("bench/extraction/ground-truth.json"))
-        .expect("ground truth beside the checkout");
-    let gt: serde_json::Value = serde_json::from_str(&gt).unwrap();
-    let mut bodies: Vec<String> = gt
-        .as_object()
-        .unwrap()
-        .values()
-        .map(|v| v["articleBody"].as_str().unwrap().to_string())
-        .filter(|b| b.is_ascii() && b.split_whitespace().count() > 400)
-        .collect();
-    bodies.sort();
+    let bodies = article_bodies(400, true);
     let original = bodies[0].clone();
     let other = bodies[1].clone();
     let mut words: Vec<&str> = original.split_whitespace().collect();
