@@ -51,6 +51,17 @@ impl Stats {
     }
 }
 
+/// A snapshot of a running crawl, for progress displays.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Progress {
+    pub fetched: u64,
+    pub written: u64,
+    pub duplicates: u64,
+    pub errors: u64,
+    pub queued: usize,
+    pub in_flight: usize,
+}
+
 /// Why a crawl could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum CrawlError {
@@ -183,6 +194,26 @@ impl Crawler {
     pub fn stopper(&self) -> impl Fn() + Send + Sync + 'static {
         let shared = self.shared.clone();
         move || shared.stop.store(true, Ordering::SeqCst)
+    }
+
+    /// A handle that reads the crawl's progress while it runs.
+    pub fn progress(&self) -> impl Fn() -> Progress + Send + Sync + 'static {
+        let shared = self.shared.clone();
+        move || {
+            let (queued, in_flight) = {
+                let f = shared.frontier.lock().unwrap();
+                (f.0.len(), f.1)
+            };
+            let s = shared.stats.lock().unwrap();
+            Progress {
+                fetched: s.fetched,
+                written: s.written,
+                duplicates: s.exact_duplicates + s.near_duplicates,
+                errors: s.errors.values().sum(),
+                queued,
+                in_flight,
+            }
+        }
     }
 
     /// Runs until the frontier is empty, `max_pages` is reached or the

@@ -73,6 +73,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let stats = runtime.block_on(async move {
         let crawler = Crawler::new(config, &seeds, Box::new(sink))?;
         let stop = crawler.stopper();
+        let progress = crawler.progress();
+        let reporter = tokio::spawn(report_progress(progress));
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
                 eprintln!(
@@ -83,7 +85,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 std::process::exit(130);
             }
         });
-        crawler.run().await
+        let stats = crawler.run().await;
+        reporter.abort();
+        let _ = reporter.await;
+        stats
     })?;
     eprintln!(
         "nearcrawl crawl: {} fetched, {} written, {} exact and {} near duplicates, {} robots-denied, \
@@ -99,4 +104,45 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         out.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// A live progress line on a terminal; a plain line every ten seconds
+/// otherwise (logs, CI).
+async fn report_progress(progress: impl Fn() -> nearcrawl_crawl::crawler::Progress) {
+    use std::io::IsTerminal;
+    let start = std::time::Instant::now();
+    let line = |p: nearcrawl_crawl::crawler::Progress| {
+        let secs = start.elapsed().as_secs_f64().max(1e-3);
+        format!(
+            "{:.0} pages/s | fetched {} | written {} | duplicates {} | errors {} | queued {} | in flight {}",
+            p.fetched as f64 / secs,
+            p.fetched,
+            p.written,
+            p.duplicates,
+            p.errors,
+            p.queued,
+            p.in_flight
+        )
+    };
+    if std::io::stderr().is_terminal() {
+        let bar = indicatif::ProgressBar::new_spinner();
+        bar.enable_steady_tick(std::time::Duration::from_millis(200));
+        // Cleared when the crawl ends and this task is aborted.
+        struct Clear(indicatif::ProgressBar);
+        impl Drop for Clear {
+            fn drop(&mut self) {
+                self.0.finish_and_clear();
+            }
+        }
+        let bar = Clear(bar);
+        loop {
+            bar.0.set_message(line(progress()));
+            tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+        }
+    } else {
+        loop {
+            tokio::time::sleep(std::time::Duration::from_secs(10)).await;
+            eprintln!("nearcrawl: {}", line(progress()));
+        }
+    }
 }
