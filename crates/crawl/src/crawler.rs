@@ -302,11 +302,12 @@ async fn process(shared: &Arc<Shared>, entry: Entry) {
                 *stats.errors.entry(e.kind()).or_default() += 1;
             }
             drop(stats);
-            let _ = shared
+            let written = shared
                 .sink
                 .lock()
                 .unwrap()
                 .error(url.as_str(), e.kind(), &e.to_string());
+            output_result(shared, written);
             return;
         }
     };
@@ -322,6 +323,26 @@ async fn process(shared: &Arc<Shared>, entry: Entry) {
     let work = shared.clone();
     let entry2 = entry.clone();
     let _ = tokio::task::spawn_blocking(move || judge(&work, entry2, fetched)).await;
+}
+
+/// Counts and reports a failed write (a full disk, say): the crawl goes
+/// on, the loss is visible in the stats and on stderr. True if written.
+fn output_result(shared: &Shared, result: std::io::Result<()>) -> bool {
+    match result {
+        Ok(()) => true,
+        Err(e) => {
+            let mut stats = shared.stats.lock().unwrap();
+            let n = stats.errors.entry("output").or_default();
+            *n += 1;
+            if *n == 1 || n.is_power_of_two() {
+                eprintln!(
+                    "nearcrawl: writing output failed ({} times so far): {e}",
+                    *n
+                );
+            }
+            false
+        }
+    }
 }
 
 /// CPU work off the reactor: extraction, fingerprints, the gate, writing.
@@ -345,11 +366,13 @@ fn judge(shared: &Shared, entry: Entry, fetched: nearcrawl_fetch::Fetched) {
     let decision = match shared.dedup.lock().unwrap().check_insert(doc, &page.text) {
         Ok(d) => d,
         Err(e) => {
-            let _ = shared
-                .sink
-                .lock()
-                .unwrap()
-                .error(entry.url.as_str(), "index", &e.to_string());
+            let written =
+                shared
+                    .sink
+                    .lock()
+                    .unwrap()
+                    .error(entry.url.as_str(), "index", &e.to_string());
+            output_result(shared, written);
             return;
         }
     };
@@ -398,15 +421,17 @@ fn judge(shared: &Shared, entry: Entry, fetched: nearcrawl_fetch::Fetched) {
             }
         }
         let mut sink = shared.sink.lock().unwrap();
-        let _ = sink.duplicate(&DuplicateRecord {
+        let written = sink.duplicate(&DuplicateRecord {
             url: entry.url.to_string(),
             duplicate_of: original.clone(),
             kind,
             distance,
             similarity,
         });
+        output_result(shared, written);
         if shared.config.dedup.policy == DuplicatePolicy::Record {
-            let _ = sink.page(&record(Some(original)));
+            let written = sink.page(&record(Some(original)));
+            output_result(shared, written);
         }
         // A duplicate's links never reach the frontier.
         return;
@@ -414,8 +439,10 @@ fn judge(shared: &Shared, entry: Entry, fetched: nearcrawl_fetch::Fetched) {
     if page.robots.noindex {
         shared.stats.lock().unwrap().noindex += 1;
     } else {
-        let _ = shared.sink.lock().unwrap().page(&record(None));
-        shared.stats.lock().unwrap().written += 1;
+        let written = shared.sink.lock().unwrap().page(&record(None));
+        if output_result(shared, written) {
+            shared.stats.lock().unwrap().written += 1;
+        }
     }
     if page.robots.nofollow {
         return;
