@@ -45,6 +45,8 @@ struct Host {
     /// Least time between requests: the configured delay or the
     /// robots.txt crawl-delay, doubled while the host keeps failing.
     delay: Mutex<Duration>,
+    /// The delay to return to after a success.
+    base_delay: Mutex<Duration>,
     failures: Mutex<u32>,
     parked_until: Mutex<Option<Instant>>,
 }
@@ -119,6 +121,7 @@ impl Fetcher {
                     in_flight: Semaphore::new(self.config.per_host_concurrency.max(1)),
                     not_before: Mutex::new(Instant::now()),
                     delay: Mutex::new(self.config.per_host_delay),
+                    base_delay: Mutex::new(self.config.per_host_delay),
                     failures: Mutex::new(0),
                     parked_until: Mutex::new(None),
                 })
@@ -156,7 +159,9 @@ impl Fetcher {
             };
             match result {
                 Ok(page) => {
+                    // A success ends the slow-down.
                     *host.failures.lock().unwrap() = 0;
+                    *host.delay.lock().unwrap() = *host.base_delay.lock().unwrap();
                     return Ok(page);
                 }
                 Err(e) if e.is_retryable() && attempt < self.config.max_retries => {
@@ -395,6 +400,8 @@ impl Fetcher {
                 return Err(FetchError::CrawlDelayTooLong(delay));
             }
             let host = self.host(url);
+            let mut base = host.base_delay.lock().unwrap();
+            *base = (*base).max(delay);
             let mut d = host.delay.lock().unwrap();
             *d = (*d).max(delay);
         }
