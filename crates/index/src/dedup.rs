@@ -166,6 +166,25 @@ impl Deduper {
     /// Judges `text` as document `doc` (any id the caller keeps, unique per
     /// document) against every earlier document, and records it if new.
     pub fn check_insert(&mut self, doc: u64, text: &str) -> Result<Decision, IndexError> {
+        let judgement = self.judge(text, |_| true)?;
+        self.record(doc, &judgement)?;
+        Ok(judgement.decision)
+    }
+
+    /// Judges `text` against every recorded document without recording it:
+    /// the first half of [`check_insert`](Deduper::check_insert), for callers
+    /// that persist their own record of the document first (the crawler
+    /// writes it with its frontier, atomically) and then call
+    /// [`record`](Deduper::record).
+    ///
+    /// `live` says whether an earlier document still exists: a caller that
+    /// lost documents in a crash (recorded here, never committed there)
+    /// answers false for them, and they are not duplicated against.
+    pub fn judge(
+        &mut self,
+        text: &str,
+        live: impl Fn(u64) -> bool,
+    ) -> Result<Judgement, IndexError> {
         let simhash = self.fingerprinter.hash(text);
         let mut sketch = SketchBuilder::default();
         let mut content = ContentHash::default();
@@ -175,31 +194,35 @@ impl Deduper {
         });
         let content_hash = content.finish();
         let short = simhash.features < self.config.short_features;
-        let decision = |verdict| Decision {
-            verdict,
-            short,
-            simhash,
-            content_hash,
+        let judgement = |verdict, sketch| Judgement {
+            decision: Decision {
+                verdict,
+                short,
+                simhash,
+                content_hash,
+            },
+            sketch,
         };
         if simhash.features == 0 {
-            return Ok(decision(Verdict::New));
+            return Ok(judgement(Verdict::New, None));
         }
-        let key = content_hash.to_be_bytes();
-        if let Some(of) = self.exact.get(key)? {
+        if let Some(of) = self.exact.get(content_hash.to_be_bytes())? {
             let of = u64::from_be_bytes(of.as_ref().try_into().map_err(|_| {
                 IndexError::Corrupt("exact-duplicate record is not 8 bytes".into())
             })?);
-            return Ok(decision(Verdict::Exact { of }));
+            if live(of) {
+                return Ok(judgement(Verdict::Exact { of }, None));
+            }
         }
-        self.exact.insert(key, &doc.to_be_bytes())?;
         if short {
-            return Ok(decision(Verdict::New));
+            return Ok(judgement(Verdict::New, None));
         }
         let sketch = sketch.finish();
         for m in self
             .index
             .query(simhash.fingerprint)
             .into_iter()
+            .filter(|m| live(m.doc))
             .take(self.config.max_candidates)
         {
             let Some(bytes) = self.sketches.get(m.doc.to_be_bytes())? else {
@@ -209,17 +232,35 @@ impl Deduper {
                 .ok_or_else(|| IndexError::Corrupt(format!("sketch of document {}", m.doc)))?;
             let similarity = sketch.similarity(&other);
             if similarity >= self.config.min_similarity {
-                return Ok(decision(Verdict::Near {
-                    of: m.doc,
-                    distance: m.distance,
-                    similarity,
-                }));
+                return Ok(judgement(
+                    Verdict::Near {
+                        of: m.doc,
+                        distance: m.distance,
+                        similarity,
+                    },
+                    None,
+                ));
             }
         }
-        self.sketches
-            .insert(doc.to_be_bytes(), &sketch.to_bytes()[..])?;
-        self.index.insert(simhash.fingerprint, doc);
-        Ok(decision(Verdict::New))
+        Ok(judgement(Verdict::New, Some(sketch)))
+    }
+
+    /// Records a document judged [`Verdict::New`] as `doc`; does nothing for
+    /// duplicates and empty texts. Recording the same document again is
+    /// harmless, which is what replaying a crash's lost tail needs.
+    pub fn record(&mut self, doc: u64, judgement: &Judgement) -> Result<(), IndexError> {
+        let d = &judgement.decision;
+        if d.verdict != Verdict::New || d.simhash.features == 0 {
+            return Ok(());
+        }
+        self.exact
+            .insert(d.content_hash.to_be_bytes(), &doc.to_be_bytes())?;
+        if let Some(sketch) = &judgement.sketch {
+            self.sketches
+                .insert(doc.to_be_bytes(), &sketch.to_bytes()[..])?;
+            self.index.insert(d.simhash.fingerprint, doc);
+        }
+        Ok(())
     }
 
     /// Makes every recorded document durable.
@@ -229,6 +270,90 @@ impl Deduper {
         Ok(())
     }
 }
+
+/// A [`Decision`] and what recording the document takes; storable as bytes
+/// so a caller can persist it and [`record`](Deduper::record) it again after
+/// a crash.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Judgement {
+    pub decision: Decision,
+    /// The verification sketch of a new, long-enough document.
+    sketch: Option<Sketch>,
+}
+
+const NEW: u8 = 0;
+const EXACT: u8 = 1;
+const NEAR: u8 = 2;
+
+impl Judgement {
+    /// A compact encoding: verdict, fingerprint, features, content hash and
+    /// the sketch when there is one (about 300 bytes for a new page).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let d = &self.decision;
+        let mut b = Vec::with_capacity(48 + SKETCH_BYTES);
+        let (tag, of, distance, similarity) = match d.verdict {
+            Verdict::New => (NEW, 0, 0, 0.0),
+            Verdict::Exact { of } => (EXACT, of, 0, 1.0),
+            Verdict::Near {
+                of,
+                distance,
+                similarity,
+            } => (NEAR, of, distance, similarity),
+        };
+        b.push(tag);
+        b.push(u8::from(d.short));
+        b.extend_from_slice(&of.to_be_bytes());
+        b.extend_from_slice(&distance.to_be_bytes());
+        b.extend_from_slice(&similarity.to_be_bytes());
+        b.extend_from_slice(&d.simhash.fingerprint.0.to_be_bytes());
+        b.extend_from_slice(&d.simhash.features.to_be_bytes());
+        b.extend_from_slice(&d.content_hash.to_be_bytes());
+        if let Some(s) = &self.sketch {
+            b.extend_from_slice(&s.to_bytes());
+        }
+        b
+    }
+
+    /// Reads what [`to_bytes`](Judgement::to_bytes) wrote.
+    pub fn from_bytes(b: &[u8]) -> Option<Judgement> {
+        const HEAD: usize = 2 + 8 + 4 + 4 + 8 + 4 + 16;
+        if b.len() != HEAD && b.len() != HEAD + SKETCH_BYTES {
+            return None;
+        }
+        let u32_at = |i: usize| u32::from_be_bytes(b[i..i + 4].try_into().unwrap());
+        let u64_at = |i: usize| u64::from_be_bytes(b[i..i + 8].try_into().unwrap());
+        let of = u64_at(2);
+        let verdict = match b[0] {
+            NEW => Verdict::New,
+            EXACT => Verdict::Exact { of },
+            NEAR => Verdict::Near {
+                of,
+                distance: u32_at(10),
+                similarity: f32::from_bits(u32_at(14)),
+            },
+            _ => return None,
+        };
+        let sketch = if b.len() > HEAD {
+            Some(Sketch::from_bytes(&b[HEAD..])?)
+        } else {
+            None
+        };
+        Some(Judgement {
+            decision: Decision {
+                verdict,
+                short: b[1] != 0,
+                simhash: Simhash {
+                    fingerprint: nearcrawl_simhash::Fingerprint(u64_at(18)),
+                    features: u32_at(26),
+                },
+                content_hash: u128::from_be_bytes(b[30..46].try_into().unwrap()),
+            },
+            sketch,
+        })
+    }
+}
+
+const SKETCH_BYTES: usize = crate::sketch::SKETCH_BINS * 2;
 
 /// 128-bit hash of a sequence of feature hashes: two independent 64-bit
 /// chains, so a collision among billions of documents stays negligible.

@@ -74,9 +74,11 @@ fn exact_near_and_new() {
         d.check_insert(2000, &docs[9]).unwrap().verdict,
         Verdict::Exact { of: 9 }
     );
+    // Only new documents are recorded: a copy of the near duplicate is
+    // again near the original, not a duplicate of the duplicate.
     assert!(matches!(
         d.check_insert(2001, &words.join(" ")).unwrap().verdict,
-        Verdict::Exact { of: 1001 }
+        Verdict::Near { of: 5, .. }
     ));
     drop(d);
 
@@ -153,5 +155,55 @@ fn bad_settings_are_clear_errors() {
         let err = Deduper::open(&dir, config).unwrap_err().to_string();
         assert!(err.contains(word), "{err}");
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The two halves the crawler uses: a judgement survives its byte form, a
+/// dead document is not duplicated against, and recording twice is harmless.
+#[test]
+fn judge_then_record_and_replay() {
+    use nearcrawl_index::Judgement;
+    let dir = tempdir("judge");
+    let docs = articles();
+    let mut d = Deduper::open(&dir, DedupConfig::default()).unwrap();
+    let first = d.judge(&docs[0], |_| true).unwrap();
+    assert_eq!(first.decision.verdict, Verdict::New);
+    let bytes = first.to_bytes();
+    assert_eq!(Judgement::from_bytes(&bytes).as_ref(), Some(&first));
+    assert!(Judgement::from_bytes(&bytes[1..]).is_none());
+    // Judged, not recorded: the same text is still new.
+    assert_eq!(
+        d.judge(&docs[0], |_| true).unwrap().decision.verdict,
+        Verdict::New
+    );
+    d.record(7, &Judgement::from_bytes(&bytes).unwrap())
+        .unwrap();
+    d.record(7, &first).unwrap();
+    assert_eq!(d.indexed(), 1, "recording again adds nothing");
+    let again = d.judge(&docs[0], |_| true).unwrap();
+    assert_eq!(again.decision.verdict, Verdict::Exact { of: 7 });
+    assert_eq!(
+        Judgement::from_bytes(&again.to_bytes()).as_ref(),
+        Some(&again)
+    );
+    // Document 7 lost by the caller: neither an exact nor a near match.
+    assert_eq!(
+        d.judge(&docs[0], |doc| doc != 7).unwrap().decision.verdict,
+        Verdict::New
+    );
+    let mut words: Vec<&str> = docs[0].split_whitespace().collect();
+    for i in (0..words.len()).step_by(50) {
+        words[i] = "other";
+    }
+    let edited = words.join(" ");
+    assert!(matches!(
+        d.judge(&edited, |_| true).unwrap().decision.verdict,
+        Verdict::Near { of: 7, .. }
+    ));
+    assert_eq!(
+        d.judge(&edited, |doc| doc != 7).unwrap().decision.verdict,
+        Verdict::New
+    );
+    drop(d);
     let _ = std::fs::remove_dir_all(&dir);
 }
