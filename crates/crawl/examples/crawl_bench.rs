@@ -17,7 +17,6 @@ use std::time::Instant;
 
 use nearcrawl_crawl::config::{Config, Positive};
 use nearcrawl_crawl::crawler::Crawler;
-use nearcrawl_crawl::sink::JsonlSink;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use url::Url;
@@ -232,11 +231,11 @@ async fn main() {
     config.scope.max_depth = 1000;
     config.politeness.global_concurrency = Positive(64);
     let seeds = vec![Url::parse(&format!("http://{addr}/")).unwrap()];
-    let sink = JsonlSink::open(&out, config.output.shard_bytes).unwrap();
+    let sink = nearcrawl_crawl::open_outputs(&config.output).unwrap();
     let rss_before = proc_status("VmRSS:");
     let cpu0 = cpu_seconds();
     let t = Instant::now();
-    let stats = Crawler::new(config, &seeds, Box::new(sink))
+    let stats = Crawler::new(config, &seeds, sink)
         .unwrap()
         .run()
         .await

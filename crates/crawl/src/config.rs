@@ -185,6 +185,10 @@ pub struct Output {
     pub formats: Vec<Format>,
     pub shard_bytes: u64,
     pub compression: Compression,
+    /// zstd level when `compression = "zstd"`.
+    pub zstd_level: i32,
+    /// Seconds between checkpoints (outputs made durable, resume point).
+    pub checkpoint_secs: Positive,
 }
 
 impl Default for Output {
@@ -194,6 +198,8 @@ impl Default for Output {
             formats: vec![Format::Jsonl],
             shard_bytes: 256 << 20,
             compression: Compression::None,
+            zstd_level: 3,
+            checkpoint_secs: Positive(5),
         }
     }
 }

@@ -1,9 +1,13 @@
 //! The crawl loop: frontier -> fetch -> extract -> duplicate gate -> sink,
 //! and the links of new pages back to the frontier.
+//!
+//! Everything one URL changes is committed in one batch (see
+//! [`crate::state`]) under one lock with the duplicate index and the sink,
+//! so the three always agree; fetching and extraction, the slow parts, run
+//! outside it.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -14,42 +18,10 @@ use url::Url;
 
 use crate::canonical::Canonicalizer;
 use crate::config::{Config, DuplicatePolicy};
-use crate::frontier::{Entry, Frontier};
+use crate::frontier::{Additions, Entry};
 use crate::scope::Scope;
-use crate::sink::{DuplicateRecord, PageRecord, Sink};
-
-/// Counts kept during a crawl; written to `stats.json` at the end.
-#[derive(Debug, Clone, Default)]
-pub struct Stats {
-    pub fetched: u64,
-    pub written: u64,
-    pub exact_duplicates: u64,
-    pub near_duplicates: u64,
-    pub robots_denied: u64,
-    pub noindex: u64,
-    pub out_of_scope: BTreeMap<&'static str, u64>,
-    pub errors: BTreeMap<&'static str, u64>,
-    pub bytes: u64,
-    pub elapsed_secs: f64,
-}
-
-impl Stats {
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "fetched": self.fetched,
-            "written": self.written,
-            "exact_duplicates": self.exact_duplicates,
-            "near_duplicates": self.near_duplicates,
-            "robots_denied": self.robots_denied,
-            "noindex": self.noindex,
-            "out_of_scope": self.out_of_scope,
-            "errors": self.errors,
-            "bytes": self.bytes,
-            "elapsed_secs": (self.elapsed_secs * 1000.0).round() / 1000.0,
-            "pages_per_sec": if self.elapsed_secs > 0.0 { (self.fetched as f64 / self.elapsed_secs).round() } else { 0.0 },
-        })
-    }
-}
+use crate::sink::{Capture, DuplicateRecord, ErrorRecord, Outcome, PageRecord, Sink};
+use crate::state::{State, Stats};
 
 /// A snapshot of a running crawl, for progress displays.
 #[derive(Debug, Clone, Copy, Default)]
@@ -62,7 +34,7 @@ pub struct Progress {
     pub in_flight: usize,
 }
 
-/// Why a crawl could not start.
+/// Why a crawl could not start or go on.
 #[derive(Debug, thiserror::Error)]
 pub enum CrawlError {
     #[error("crawl state: {0}")]
@@ -75,8 +47,21 @@ pub enum CrawlError {
     Scope(#[from] regex::Error),
     #[error("output: {0}")]
     Output(#[from] std::io::Error),
-    #[error("not supported yet: {0}")]
-    Unsupported(&'static str),
+    #[error("{0} holds results of another crawl but no crawl state; use another output directory")]
+    ForeignOutput(PathBuf),
+    #[error(
+        "this crawl writes {stored}; the config asks for {requested}: outputs cannot change \
+         midway (use another output directory)"
+    )]
+    OutputsChanged { stored: String, requested: String },
+}
+
+/// What the commit lock guards: the state, the index and the outputs move
+/// together.
+struct Core {
+    state: State,
+    dedup: Deduper,
+    sink: Box<dyn Sink>,
 }
 
 struct Shared {
@@ -84,20 +69,18 @@ struct Shared {
     fetcher: Fetcher,
     scope: Scope,
     canon: Canonicalizer,
-    frontier: Mutex<(Frontier, usize)>,
-    dedup: Mutex<Deduper>,
-    /// Document number -> URL, for naming what a duplicate duplicates.
-    docs: sled::Tree,
-    meta: sled::Tree,
-    sink: Mutex<Box<dyn Sink>>,
-    stats: Mutex<Stats>,
-    /// Pages fetched per host in this run, for `max_pages_per_host`.
-    per_host: Mutex<std::collections::HashMap<String, u64>>,
+    core: Mutex<Core>,
+    wants_captures: bool,
+    in_flight: AtomicUsize,
     stop: AtomicBool,
+    /// A commit failed (the disk, most likely): stop and leave the rest to
+    /// the next run.
+    broken: Mutex<Option<String>>,
 }
 
 /// A crawl over one output directory; its state (frontier, seen set,
-/// duplicate index) lives there in sled, so running again continues.
+/// duplicate index, pending outputs) lives there in sled, so running again
+/// continues, after a clean stop or a crash alike.
 pub struct Crawler {
     shared: Arc<Shared>,
     db: sled::Db,
@@ -109,24 +92,39 @@ impl std::fmt::Debug for Crawler {
     }
 }
 
+/// Files a crawl writes in its output directory.
+fn is_result_file(name: &str) -> bool {
+    name.starts_with("pages-")
+        || name.starts_with("crawl-")
+        || name == "duplicates.jsonl"
+        || name == "errors.jsonl"
+}
+
 impl Crawler {
-    pub fn new(config: Config, seeds: &[Url], sink: Box<dyn Sink>) -> Result<Crawler, CrawlError> {
-        // Accepted by the config schema, not written yet: refuse rather
-        // than silently write something else.
-        if config.output.formats.contains(&crate::config::Format::Warc) {
-            return Err(CrawlError::Unsupported(
-                "output.formats = [\"warc\"] (JSONL only for now)",
-            ));
+    /// Opens (or resumes) the crawl in `config.output.dir`, writing to `sink`
+    /// (see [`crate::open_outputs`] for the configured ones).
+    pub fn new(
+        config: Config,
+        seeds: &[Url],
+        mut sink: Box<dyn Sink>,
+    ) -> Result<Crawler, CrawlError> {
+        let out = config.output.dir.clone();
+        let state_dir: PathBuf = out.join("state");
+        let fresh = !state_dir.exists();
+        if fresh {
+            for e in std::fs::read_dir(&out).into_iter().flatten().flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if is_result_file(&name) && e.metadata().is_ok_and(|m| m.len() > 0) {
+                    return Err(CrawlError::ForeignOutput(out));
+                }
+            }
         }
-        if config.output.compression != crate::config::Compression::None {
-            return Err(CrawlError::Unsupported(
-                "output.compression = \"zstd\" (uncompressed only for now)",
-            ));
-        }
-        let state: PathBuf = config.output.dir.join("state");
+        // sled's page cache is most of the crawler's memory: 32 MiB keeps
+        // the hot part of the frontier and the seen set without growing
+        // with the crawl.
         let db = sled::Config::new()
-            .path(&state)
-            .cache_capacity(64 << 20)
+            .path(&state_dir)
+            .cache_capacity(32 << 20)
             .open()?;
         let p = &config.politeness;
         let f = &config.fetch;
@@ -148,7 +146,7 @@ impl Crawler {
             ..FetchConfig::default()
         })?;
         let d = &config.dedup;
-        let dedup = Deduper::open_in(
+        let mut dedup = Deduper::open_in(
             &db,
             DedupConfig {
                 index: IndexConfig {
@@ -166,21 +164,29 @@ impl Crawler {
             strip_params: config.scope.strip_params.clone(),
             sort_query: config.scope.sort_query,
         };
-        let mut frontier = Frontier::open_in(&db)?;
+        let mut state = State::open_in(&db)?;
+        let outputs = format!(
+            "formats {:?}, compression {:?}",
+            config.output.formats, config.output.compression
+        );
+        if let Some(stored) = state.set_outputs(&outputs)? {
+            return Err(CrawlError::OutputsChanged {
+                stored,
+                requested: outputs,
+            });
+        }
+        recover(&mut state, &mut dedup, sink.as_mut())?;
         for s in seeds {
             if let Some(c) = canon.canonicalize(s) {
-                frontier.push(&c, 0)?;
+                state.frontier.push_now(&c, 0)?;
             }
         }
         let shared = Arc::new(Shared {
-            docs: db.open_tree("crawl.docs")?,
-            meta: db.open_tree("crawl.meta")?,
-            frontier: Mutex::new((frontier, 0)),
-            dedup: Mutex::new(dedup),
-            sink: Mutex::new(sink),
-            stats: Mutex::new(Stats::default()),
-            per_host: Mutex::new(std::collections::HashMap::new()),
+            wants_captures: sink.wants_captures(),
+            core: Mutex::new(Core { state, dedup, sink }),
+            in_flight: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
+            broken: Mutex::new(None),
             fetcher,
             scope,
             canon,
@@ -200,42 +206,116 @@ impl Crawler {
     pub fn progress(&self) -> impl Fn() -> Progress + Send + Sync + 'static {
         let shared = self.shared.clone();
         move || {
-            let (queued, in_flight) = {
-                let f = shared.frontier.lock().unwrap();
-                (f.0.len(), f.1)
-            };
-            let s = shared.stats.lock().unwrap();
+            let core = shared.core.lock().unwrap();
+            let s = &core.state.stats;
             Progress {
                 fetched: s.fetched,
                 written: s.written,
                 duplicates: s.exact_duplicates + s.near_duplicates,
                 errors: s.errors.values().sum(),
-                queued,
-                in_flight,
+                queued: core.state.frontier.len(),
+                in_flight: shared.in_flight.load(Ordering::Relaxed),
             }
         }
     }
 
     /// Runs until the frontier is empty, `max_pages` is reached or the
-    /// crawl is stopped; flushes everything and returns the statistics.
+    /// crawl is stopped; checkpoints and returns the statistics (over every
+    /// run of this crawl, with this run's time and rate).
     pub async fn run(self) -> Result<Stats, CrawlError> {
         let start = Instant::now();
+        let fetched_before = self.shared.core.lock().unwrap().state.stats.fetched;
         let workers = self.shared.config.politeness.global_concurrency.0.max(1);
         let mut tasks = Vec::new();
         for _ in 0..workers {
             let shared = self.shared.clone();
             tasks.push(tokio::spawn(async move { worker(shared).await }));
         }
+        let done = Arc::new(tokio::sync::Notify::new());
+        let checkpoints = {
+            let shared = self.shared.clone();
+            let done = done.clone();
+            let every = Duration::from_secs(self.shared.config.output.checkpoint_secs.0 as u64);
+            tokio::spawn(async move {
+                loop {
+                    tokio::select! {
+                        _ = tokio::time::sleep(every) => {}
+                        _ = done.notified() => return,
+                    }
+                    let s = shared.clone();
+                    let result = tokio::task::spawn_blocking(move || {
+                        let mut core = s.core.lock().unwrap();
+                        checkpoint(&mut core)
+                    })
+                    .await;
+                    if let Ok(Err(e)) = result {
+                        fail(&shared, format!("checkpoint failed: {e}"));
+                    }
+                }
+            })
+        };
         for t in tasks {
             let _ = t.await;
         }
-        self.shared.dedup.lock().unwrap().flush()?;
+        done.notify_one();
+        let _ = checkpoints.await;
+        let mut core = self.shared.core.lock().unwrap();
+        checkpoint(&mut core)?;
         self.db.flush()?;
-        let mut stats = self.shared.stats.lock().unwrap().clone();
+        let mut stats = core.state.stats.clone();
         stats.elapsed_secs = start.elapsed().as_secs_f64();
-        self.shared.sink.lock().unwrap().finish(&stats.to_json())?;
+        stats.fetched_this_run = stats.fetched - fetched_before;
+        core.sink.finish(&stats.to_json())?;
+        if let Some(why) = self.shared.broken.lock().unwrap().take() {
+            return Err(CrawlError::Output(std::io::Error::other(why)));
+        }
         Ok(stats)
     }
+}
+
+/// Brings the outputs and the index in line with the state after an
+/// unclean stop, then checkpoints: the outputs are cut back to the last
+/// checkpoint and the outcomes committed since are written again; the index
+/// gets the documents committed since its last flush.
+fn recover(state: &mut State, dedup: &mut Deduper, sink: &mut dyn Sink) -> Result<(), CrawlError> {
+    if let Some(cp) = state.checkpoint()? {
+        sink.rewind(&cp.sink)?;
+        for outcomes in state.outbox() {
+            for o in outcomes? {
+                o.send(sink)?;
+            }
+        }
+        for doc in state.docs_from(cp.dedup_through) {
+            let (doc, judgement) = doc?;
+            dedup.record(doc, &judgement)?;
+        }
+    } else {
+        sink.rewind(&serde_json::Value::Null)?;
+    }
+    checkpoint_parts(state, dedup, sink)
+}
+
+fn checkpoint(core: &mut Core) -> Result<(), CrawlError> {
+    checkpoint_parts(&mut core.state, &mut core.dedup, core.sink.as_mut())
+}
+
+/// Outputs durable first, then the index, then the state that says both
+/// are: a crash in between leaves the previous checkpoint in charge.
+fn checkpoint_parts(
+    state: &mut State,
+    dedup: &mut Deduper,
+    sink: &mut dyn Sink,
+) -> Result<(), CrawlError> {
+    let position = sink.checkpoint()?;
+    dedup.flush()?;
+    state.set_checkpoint(position)?;
+    Ok(())
+}
+
+fn fail(shared: &Shared, why: String) {
+    eprintln!("nearcrawl: {why}; stopping (run again to resume)");
+    shared.stop.store(true, Ordering::SeqCst);
+    shared.broken.lock().unwrap().get_or_insert(why);
 }
 
 async fn worker(shared: Arc<Shared>) {
@@ -244,15 +324,21 @@ async fn worker(shared: Arc<Shared>) {
             return;
         }
         let entry = {
-            let mut f = shared.frontier.lock().unwrap();
-            let fetched = shared.stats.lock().unwrap().fetched;
-            let budget_left = fetched + (f.1 as u64) < shared.config.scope.max_pages;
-            match budget_left.then(|| f.0.pop()).transpose() {
+            let mut core = shared.core.lock().unwrap();
+            let in_flight = shared.in_flight.load(Ordering::SeqCst);
+            let budget_left =
+                core.state.stats.fetched + (in_flight as u64) < shared.config.scope.max_pages;
+            match budget_left.then(|| core.state.frontier.pop()).transpose() {
                 Ok(Some(Some(e))) => {
-                    f.1 += 1;
+                    shared.in_flight.fetch_add(1, Ordering::SeqCst);
                     Some(e)
                 }
-                _ if f.1 == 0 => return,
+                Err(e) => {
+                    drop(core);
+                    fail(&shared, format!("crawl state: {e}"));
+                    return;
+                }
+                _ if in_flight == 0 => return,
                 _ => None,
             }
         };
@@ -261,28 +347,83 @@ async fn worker(shared: Arc<Shared>) {
             continue;
         };
         process(&shared, entry).await;
-        shared.frontier.lock().unwrap().1 -= 1;
+        shared.in_flight.fetch_sub(1, Ordering::SeqCst);
     }
+}
+
+/// One URL's commit: its batch, then the index, then the outputs.
+struct Commit {
+    batch: sled::Batch,
+    adds: Additions,
+    outcomes: Vec<Outcome>,
+    host: String,
+}
+
+impl Commit {
+    fn new(entry: &Entry) -> Commit {
+        let mut batch = sled::Batch::default();
+        entry.finish(&mut batch);
+        Commit {
+            batch,
+            adds: Additions::default(),
+            outcomes: Vec::new(),
+            host: entry.url.host_str().unwrap_or("").to_string(),
+        }
+    }
+}
+
+/// Applies `commit` and pushes its outcomes to the sink. On a state error
+/// the URL stays in flight (fetched again by the next run) and the crawl
+/// stops.
+fn apply(shared: &Shared, core: &mut Core, mut commit: Commit) -> bool {
+    let Core { state, sink, .. } = core;
+    state.put_host(&mut commit.batch, &commit.host);
+    state.put_outcomes(&mut commit.batch, &commit.outcomes);
+    state.put_stats(&mut commit.batch);
+    if let Err(e) = state.apply(commit.batch) {
+        fail(shared, format!("crawl state: {e}"));
+        return false;
+    }
+    state.frontier.added(commit.adds);
+    for o in &commit.outcomes {
+        if let Err(e) = o.send(sink.as_mut()) {
+            // The outcome is in the state's outbox: the next checkpoint
+            // would record a position past a hole, so stop here instead and
+            // let the next run rewind and write it again.
+            fail(shared, format!("writing output failed: {e}"));
+            return false;
+        }
+    }
+    true
 }
 
 async fn process(shared: &Arc<Shared>, entry: Entry) {
     let url = entry.url.clone();
+    let host = url.host_str().unwrap_or("").to_string();
     {
-        let host = url.host_str().unwrap_or("").to_string();
-        let mut per_host = shared.per_host.lock().unwrap();
-        let n = per_host.entry(host).or_default();
-        if *n >= shared.config.scope.max_pages_per_host {
-            drop(per_host);
-            *shared
-                .stats
-                .lock()
-                .unwrap()
-                .out_of_scope
-                .entry("host_page_limit")
-                .or_default() += 1;
-            return;
+        let mut core = shared.core.lock().unwrap();
+        match core
+            .state
+            .take_host_page(&host, shared.config.scope.max_pages_per_host)
+        {
+            Ok(true) => {}
+            Ok(false) => {
+                *core
+                    .state
+                    .stats
+                    .out_of_scope
+                    .entry("host_page_limit".into())
+                    .or_default() += 1;
+                let commit = Commit::new(&entry);
+                apply(shared, &mut core, commit);
+                return;
+            }
+            Err(e) => {
+                drop(core);
+                fail(shared, format!("crawl state: {e}"));
+                return;
+            }
         }
-        *n += 1;
     }
     let hop_shared = shared.clone();
     let depth = entry.depth;
@@ -292,61 +433,40 @@ async fn process(shared: &Arc<Shared>, entry: Entry) {
             .canonicalize(hop)
             .is_some_and(|c| hop_shared.scope.check(&c, depth).is_ok())
     };
-    let fetched = match shared.fetcher.fetch(&url, &hop_ok).await {
-        Ok(p) => p,
+    match shared.fetcher.fetch(&url, &hop_ok).await {
+        Ok(fetched) => {
+            let work = shared.clone();
+            let _ = tokio::task::spawn_blocking(move || judge(&work, entry, fetched)).await;
+        }
         Err(e) => {
-            let mut stats = shared.stats.lock().unwrap();
+            let mut core = shared.core.lock().unwrap();
+            let stats = &mut core.state.stats;
             if matches!(e, nearcrawl_fetch::FetchError::RobotsDenied) {
                 stats.robots_denied += 1;
             } else {
-                *stats.errors.entry(e.kind()).or_default() += 1;
+                *stats.errors.entry(e.kind().into()).or_default() += 1;
             }
-            drop(stats);
-            let written = shared
-                .sink
-                .lock()
-                .unwrap()
-                .error(url.as_str(), e.kind(), &e.to_string());
-            output_result(shared, written);
-            return;
-        }
-    };
-    {
-        let mut stats = shared.stats.lock().unwrap();
-        stats.fetched += 1;
-        stats.bytes += fetched.body.len() as u64;
-    }
-    // Redirect targets count as seen.
-    if let Some(c) = shared.canon.canonicalize(&fetched.final_url) {
-        let _ = shared.frontier.lock().unwrap().0.mark_seen(&c);
-    }
-    let work = shared.clone();
-    let entry2 = entry.clone();
-    let _ = tokio::task::spawn_blocking(move || judge(&work, entry2, fetched)).await;
-}
-
-/// Counts and reports a failed write (a full disk, say): the crawl goes
-/// on, the loss is visible in the stats and on stderr. True if written.
-fn output_result(shared: &Shared, result: std::io::Result<()>) -> bool {
-    match result {
-        Ok(()) => true,
-        Err(e) => {
-            let mut stats = shared.stats.lock().unwrap();
-            let n = stats.errors.entry("output").or_default();
-            *n += 1;
-            if *n == 1 || n.is_power_of_two() {
-                eprintln!(
-                    "nearcrawl: writing output failed ({} times so far): {e}",
-                    *n
-                );
-            }
-            false
+            let mut commit = Commit::new(&entry);
+            commit.outcomes.push(Outcome::Error(ErrorRecord {
+                url: url.to_string(),
+                kind: e.kind().into(),
+                detail: e.to_string(),
+            }));
+            apply(shared, &mut core, commit);
         }
     }
 }
 
-/// CPU work off the reactor: extraction, fingerprints, the gate, writing.
+fn now() -> Duration {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+}
+
+/// CPU work off the reactor: extraction, fingerprints, the gate, the
+/// commit.
 fn judge(shared: &Shared, entry: Entry, fetched: nearcrawl_fetch::Fetched) {
+    let fetched_at = now();
     let page = extract(
         &fetched.body,
         &Input {
@@ -355,43 +475,64 @@ fn judge(shared: &Shared, entry: Entry, fetched: nearcrawl_fetch::Fetched) {
             x_robots_tag: fetched.x_robots_tag.as_deref(),
         },
     );
-    let doc = match shared.meta.update_and_fetch("next_doc", |v| {
-        let n = v.map_or(0, |b| u64::from_be_bytes(b.try_into().unwrap_or([0; 8])));
-        Some((n + 1).to_be_bytes().to_vec())
-    }) {
-        Ok(Some(v)) => u64::from_be_bytes(v.as_ref().try_into().unwrap_or([0; 8])) - 1,
-        _ => return,
-    };
-    let _ = shared.docs.insert(doc.to_be_bytes(), entry.url.as_str());
-    let decision = match shared.dedup.lock().unwrap().check_insert(doc, &page.text) {
-        Ok(d) => d,
-        Err(e) => {
-            let written =
-                shared
-                    .sink
-                    .lock()
-                    .unwrap()
-                    .error(entry.url.as_str(), "index", &e.to_string());
-            output_result(shared, written);
-            return;
+    // Links canonicalized and scoped before taking the lock.
+    let mut links = Vec::new();
+    let mut out_of_scope: Vec<&'static str> = Vec::new();
+    if !page.robots.nofollow {
+        for link in page.links.iter().filter(|l| !l.nofollow) {
+            let Some(c) = shared.canon.canonicalize(&link.url) else {
+                continue;
+            };
+            match shared.scope.check(&c, entry.depth + 1) {
+                Ok(()) => links.push(c),
+                Err(why) => out_of_scope.push(why.name()),
+            }
+        }
+    }
+    let mut commit = Commit::new(&entry);
+    if shared.wants_captures {
+        commit.outcomes.push(Outcome::Capture(Capture {
+            url: fetched.final_url.to_string(),
+            fetched_at_ms: fetched_at.as_millis() as u64,
+            request_headers: shared.fetcher.request_headers(),
+            status: fetched.status,
+            headers: fetched.headers.clone(),
+            body: fetched.body.clone(),
+            truncated: fetched.truncated,
+        }));
+    }
+
+    let mut guard = shared.core.lock().unwrap();
+    let core = &mut *guard;
+    let judgement = {
+        let state = &core.state;
+        match core.dedup.judge(&page.text, |d| state.doc_exists(d)) {
+            Ok(j) => j,
+            Err(e) => {
+                *core.state.stats.errors.entry("index".into()).or_default() += 1;
+                commit.outcomes.push(Outcome::Error(ErrorRecord {
+                    url: entry.url.to_string(),
+                    kind: "index".into(),
+                    detail: e.to_string(),
+                }));
+                apply(shared, core, commit);
+                return;
+            }
         }
     };
-    let name_of = |d: u64| {
-        shared
-            .docs
-            .get(d.to_be_bytes())
-            .ok()
-            .flatten()
-            .map(|v| String::from_utf8_lossy(&v).into_owned())
-            .unwrap_or_default()
-    };
+    let state = &mut core.state;
+    state.stats.fetched += 1;
+    state.stats.bytes += fetched.body.len() as u64;
+    // Redirect targets count as seen.
+    if let Some(c) = shared.canon.canonicalize(&fetched.final_url) {
+        state.frontier.mark_seen(&mut commit.batch, &c);
+    }
+    let decision = judgement.decision;
     let record = |duplicate_of: Option<String>| PageRecord {
         url: entry.url.to_string(),
         final_url: fetched.final_url.to_string(),
         status: fetched.status,
-        fetched_at: SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs()),
+        fetched_at: fetched_at.as_secs(),
         depth: entry.depth,
         title: page.title.clone(),
         lang: page.lang.clone(),
@@ -410,61 +551,64 @@ fn judge(shared: &Shared, entry: Entry, fetched: nearcrawl_fetch::Fetched) {
             similarity,
         } => Some((of, "near", distance, similarity)),
     };
+    let mut new_doc = None;
     if let Some((of, kind, distance, similarity)) = dup {
-        let original = name_of(of);
-        {
-            let mut stats = shared.stats.lock().unwrap();
-            if kind == "exact" {
-                stats.exact_duplicates += 1;
-            } else {
-                stats.near_duplicates += 1;
-            }
+        let original = state.doc_url(of).ok().flatten().unwrap_or_default();
+        if kind == "exact" {
+            state.stats.exact_duplicates += 1;
+        } else {
+            state.stats.near_duplicates += 1;
         }
-        let mut sink = shared.sink.lock().unwrap();
-        let written = sink.duplicate(&DuplicateRecord {
+        commit.outcomes.push(Outcome::Duplicate(DuplicateRecord {
             url: entry.url.to_string(),
             duplicate_of: original.clone(),
-            kind,
+            kind: kind.into(),
             distance,
             similarity,
-        });
-        output_result(shared, written);
+        }));
         if shared.config.dedup.policy == DuplicatePolicy::Record {
-            let written = sink.page(&record(Some(original)));
-            output_result(shared, written);
+            commit.outcomes.push(Outcome::Page(record(Some(original))));
         }
         // A duplicate's links never reach the frontier.
-        return;
-    }
-    if page.robots.noindex {
-        shared.stats.lock().unwrap().noindex += 1;
     } else {
-        let written = shared.sink.lock().unwrap().page(&record(None));
-        if output_result(shared, written) {
-            shared.stats.lock().unwrap().written += 1;
+        let doc = match state.new_doc() {
+            Ok(d) => d,
+            Err(e) => {
+                drop(guard);
+                fail(shared, format!("crawl state: {e}"));
+                return;
+            }
+        };
+        state.put_doc(&mut commit.batch, doc, entry.url.as_str(), &judgement);
+        new_doc = Some(doc);
+        if page.robots.noindex {
+            state.stats.noindex += 1;
+        } else {
+            state.stats.written += 1;
+            commit.outcomes.push(Outcome::Page(record(None)));
+        }
+        for why in out_of_scope {
+            *state.stats.out_of_scope.entry(why.into()).or_default() += 1;
+        }
+        for c in &links {
+            if let Err(e) =
+                state
+                    .frontier
+                    .push(&mut commit.batch, &mut commit.adds, c, entry.depth + 1)
+            {
+                drop(guard);
+                fail(shared, format!("crawl state: {e}"));
+                return;
+            }
         }
     }
-    if page.robots.nofollow {
+    if !apply(shared, core, commit) {
         return;
     }
-    let mut frontier = shared.frontier.lock().unwrap();
-    for link in page.links.iter().filter(|l| !l.nofollow) {
-        let Some(c) = shared.canon.canonicalize(&link.url) else {
-            continue;
-        };
-        match shared.scope.check(&c, entry.depth + 1) {
-            Ok(()) => {
-                let _ = frontier.0.push(&c, entry.depth + 1);
-            }
-            Err(why) => {
-                *shared
-                    .stats
-                    .lock()
-                    .unwrap()
-                    .out_of_scope
-                    .entry(why.name())
-                    .or_default() += 1;
-            }
+    if let Some(doc) = new_doc {
+        if let Err(e) = core.dedup.record(doc, &judgement) {
+            drop(guard);
+            fail(shared, format!("duplicate index: {e}"));
         }
     }
 }

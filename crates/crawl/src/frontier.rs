@@ -1,58 +1,104 @@
-//! The frontier: URLs waiting to be fetched, and every URL ever queued,
-//! both on disk in sled.
+//! The frontier: URLs waiting to be fetched, URLs being fetched, and every
+//! URL ever queued, all on disk in sled.
 //!
 //! Per-host queues, lowest depth first within a host (breadth-first), and
 //! hosts served in turn so one large host cannot starve the others. Only
 //! the list of hosts with pending URLs is kept in memory.
+//!
+//! The frontier lives in keys of the crawl's one state tree (see
+//! [`crate::state`]) so that what a page adds to it is written in the same
+//! atomic batch as the page's other effects. [`Frontier::pop`] moves a URL
+//! from the queue to the in-flight set, and [`Frontier::open_in`] puts
+//! whatever is still in flight back in the queue: a crash loses no URL.
 
 use std::collections::{HashSet, VecDeque};
 
 use url::Url;
+
+const QUEUE: u8 = b'q';
+const IN_FLIGHT: u8 = b'i';
+const SEEN: u8 = b's';
 
 /// A URL to fetch and how many links it is from a seed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
     pub url: Url,
     pub depth: u32,
+    /// host 0x00 depth(u32 BE) seq(u64 BE): the entry's place in the queue,
+    /// and its key while in flight.
+    key: Vec<u8>,
+}
+
+impl Entry {
+    /// Removes the entry from the in-flight set, in `batch`: the URL is done.
+    pub fn finish(&self, batch: &mut sled::Batch) {
+        batch.remove(prefixed(IN_FLIGHT, &self.key));
+    }
 }
 
 #[derive(Debug)]
 pub struct Frontier {
-    /// host 0x00 depth(u32 BE) seq(u64 BE) -> URL
-    queue: sled::Tree,
-    /// URL -> () for every URL ever queued.
-    seen: sled::Tree,
+    tree: sled::Tree,
     rotation: VecDeque<String>,
     in_rotation: HashSet<String>,
     seq: u64,
+    queued: usize,
+}
+
+fn prefixed(tag: u8, rest: &[u8]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(rest.len() + 1);
+    k.push(tag);
+    k.extend_from_slice(rest);
+    k
 }
 
 fn host_prefix(host: &str) -> Vec<u8> {
-    let mut k = host.as_bytes().to_vec();
+    let mut k = vec![QUEUE];
+    k.extend_from_slice(host.as_bytes());
     k.push(0);
     k
 }
 
+/// The URLs one page adds to the frontier, gathered before the page's batch
+/// is applied.
+#[derive(Debug, Default)]
+pub struct Additions {
+    urls: HashSet<String>,
+    hosts: Vec<String>,
+    queued: usize,
+}
+
 impl Frontier {
-    /// Opens the frontier kept in trees of `db`, resuming what is there.
-    pub fn open_in(db: &sled::Db) -> Result<Frontier, sled::Error> {
-        let queue = db.open_tree("frontier.queue")?;
-        let seen = db.open_tree("frontier.seen")?;
+    /// Opens the frontier kept in `tree`, resuming what is there: URLs that
+    /// were in flight when the last run ended go back in the queue.
+    pub fn open_in(tree: &sled::Tree) -> Result<Frontier, sled::Error> {
+        let mut requeue = sled::Batch::default();
+        let mut back = 0usize;
+        for item in tree.scan_prefix([IN_FLIGHT]) {
+            let (key, url) = item?;
+            requeue.remove(key.clone());
+            requeue.insert(prefixed(QUEUE, &key[1..]), url);
+            back += 1;
+        }
+        if back > 0 {
+            tree.apply_batch(requeue)?;
+        }
         let mut f = Frontier {
-            queue,
-            seen,
+            tree: tree.clone(),
             rotation: VecDeque::new(),
             in_rotation: HashSet::new(),
             seq: 0,
+            queued: 0,
         };
-        // One pass over the keys: the hosts with pending URLs, and a
+        // One pass over the queue's keys: the hosts with pending URLs, and a
         // sequence number above every one in use.
-        for key in f.queue.iter().keys() {
+        for key in tree.scan_prefix([QUEUE]).keys() {
             let key = key?;
+            f.queued += 1;
             let Some(nul) = key.iter().position(|&b| b == 0) else {
                 continue;
             };
-            let host = String::from_utf8_lossy(&key[..nul]).into_owned();
+            let host = String::from_utf8_lossy(&key[1..nul]).into_owned();
             if key.len() == nul + 13 {
                 let seq = u64::from_be_bytes(key[nul + 5..].try_into().unwrap());
                 f.seq = f.seq.max(seq + 1);
@@ -64,35 +110,78 @@ impl Frontier {
         Ok(f)
     }
 
-    /// Queues `url` at `depth` unless it was ever queued before; true if
-    /// it was new. The caller canonicalizes and checks scope first.
-    pub fn push(&mut self, url: &Url, depth: u32) -> Result<bool, sled::Error> {
-        if self.seen.insert(url.as_str(), &[])?.is_some() {
+    /// Queues `url` at `depth`, in `batch`, unless it was ever queued
+    /// before; true if it was new. The caller canonicalizes and checks
+    /// scope first, applies the batch, then calls [`added`](Frontier::added)
+    /// with `adds`.
+    pub fn push(
+        &mut self,
+        batch: &mut sled::Batch,
+        adds: &mut Additions,
+        url: &Url,
+        depth: u32,
+    ) -> Result<bool, sled::Error> {
+        if adds.urls.contains(url.as_str()) || self.was_seen(url)? {
             return Ok(false);
         }
+        adds.urls.insert(url.as_str().to_string());
+        batch.insert(prefixed(SEEN, url.as_str().as_bytes()), &[]);
         let host = url.host_str().unwrap_or("").to_ascii_lowercase();
         let mut key = host_prefix(&host);
         key.extend_from_slice(&depth.to_be_bytes());
         key.extend_from_slice(&self.seq.to_be_bytes());
         self.seq += 1;
-        self.queue.insert(key, url.as_str())?;
-        if self.in_rotation.insert(host.clone()) {
-            self.rotation.push_back(host);
-        }
+        batch.insert(key, url.as_str());
+        adds.hosts.push(host);
+        adds.queued += 1;
         Ok(true)
     }
 
-    /// The next URL: the next host in turn, its lowest-depth URL.
+    /// Records `url` as seen without queueing it (a redirect target that
+    /// was just fetched), in `batch`.
+    pub fn mark_seen(&self, batch: &mut sled::Batch, url: &Url) {
+        batch.insert(prefixed(SEEN, url.as_str().as_bytes()), &[]);
+    }
+
+    /// Takes note of URLs pushed in a batch that has now been applied.
+    pub fn added(&mut self, adds: Additions) {
+        self.queued += adds.queued;
+        for host in adds.hosts {
+            if self.in_rotation.insert(host.clone()) {
+                self.rotation.push_back(host);
+            }
+        }
+    }
+
+    /// Queues and applies at once (seeds, sitemaps): true if `url` was new.
+    pub fn push_now(&mut self, url: &Url, depth: u32) -> Result<bool, sled::Error> {
+        let mut batch = sled::Batch::default();
+        let mut adds = Additions::default();
+        let new = self.push(&mut batch, &mut adds, url, depth)?;
+        self.tree.apply_batch(batch)?;
+        self.added(adds);
+        Ok(new)
+    }
+
+    /// The next URL: the next host in turn, its lowest-depth URL. It moves
+    /// to the in-flight set until [`Entry::finish`] is applied.
     pub fn pop(&mut self) -> Result<Option<Entry>, sled::Error> {
         while let Some(host) = self.rotation.pop_front() {
             let prefix = host_prefix(&host);
-            let Some(item) = self.queue.scan_prefix(&prefix).next() else {
+            let mut items = self.tree.scan_prefix(&prefix);
+            let Some(item) = items.next() else {
                 self.in_rotation.remove(&host);
                 continue;
             };
             let (key, value) = item?;
-            self.queue.remove(&key)?;
-            if self.queue.scan_prefix(&prefix).next().is_some() {
+            let more = items.next().is_some();
+            drop(items);
+            let mut batch = sled::Batch::default();
+            batch.remove(key.clone());
+            batch.insert(prefixed(IN_FLIGHT, &key[1..]), value.clone());
+            self.tree.apply_batch(batch)?;
+            self.queued = self.queued.saturating_sub(1);
+            if more {
                 self.rotation.push_back(host);
             } else {
                 self.in_rotation.remove(&host);
@@ -102,38 +191,48 @@ impl Frontier {
                     .try_into()
                     .unwrap_or([0; 4]),
             );
+            let entry_key = key[1..].to_vec();
             match Url::parse(&String::from_utf8_lossy(&value)) {
-                Ok(url) => return Ok(Some(Entry { url, depth })),
-                Err(_) => continue, // not written by us: skip
+                Ok(url) => {
+                    return Ok(Some(Entry {
+                        url,
+                        depth,
+                        key: entry_key,
+                    }));
+                }
+                Err(_) => {
+                    // Not written by us: drop it.
+                    self.tree.remove(prefixed(IN_FLIGHT, &entry_key))?;
+                    continue;
+                }
             }
         }
         Ok(None)
     }
 
-    /// Records `url` as seen without queueing it (a redirect target that
-    /// was just fetched).
-    pub fn mark_seen(&mut self, url: &Url) -> Result<(), sled::Error> {
-        self.seen.insert(url.as_str(), &[])?;
-        Ok(())
-    }
-
     /// URLs waiting.
     pub fn len(&self) -> usize {
-        self.queue.len()
+        self.queued
     }
 
     pub fn is_empty(&self) -> bool {
-        self.queue.is_empty()
-    }
-
-    /// URLs ever queued.
-    pub fn seen(&self) -> usize {
-        self.seen.len()
+        self.queued == 0
     }
 
     /// Whether `url` was ever queued.
     pub fn was_seen(&self, url: &Url) -> Result<bool, sled::Error> {
-        self.seen.contains_key(url.as_str())
+        self.tree
+            .contains_key(prefixed(SEEN, url.as_str().as_bytes()))
+    }
+
+    /// URLs ever queued (a scan: for tests and reports, not the hot path).
+    pub fn seen(&self) -> usize {
+        self.tree.scan_prefix([SEEN]).count()
+    }
+
+    /// URLs in flight (a scan: for tests and reports).
+    pub fn in_flight(&self) -> usize {
+        self.tree.scan_prefix([IN_FLIGHT]).count()
     }
 }
 
@@ -145,30 +244,35 @@ mod tests {
         Url::parse(s).unwrap()
     }
 
-    fn db() -> sled::Db {
-        sled::Config::new().temporary(true).open().unwrap()
+    fn tree() -> sled::Tree {
+        let db = sled::Config::new().temporary(true).open().unwrap();
+        db.open_tree("t").unwrap()
+    }
+
+    fn drain(f: &mut Frontier) -> Vec<String> {
+        std::iter::from_fn(|| f.pop().unwrap())
+            .map(|e| e.url.to_string())
+            .collect()
     }
 
     #[test]
     fn hosts_take_turns_and_depth_comes_first() {
-        let db = db();
-        let mut f = Frontier::open_in(&db).unwrap();
+        let t = tree();
+        let mut f = Frontier::open_in(&t).unwrap();
         for i in 0..5 {
-            f.push(&u(&format!("https://big.example/{i}")), 2).unwrap();
+            f.push_now(&u(&format!("https://big.example/{i}")), 2)
+                .unwrap();
         }
-        f.push(&u("https://big.example/shallow"), 1).unwrap();
-        f.push(&u("https://small.example/a"), 1).unwrap();
-        f.push(&u("https://small.example/b"), 1).unwrap();
+        f.push_now(&u("https://big.example/shallow"), 1).unwrap();
+        f.push_now(&u("https://small.example/a"), 1).unwrap();
+        f.push_now(&u("https://small.example/b"), 1).unwrap();
         assert!(
-            !f.push(&u("https://small.example/a"), 0).unwrap(),
+            !f.push_now(&u("https://small.example/a"), 0).unwrap(),
             "seen before"
         );
         assert_eq!(f.len(), 8);
-        let order: Vec<String> = std::iter::from_fn(|| f.pop().unwrap())
-            .map(|e| e.url.to_string())
-            .collect();
         assert_eq!(
-            order,
+            drain(&mut f),
             [
                 "https://big.example/shallow",
                 "https://small.example/a",
@@ -182,51 +286,67 @@ mod tests {
         );
         assert!(f.is_empty());
         assert_eq!(f.seen(), 8);
+        assert_eq!(f.in_flight(), 8, "popped, not finished");
     }
 
     #[test]
-    fn reopened_frontier_resumes() {
-        let dir = std::env::temp_dir().join(format!("nearcrawl-frontier-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+    fn a_batch_adds_nothing_until_applied_and_dedupes_its_own_urls() {
+        let t = tree();
+        let mut f = Frontier::open_in(&t).unwrap();
+        let mut batch = sled::Batch::default();
+        let mut adds = Additions::default();
+        assert!(
+            f.push(&mut batch, &mut adds, &u("https://a.example/1"), 1)
+                .unwrap()
+        );
+        assert!(
+            !f.push(&mut batch, &mut adds, &u("https://a.example/1"), 1)
+                .unwrap()
+        );
+        assert!(f.pop().unwrap().is_none());
+        t.apply_batch(batch).unwrap();
+        f.added(adds);
+        assert_eq!(f.len(), 1);
+        assert_eq!(drain(&mut f), ["https://a.example/1"]);
+    }
+
+    #[test]
+    fn reopened_frontier_resumes_and_requeues_what_was_in_flight() {
+        let t = tree();
         {
-            let db = sled::open(&dir).unwrap();
-            let mut f = Frontier::open_in(&db).unwrap();
-            f.push(&u("https://a.example/1"), 0).unwrap();
-            f.push(&u("https://a.example/2"), 1).unwrap();
-            f.push(&u("https://b.example/1"), 0).unwrap();
+            let mut f = Frontier::open_in(&t).unwrap();
+            f.push_now(&u("https://a.example/1"), 0).unwrap();
+            f.push_now(&u("https://a.example/2"), 1).unwrap();
+            f.push_now(&u("https://b.example/1"), 0).unwrap();
+            let done = f.pop().unwrap().unwrap();
+            assert_eq!(done.url.as_str(), "https://a.example/1");
+            let mut batch = sled::Batch::default();
+            done.finish(&mut batch);
+            t.apply_batch(batch).unwrap();
+            // Popped and never finished: the run "crashed" with it in flight.
             assert_eq!(
                 f.pop().unwrap().unwrap().url.as_str(),
-                "https://a.example/1"
+                "https://b.example/1"
             );
-            db.flush().unwrap();
         }
-        // sled lets go of its file lock from a background thread.
-        let start = std::time::Instant::now();
-        let db = loop {
-            match sled::open(&dir) {
-                Ok(db) => break db,
-                Err(e) if start.elapsed() < std::time::Duration::from_secs(5) => {
-                    let _ = e;
-                    std::thread::sleep(std::time::Duration::from_millis(10));
-                }
-                Err(e) => panic!("{e}"),
-            }
-        };
-        let mut f = Frontier::open_in(&db).unwrap();
+        let mut f = Frontier::open_in(&t).unwrap();
         assert_eq!(f.len(), 2);
+        assert_eq!(f.in_flight(), 0);
         assert!(
             f.was_seen(&u("https://a.example/1")).unwrap(),
-            "popped URLs stay seen"
+            "finished URLs stay seen"
         );
-        assert!(!f.push(&u("https://a.example/1"), 0).unwrap());
-        assert!(f.push(&u("https://a.example/3"), 1).unwrap());
-        let rest: Vec<String> = std::iter::from_fn(|| f.pop().unwrap())
-            .map(|e| e.url.to_string())
-            .collect();
-        assert_eq!(rest.len(), 3);
-        assert!(rest.contains(&"https://a.example/3".to_string()));
-        drop(f);
-        drop(db);
-        let _ = std::fs::remove_dir_all(&dir);
+        assert!(!f.push_now(&u("https://a.example/1"), 0).unwrap());
+        assert!(f.push_now(&u("https://a.example/3"), 1).unwrap());
+        let mut rest = drain(&mut f);
+        rest.sort();
+        assert_eq!(
+            rest,
+            [
+                "https://a.example/2",
+                "https://a.example/3",
+                "https://b.example/1"
+            ]
+        );
     }
 }

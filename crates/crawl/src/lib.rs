@@ -3,13 +3,14 @@
 //!
 //! - [`config`]: the TOML config, errors naming key and line; [`seeds`].
 //! - [`canonical`]: one spelling per URL, trap detection; [`scope`].
-//! - [`frontier`]: per-host queues and the seen set in sled.
+//! - [`frontier`]: per-host queues, in-flight URLs and the seen set in sled.
 //! - [`crawler`]: the loop: fetch (async), then extraction and the duplicate
 //!   gate on blocking threads; new pages to the [`sink::Sink`] and their
 //!   links to the frontier, duplicates recorded and their links dropped.
-//!
-//! Still to come: WARC and zstd outputs, sitemaps, progress display, and
-//! crash consistency between the corpus, the index and the frontier.
+//! - [`state`]: everything a URL changes as one atomic batch, checkpoints,
+//!   and the outbox that makes resume after a crash exact.
+//! - Outputs, pushed into a [`sink::Sink`]: [`jsonl`] (pages shards, plain
+//!   or zstd; duplicates; errors; stats) and [`warc`] (WARC 1.1).
 //!
 //! ```
 //! use nearcrawl_crawl::canonical::Canonicalizer;
@@ -24,6 +25,34 @@ pub mod canonical;
 pub mod config;
 pub mod crawler;
 pub mod frontier;
+pub mod jsonl;
 pub mod scope;
 pub mod seeds;
 pub mod sink;
+pub mod state;
+pub mod warc;
+
+use config::{Compression, Format, Output};
+
+/// The outputs `config` asks for, as one sink.
+pub fn open_outputs(config: &Output) -> std::io::Result<Box<dyn sink::Sink>> {
+    let mut sinks: Vec<Box<dyn sink::Sink>> = Vec::new();
+    if config.formats.contains(&Format::Jsonl) {
+        let compression = match config.compression {
+            Compression::None => jsonl::ShardCompression::None,
+            Compression::Zstd => jsonl::ShardCompression::Zstd(config.zstd_level),
+        };
+        sinks.push(Box::new(jsonl::JsonlSink::open(
+            &config.dir,
+            config.shard_bytes,
+            compression,
+        )?));
+    }
+    if config.formats.contains(&Format::Warc) {
+        sinks.push(Box::new(warc::WarcSink::open(
+            &config.dir,
+            config.shard_bytes,
+        )?));
+    }
+    Ok(Box::new(sink::Outputs::new(sinks)))
+}

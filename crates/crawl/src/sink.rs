@@ -1,23 +1,28 @@
 //! Where the crawl's results go.
 //!
 //! The crawler *pushes* each outcome into a [`Sink`] as it happens, the way
-//! ripgrep's searcher pushes matches: outputs (JSONL today, WARC next) stay
-//! independent of the crawl loop, and the loop never buffers results for a
-//! consumer. Only `page` is required; the other hooks default to doing
-//! nothing.
+//! ripgrep's searcher pushes matches: outputs (JSONL, WARC) stay independent
+//! of the crawl loop, and the loop never buffers results for a consumer.
+//! Only `page` is required; the other hooks default to doing nothing, so a
+//! sink that wants only pages is a few lines.
+//!
+//! Resume: the crawler keeps every outcome since the last checkpoint in its
+//! state, asks the sink for a [`checkpoint`](Sink::checkpoint) (a durable
+//! position) now and then, and after a crash [`rewind`](Sink::rewind)s the
+//! sink to the last position and pushes the outcomes after it again. A sink
+//! that cannot rewind (the default does nothing) sees those outcomes twice.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::io;
 
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 /// A page written to the corpus.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PageRecord {
     pub url: String,
     pub final_url: String,
     pub status: u16,
+    /// Seconds since the Unix epoch.
     pub fetched_at: u64,
     pub depth: u32,
     pub title: Option<String>,
@@ -26,139 +31,300 @@ pub struct PageRecord {
     pub simhash: String,
     pub content_hash: String,
     pub outlinks: usize,
-    /// Set under the `record` policy for near duplicates.
+    /// Set under the `record` policy for duplicates.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
     pub duplicate_of: Option<String>,
 }
 
 /// A page judged a duplicate of an earlier one.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DuplicateRecord {
     pub url: String,
     pub duplicate_of: String,
-    pub kind: &'static str,
+    /// `exact` or `near`.
+    pub kind: String,
     pub distance: u32,
     pub similarity: f32,
 }
 
+/// A URL that could not be crawled.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorRecord {
+    pub url: String,
+    /// A short stable name (`timeout`, `status`, `robots`…).
+    pub kind: String,
+    pub detail: String,
+}
+
+/// One HTTP exchange as fetched, for archival outputs (WARC).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Capture {
+    /// The URL the response came from (after redirects).
+    pub url: String,
+    /// Milliseconds since the Unix epoch.
+    pub fetched_at_ms: u64,
+    /// The request as sent: header names and values (the fetcher's own).
+    pub request_headers: Vec<(String, String)>,
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    /// The body after transfer and content decoding.
+    #[serde(skip)]
+    pub body: Vec<u8>,
+    /// The body was cut at the configured maximum.
+    pub truncated: bool,
+}
+
+/// A sink's durable place in its outputs, as it describes it (file lengths,
+/// say); stored by the crawler and handed back to [`Sink::rewind`].
+pub type Position = serde_json::Value;
+
 /// Receives the crawl's outcomes as they happen.
 pub trait Sink: Send {
-    fn page(&mut self, page: &PageRecord) -> std::io::Result<()>;
+    fn page(&mut self, page: &PageRecord) -> io::Result<()>;
 
-    fn duplicate(&mut self, _dup: &DuplicateRecord) -> std::io::Result<()> {
+    fn duplicate(&mut self, _dup: &DuplicateRecord) -> io::Result<()> {
         Ok(())
     }
 
-    fn error(&mut self, _url: &str, _kind: &str, _detail: &str) -> std::io::Result<()> {
+    fn error(&mut self, _error: &ErrorRecord) -> io::Result<()> {
         Ok(())
     }
 
-    /// The crawl's statistics, at the end.
-    fn finish(&mut self, _stats: &serde_json::Value) -> std::io::Result<()> {
+    /// Whether [`capture`](Sink::capture) is wanted: building captures
+    /// copies every body, so the crawler skips it when no one asks.
+    fn wants_captures(&self) -> bool {
+        false
+    }
+
+    /// A raw exchange, before extraction (every fetched response,
+    /// duplicates included).
+    fn capture(&mut self, _capture: &Capture) -> io::Result<()> {
+        Ok(())
+    }
+
+    /// Makes everything written so far durable (flush, fsync) and says
+    /// where it ends.
+    fn checkpoint(&mut self) -> io::Result<Position> {
+        Ok(Position::Null)
+    }
+
+    /// Throws away everything written after `position` (from an earlier
+    /// [`checkpoint`](Sink::checkpoint), or `Null`: everything). Called when
+    /// a crawl resumes, before the outcomes after that position are pushed
+    /// again.
+    fn rewind(&mut self, _position: &Position) -> io::Result<()> {
+        Ok(())
+    }
+
+    /// The crawl's statistics, at the end of a run.
+    fn finish(&mut self, _stats: &serde_json::Value) -> io::Result<()> {
         Ok(())
     }
 }
 
-/// `pages-NNNNN.jsonl` shards rolled by size, `duplicates.jsonl`,
-/// `errors.jsonl`, `stats.json`.
-pub struct JsonlSink {
-    dir: PathBuf,
-    shard_bytes: u64,
-    shard: usize,
-    written: u64,
-    pages: BufWriter<File>,
-    duplicates: BufWriter<File>,
-    errors: BufWriter<File>,
+/// Several sinks as one: each outcome goes to each, in order.
+pub struct Outputs {
+    sinks: Vec<Box<dyn Sink>>,
 }
 
-fn append(path: &Path) -> std::io::Result<BufWriter<File>> {
-    Ok(BufWriter::new(
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)?,
-    ))
-}
-
-impl JsonlSink {
-    /// Opens the outputs in `dir`, continuing after existing shards.
-    pub fn open(dir: &Path, shard_bytes: u64) -> std::io::Result<JsonlSink> {
-        std::fs::create_dir_all(dir)?;
-        let mut shard = 0;
-        while dir.join(format!("pages-{:05}.jsonl", shard + 1)).exists() {
-            shard += 1;
-        }
-        let path = dir.join(format!("pages-{shard:05}.jsonl"));
-        let written = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-        Ok(JsonlSink {
-            pages: append(&path)?,
-            duplicates: append(&dir.join("duplicates.jsonl"))?,
-            errors: append(&dir.join("errors.jsonl"))?,
-            dir: dir.to_path_buf(),
-            shard_bytes: shard_bytes.max(1),
-            shard,
-            written,
-        })
-    }
-
-    pub fn flush(&mut self) -> std::io::Result<()> {
-        self.pages.flush()?;
-        self.duplicates.flush()?;
-        self.errors.flush()
+impl Outputs {
+    pub fn new(sinks: Vec<Box<dyn Sink>>) -> Outputs {
+        Outputs { sinks }
     }
 }
 
-impl std::fmt::Debug for JsonlSink {
+impl std::fmt::Debug for Outputs {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("JsonlSink")
-            .field("dir", &self.dir)
-            .field("shard", &self.shard)
+        f.debug_struct("Outputs")
+            .field("sinks", &self.sinks.len())
             .finish()
     }
 }
 
-impl Sink for JsonlSink {
-    fn page(&mut self, p: &PageRecord) -> std::io::Result<()> {
-        let mut line = json!({
-            "url": p.url, "final_url": p.final_url, "status": p.status, "fetched_at": p.fetched_at,
-            "depth": p.depth, "title": p.title, "lang": p.lang, "text": p.text, "simhash": p.simhash,
-            "content_hash": p.content_hash, "outlinks": p.outlinks,
-        });
-        if let Some(d) = &p.duplicate_of {
-            line["duplicate_of"] = json!(d);
+/// Runs `f` on every sink, returning the first error after trying all.
+fn each(
+    sinks: &mut [Box<dyn Sink>],
+    mut f: impl FnMut(&mut dyn Sink) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut first = Ok(());
+    for s in sinks {
+        if let Err(e) = f(s.as_mut()) {
+            if first.is_ok() {
+                first = Err(e);
+            }
         }
-        let line = line.to_string();
-        if self.written > 0 && self.written + line.len() as u64 + 1 > self.shard_bytes {
-            self.pages.flush()?;
-            self.shard += 1;
-            self.pages = append(&self.dir.join(format!("pages-{:05}.jsonl", self.shard)))?;
-            self.written = 0;
+    }
+    first
+}
+
+impl Sink for Outputs {
+    fn page(&mut self, page: &PageRecord) -> io::Result<()> {
+        each(&mut self.sinks, |s| s.page(page))
+    }
+
+    fn duplicate(&mut self, dup: &DuplicateRecord) -> io::Result<()> {
+        each(&mut self.sinks, |s| s.duplicate(dup))
+    }
+
+    fn error(&mut self, error: &ErrorRecord) -> io::Result<()> {
+        each(&mut self.sinks, |s| s.error(error))
+    }
+
+    fn wants_captures(&self) -> bool {
+        self.sinks.iter().any(|s| s.wants_captures())
+    }
+
+    fn capture(&mut self, capture: &Capture) -> io::Result<()> {
+        each(&mut self.sinks, |s| {
+            if s.wants_captures() {
+                s.capture(capture)
+            } else {
+                Ok(())
+            }
+        })
+    }
+
+    fn checkpoint(&mut self) -> io::Result<Position> {
+        let mut all = Vec::with_capacity(self.sinks.len());
+        for s in &mut self.sinks {
+            all.push(s.checkpoint()?);
         }
-        writeln!(self.pages, "{line}")?;
-        self.written += line.len() as u64 + 1;
+        Ok(Position::Array(all))
+    }
+
+    fn rewind(&mut self, position: &Position) -> io::Result<()> {
+        for (i, s) in self.sinks.iter_mut().enumerate() {
+            s.rewind(position.get(i).unwrap_or(&Position::Null))?;
+        }
         Ok(())
     }
 
-    fn duplicate(&mut self, d: &DuplicateRecord) -> std::io::Result<()> {
-        let line = json!({
-            "url": d.url, "duplicate_of": d.duplicate_of, "kind": d.kind, "distance": d.distance,
-            "similarity": (f64::from(d.similarity) * 1000.0).round() / 1000.0,
-        });
-        writeln!(self.duplicates, "{line}")
+    fn finish(&mut self, stats: &serde_json::Value) -> io::Result<()> {
+        each(&mut self.sinks, |s| s.finish(stats))
+    }
+}
+
+/// One outcome of one URL, as the crawler keeps it between checkpoints.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Page(PageRecord),
+    Duplicate(DuplicateRecord),
+    Error(ErrorRecord),
+    Capture(Capture),
+}
+
+impl Outcome {
+    /// Pushes the outcome into `sink`.
+    pub fn send(&self, sink: &mut dyn Sink) -> io::Result<()> {
+        match self {
+            Outcome::Page(p) => sink.page(p),
+            Outcome::Duplicate(d) => sink.duplicate(d),
+            Outcome::Error(e) => sink.error(e),
+            Outcome::Capture(c) => sink.capture(c),
+        }
     }
 
-    fn error(&mut self, url: &str, kind: &str, detail: &str) -> std::io::Result<()> {
-        writeln!(
-            self.errors,
-            "{}",
-            json!({"url": url, "kind": kind, "detail": detail})
-        )
+    /// Appends a self-delimiting encoding: tag, length, JSON (and, for a
+    /// capture, the body after the JSON).
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        let (tag, json) = match self {
+            Outcome::Page(p) => (b'P', serde_json::to_vec(p)),
+            Outcome::Duplicate(d) => (b'D', serde_json::to_vec(d)),
+            Outcome::Error(e) => (b'E', serde_json::to_vec(e)),
+            Outcome::Capture(c) => (b'C', serde_json::to_vec(c)),
+        };
+        let json = json.expect("records serialize");
+        let body: &[u8] = match self {
+            Outcome::Capture(c) => &c.body,
+            _ => &[],
+        };
+        out.push(tag);
+        out.extend_from_slice(&(json.len() as u32).to_be_bytes());
+        out.extend_from_slice(&(body.len() as u32).to_be_bytes());
+        out.extend_from_slice(&json);
+        out.extend_from_slice(body);
     }
 
-    fn finish(&mut self, stats: &serde_json::Value) -> std::io::Result<()> {
-        self.flush()?;
-        std::fs::write(
-            self.dir.join("stats.json"),
-            serde_json::to_string_pretty(stats)? + "\n",
-        )
+    /// Reads every outcome [`encode`](Outcome::encode) appended to `bytes`.
+    pub fn decode_all(mut bytes: &[u8]) -> Option<Vec<Outcome>> {
+        let mut out = Vec::new();
+        while !bytes.is_empty() {
+            if bytes.len() < 9 {
+                return None;
+            }
+            let tag = bytes[0];
+            let json_len = u32::from_be_bytes(bytes[1..5].try_into().ok()?) as usize;
+            let body_len = u32::from_be_bytes(bytes[5..9].try_into().ok()?) as usize;
+            let rest = &bytes[9..];
+            if rest.len() < json_len + body_len {
+                return None;
+            }
+            let json = &rest[..json_len];
+            out.push(match tag {
+                b'P' => Outcome::Page(serde_json::from_slice(json).ok()?),
+                b'D' => Outcome::Duplicate(serde_json::from_slice(json).ok()?),
+                b'E' => Outcome::Error(serde_json::from_slice(json).ok()?),
+                b'C' => {
+                    let mut c: Capture = serde_json::from_slice(json).ok()?;
+                    c.body = rest[json_len..json_len + body_len].to_vec();
+                    Outcome::Capture(c)
+                }
+                _ => return None,
+            });
+            bytes = &rest[json_len + body_len..];
+        }
+        Some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcomes_round_trip() {
+        let all = vec![
+            Outcome::Capture(Capture {
+                url: "http://a.example/".into(),
+                fetched_at_ms: 1_700_000_000_123,
+                request_headers: vec![("User-Agent".into(), "x".into())],
+                status: 200,
+                headers: vec![("Content-Type".into(), "text/html".into())],
+                body: b"<html>\x00\xff</html>".to_vec(),
+                truncated: false,
+            }),
+            Outcome::Page(PageRecord {
+                url: "http://a.example/".into(),
+                final_url: "http://a.example/".into(),
+                status: 200,
+                fetched_at: 1,
+                depth: 0,
+                title: Some("T".into()),
+                lang: None,
+                text: "text \u{4e2d}".into(),
+                simhash: "00ff".into(),
+                content_hash: "ab".into(),
+                outlinks: 3,
+                duplicate_of: None,
+            }),
+            Outcome::Duplicate(DuplicateRecord {
+                url: "http://a.example/b".into(),
+                duplicate_of: "http://a.example/".into(),
+                kind: "near".into(),
+                distance: 3,
+                similarity: 0.75,
+            }),
+            Outcome::Error(ErrorRecord {
+                url: "http://a.example/c".into(),
+                kind: "status".into(),
+                detail: "404".into(),
+            }),
+        ];
+        let mut bytes = Vec::new();
+        for o in &all {
+            o.encode(&mut bytes);
+        }
+        assert_eq!(Outcome::decode_all(&bytes).unwrap(), all);
+        assert!(Outcome::decode_all(&bytes[..bytes.len() - 1]).is_none());
     }
 }

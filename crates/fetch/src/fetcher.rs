@@ -77,6 +77,17 @@ impl std::fmt::Debug for Fetcher {
 pub type HopCheck<'a> = &'a (dyn Fn(&Url) -> bool + Send + Sync);
 
 impl Fetcher {
+    /// The headers every request carries besides `Host` (reqwest adds
+    /// `Accept` and `Accept-Encoding` for the decoders it was built with),
+    /// for archival records of the request.
+    pub fn request_headers(&self) -> Vec<(String, String)> {
+        vec![
+            ("User-Agent".into(), self.config.user_agent()),
+            ("Accept".into(), "*/*".into()),
+            ("Accept-Encoding".into(), "gzip, br, zstd, deflate".into()),
+        ]
+    }
+
     pub fn new(config: FetchConfig) -> Result<Fetcher, FetchError> {
         let mut builder = reqwest::Client::builder()
             .user_agent(config.user_agent())

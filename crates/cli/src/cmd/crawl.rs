@@ -5,7 +5,6 @@ use anyhow::Context;
 use nearcrawl_crawl::config::{Config, Positive};
 use nearcrawl_crawl::crawler::Crawler;
 use nearcrawl_crawl::seeds::parse_seeds;
-use nearcrawl_crawl::sink::JsonlSink;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -66,12 +65,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let sink = JsonlSink::open(&config.output.dir, config.output.shard_bytes)
+    let sink = nearcrawl_crawl::open_outputs(&config.output)
         .with_context(|| format!("cannot write to {}", config.output.dir.display()))?;
     let out = config.output.dir.clone();
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     let stats = runtime.block_on(async move {
-        let crawler = Crawler::new(config, &seeds, Box::new(sink))?;
+        let crawler = Crawler::new(config, &seeds, sink)?;
         let stop = crawler.stopper();
         let progress = crawler.progress();
         let reporter = tokio::spawn(report_progress(progress));
@@ -92,15 +91,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     })?;
     eprintln!(
         "nearcrawl crawl: {} fetched, {} written, {} exact and {} near duplicates, {} robots-denied, \
-         {} errors, {:.1} s ({:.0} pages/s); output in {}",
+         {} errors in all; this run {} fetched in {:.1} s ({:.0} pages/s); output in {}",
         stats.fetched,
         stats.written,
         stats.exact_duplicates,
         stats.near_duplicates,
         stats.robots_denied,
         stats.errors.values().sum::<u64>(),
+        stats.fetched_this_run,
         stats.elapsed_secs,
-        stats.fetched as f64 / stats.elapsed_secs.max(1e-9),
+        stats.pages_per_sec(),
         out.display()
     );
     Ok(ExitCode::SUCCESS)

@@ -1,0 +1,312 @@
+//! The crawl's durable state: one sled tree, so everything one URL changes
+//! (frontier, documents, statistics, its pending outputs) is one atomic
+//! batch.
+//!
+//! Why this shape: outputs are files, sled is sled, and nothing makes a
+//! file write and a sled write atomic together. So a URL's outputs are
+//! first written *into its batch* (the outbox), then to the files. A
+//! checkpoint now and then makes the files durable, records how long they
+//! are, and empties the outbox. After a crash the files are cut back to the
+//! last checkpoint and the outbox, which holds exactly the outcomes of the
+//! batches that made it to disk, is written again. A batch that did not make
+//! it left its URL in flight, and it is fetched again.
+//!
+//! Keys, by first byte: `q`/`i`/`s` the frontier (see [`Frontier`]), `d`
+//! documents, `o` the outbox, `h` pages per host, `m` metadata.
+
+use std::collections::HashMap;
+
+use nearcrawl_index::Judgement;
+use serde::{Deserialize, Serialize};
+
+use crate::frontier::Frontier;
+use crate::sink::{Outcome, Position};
+
+const DOC: u8 = b'd';
+const OUTBOX: u8 = b'o';
+const HOST: u8 = b'h';
+const META: u8 = b'm';
+
+/// Document ids are handed out from blocks made durable before use, so an
+/// id that a crash lost is never given to another page (the duplicate
+/// index may still name it).
+const DOC_BLOCK: u64 = 4096;
+
+/// Counts kept during a crawl, over every run of it; written to
+/// `stats.json` at the end of each run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    pub fetched: u64,
+    pub written: u64,
+    pub exact_duplicates: u64,
+    pub near_duplicates: u64,
+    pub robots_denied: u64,
+    pub noindex: u64,
+    pub out_of_scope: std::collections::BTreeMap<String, u64>,
+    pub errors: std::collections::BTreeMap<String, u64>,
+    pub bytes: u64,
+    /// This run only.
+    #[serde(skip)]
+    pub fetched_this_run: u64,
+    /// This run only.
+    #[serde(skip)]
+    pub elapsed_secs: f64,
+}
+
+impl Stats {
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "fetched": self.fetched,
+            "written": self.written,
+            "exact_duplicates": self.exact_duplicates,
+            "near_duplicates": self.near_duplicates,
+            "robots_denied": self.robots_denied,
+            "noindex": self.noindex,
+            "out_of_scope": self.out_of_scope,
+            "errors": self.errors,
+            "bytes": self.bytes,
+            "this_run": {
+                "fetched": self.fetched_this_run,
+                "elapsed_secs": (self.elapsed_secs * 1000.0).round() / 1000.0,
+                "pages_per_sec": self.pages_per_sec().round(),
+            },
+        })
+    }
+
+    /// Pages fetched per second in this run.
+    pub fn pages_per_sec(&self) -> f64 {
+        if self.elapsed_secs > 0.0 {
+            self.fetched_this_run as f64 / self.elapsed_secs
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Where the outputs stood at the last checkpoint.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// The sink's position.
+    pub sink: Position,
+    /// Every document below this is durable in the duplicate index.
+    pub dedup_through: u64,
+}
+
+pub struct State {
+    db: sled::Db,
+    tree: sled::Tree,
+    pub frontier: Frontier,
+    pub stats: Stats,
+    next_doc: u64,
+    doc_reserved: u64,
+    next_outbox: u64,
+    /// Pages taken per host (fetches started, committed or not).
+    hosts: HashMap<String, u64>,
+}
+
+impl std::fmt::Debug for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("State")
+            .field("next_doc", &self.next_doc)
+            .finish_non_exhaustive()
+    }
+}
+
+fn key(tag: u8, rest: &[u8]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(rest.len() + 1);
+    k.push(tag);
+    k.extend_from_slice(rest);
+    k
+}
+
+fn meta(name: &str) -> Vec<u8> {
+    key(META, name.as_bytes())
+}
+
+fn be_u64(b: &[u8]) -> u64 {
+    u64::from_be_bytes(b.try_into().unwrap_or([0; 8]))
+}
+
+impl State {
+    pub fn open_in(db: &sled::Db) -> Result<State, sled::Error> {
+        let tree = db.open_tree("crawl")?;
+        let frontier = Frontier::open_in(&tree)?;
+        let doc_reserved = tree.get(meta("doc_reserved"))?.map_or(0, |v| be_u64(&v));
+        let stats = tree
+            .get(meta("stats"))?
+            .and_then(|v| serde_json::from_slice(&v).ok())
+            .unwrap_or_default();
+        let next_outbox = match tree.scan_prefix([OUTBOX]).keys().next_back() {
+            Some(k) => be_u64(&k?[1..]) + 1,
+            None => tree.get(meta("outbox_next"))?.map_or(0, |v| be_u64(&v)),
+        };
+        Ok(State {
+            db: db.clone(),
+            tree,
+            frontier,
+            stats,
+            next_doc: doc_reserved,
+            doc_reserved,
+            next_outbox,
+            hosts: HashMap::new(),
+        })
+    }
+
+    /// Records which outputs the crawl writes; if it wrote others before,
+    /// returns those instead (positions of one set mean nothing to another).
+    pub fn set_outputs(&self, outputs: &str) -> Result<Option<String>, sled::Error> {
+        match self.tree.get(meta("outputs"))? {
+            Some(v) if v.as_ref() != outputs.as_bytes() => {
+                Ok(Some(String::from_utf8_lossy(&v).into_owned()))
+            }
+            Some(_) => Ok(None),
+            None => {
+                self.tree.insert(meta("outputs"), outputs.as_bytes())?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// The last checkpoint, if the crawl has one.
+    pub fn checkpoint(&self) -> Result<Option<Checkpoint>, sled::Error> {
+        Ok(self
+            .tree
+            .get(meta("checkpoint"))?
+            .and_then(|v| serde_json::from_slice(&v).ok()))
+    }
+
+    /// Records a checkpoint: the sink is durable at `sink`, the duplicate
+    /// index holds every document so far. Empties the outbox; durable on
+    /// return.
+    pub fn set_checkpoint(&mut self, sink: Position) -> Result<(), sled::Error> {
+        let mut batch = sled::Batch::default();
+        for k in self.tree.scan_prefix([OUTBOX]).keys() {
+            batch.remove(k?);
+        }
+        let cp = Checkpoint {
+            sink,
+            dedup_through: self.next_doc,
+        };
+        batch.insert(
+            meta("checkpoint"),
+            serde_json::to_vec(&cp).expect("serializes"),
+        );
+        batch.insert(meta("outbox_next"), &self.next_outbox.to_be_bytes());
+        self.tree.apply_batch(batch)?;
+        self.db.flush()?;
+        Ok(())
+    }
+
+    /// The outcomes written since the last checkpoint, in order.
+    pub fn outbox(&self) -> impl Iterator<Item = Result<Vec<Outcome>, sled::Error>> + '_ {
+        self.tree.scan_prefix([OUTBOX]).values().map(|v| {
+            let v = v?;
+            Ok(Outcome::decode_all(&v).unwrap_or_default())
+        })
+    }
+
+    /// Documents from `first` on, with their judgements.
+    pub fn docs_from(
+        &self,
+        first: u64,
+    ) -> impl Iterator<Item = Result<(u64, Judgement), sled::Error>> + '_ {
+        self.tree
+            .range(key(DOC, &first.to_be_bytes())..key(DOC + 1, &[]))
+            .filter_map(|item| match item {
+                Err(e) => Some(Err(e)),
+                Ok((k, v)) => {
+                    let url_len = u16::from_be_bytes(v.get(..2)?.try_into().ok()?) as usize;
+                    let j = Judgement::from_bytes(v.get(2 + url_len..)?)?;
+                    Some(Ok((be_u64(&k[1..]), j)))
+                }
+            })
+    }
+
+    /// A new document id.
+    pub fn new_doc(&mut self) -> Result<u64, sled::Error> {
+        if self.next_doc >= self.doc_reserved {
+            self.doc_reserved = self.next_doc + DOC_BLOCK;
+            self.tree
+                .insert(meta("doc_reserved"), &self.doc_reserved.to_be_bytes())?;
+            self.db.flush()?;
+        }
+        self.next_doc += 1;
+        Ok(self.next_doc - 1)
+    }
+
+    /// Records document `doc` (its URL and judgement) in `batch`.
+    pub fn put_doc(&self, batch: &mut sled::Batch, doc: u64, url: &str, judgement: &Judgement) {
+        let url = &url.as_bytes()[..url.len().min(u16::MAX as usize)];
+        let mut v = Vec::with_capacity(2 + url.len() + 300);
+        v.extend_from_slice(&(url.len() as u16).to_be_bytes());
+        v.extend_from_slice(url);
+        v.extend_from_slice(&judgement.to_bytes());
+        batch.insert(key(DOC, &doc.to_be_bytes()), v);
+    }
+
+    /// The URL of a committed document.
+    pub fn doc_url(&self, doc: u64) -> Result<Option<String>, sled::Error> {
+        Ok(self.tree.get(key(DOC, &doc.to_be_bytes()))?.and_then(|v| {
+            let n = u16::from_be_bytes(v.get(..2)?.try_into().ok()?) as usize;
+            Some(String::from_utf8_lossy(v.get(2..2 + n)?).into_owned())
+        }))
+    }
+
+    /// Whether document `doc` was committed (not lost in a crash).
+    pub fn doc_exists(&self, doc: u64) -> bool {
+        doc < self.next_doc
+            && self
+                .tree
+                .contains_key(key(DOC, &doc.to_be_bytes()))
+                .unwrap_or(false)
+    }
+
+    /// Adds a URL's outcomes to the outbox, in `batch`.
+    pub fn put_outcomes(&mut self, batch: &mut sled::Batch, outcomes: &[Outcome]) {
+        if outcomes.is_empty() {
+            return;
+        }
+        let mut bytes = Vec::new();
+        for o in outcomes {
+            o.encode(&mut bytes);
+        }
+        batch.insert(key(OUTBOX, &self.next_outbox.to_be_bytes()), bytes);
+        self.next_outbox += 1;
+    }
+
+    /// Writes the statistics, in `batch`.
+    pub fn put_stats(&self, batch: &mut sled::Batch) {
+        batch.insert(
+            meta("stats"),
+            serde_json::to_vec(&self.stats).expect("serializes"),
+        );
+    }
+
+    /// Takes one of `host`'s pages if fewer than `max` were taken.
+    pub fn take_host_page(&mut self, host: &str, max: u64) -> Result<bool, sled::Error> {
+        if !self.hosts.contains_key(host) {
+            let n = self
+                .tree
+                .get(key(HOST, host.as_bytes()))?
+                .map_or(0, |v| be_u64(&v));
+            self.hosts.insert(host.to_string(), n);
+        }
+        let n = self.hosts.get_mut(host).expect("just inserted");
+        if *n >= max {
+            return Ok(false);
+        }
+        *n += 1;
+        Ok(true)
+    }
+
+    /// Writes `host`'s page count, in `batch`.
+    pub fn put_host(&self, batch: &mut sled::Batch, host: &str) {
+        if let Some(n) = self.hosts.get(host) {
+            batch.insert(key(HOST, host.as_bytes()), &n.to_be_bytes());
+        }
+    }
+
+    pub fn apply(&self, batch: sled::Batch) -> Result<(), sled::Error> {
+        self.tree.apply_batch(batch)
+    }
+}
