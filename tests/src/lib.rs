@@ -98,3 +98,88 @@ pub fn article_bodies(min_words: usize, ascii: bool) -> Vec<String> {
     out.dedup();
     out
 }
+
+/// What a test server answers: status, content type, body.
+pub type Response = (u16, &'static str, Vec<u8>);
+
+/// Requested paths, in order.
+pub type RequestLog = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
+
+/// Serves `route(path)` over HTTP/1.1 keep-alive on 127.0.0.1 (a thread per
+/// connection), each response after `delay`; returns the port and the log
+/// of requested paths.
+pub fn serve(
+    route: impl Fn(&str) -> Response + Send + Sync + 'static,
+    delay: std::time::Duration,
+) -> (u16, RequestLog) {
+    use std::io::{BufRead, BufReader, Read};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    let port = listener.local_addr().expect("local address").port();
+    let log = RequestLog::default();
+    let log2 = log.clone();
+    let route = std::sync::Arc::new(route);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            let (route, log) = (route.clone(), log2.clone());
+            std::thread::spawn(move || {
+                let _ = stream.set_nodelay(true);
+                let Ok(read_half) = stream.try_clone() else {
+                    return;
+                };
+                let mut reader = BufReader::new(read_half);
+                let mut stream = stream;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+                    let mut len = 0usize;
+                    loop {
+                        let mut h = String::new();
+                        if reader.read_line(&mut h).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        if h == "\r\n" {
+                            break;
+                        }
+                        if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                            len = v.trim().parse().unwrap_or(0);
+                        }
+                    }
+                    let mut body = vec![0; len];
+                    let _ = reader.read_exact(&mut body);
+                    log.lock().unwrap().push(path.clone());
+                    if !delay.is_zero() {
+                        std::thread::sleep(delay);
+                    }
+                    let (status, ctype, body) = route(&path);
+                    let mut resp = format!(
+                        "HTTP/1.1 {status} X\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n\r\n",
+                        body.len()
+                    )
+                    .into_bytes();
+                    resp.extend_from_slice(&body);
+                    if stream.write_all(&resp).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (port, log)
+}
+
+/// The JSON lines of a file (none if it does not exist); panics on a line
+/// that is not JSON, which is what torn writes would leave.
+pub fn json_lines(path: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| {
+            serde_json::from_str(l)
+                .unwrap_or_else(|e| panic!("{}: bad line {l:?}: {e}", path.display()))
+        })
+        .collect()
+}

@@ -4,11 +4,9 @@
 //! trap and out-of-scope links.
 
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
-use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use nearcrawl_tests::{article_bodies, run};
+use nearcrawl_tests::{RequestLog, article_bodies, json_lines, run, serve};
 use serde_json::Value;
 
 const HEADER: &str = "<header><nav><a href='/'>Home</a> <a href='/about'>About</a> <a href='http://elsewhere.invalid/'>Partner</a></nav></header>";
@@ -87,74 +85,44 @@ fn route(path: &str, arts: &[String]) -> (u16, String) {
     }
 }
 
-fn serve(arts: Vec<String>) -> (u16, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let log2 = log.clone();
-    let arts = Arc::new(arts);
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(stream) = stream else { continue };
-            let (arts, log) = (arts.clone(), log2.clone());
-            std::thread::spawn(move || {
-                let _ = stream.set_nodelay(true);
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut stream = stream;
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
-                    let mut len = 0usize;
-                    loop {
-                        let mut h = String::new();
-                        if reader.read_line(&mut h).unwrap_or(0) == 0 {
-                            return;
-                        }
-                        if h == "\r\n" {
-                            break;
-                        }
-                        if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
-                            len = v.trim().parse().unwrap_or(0);
-                        }
-                    }
-                    let mut body = vec![0; len];
-                    let _ = reader.read_exact(&mut body);
-                    log.lock().unwrap().push(path.clone());
-                    let (status, body) = route(&path, &arts);
-                    let ctype = if path == "/robots.txt" {
-                        "text/plain"
-                    } else {
-                        "text/html; charset=utf-8"
-                    };
-                    let resp = format!(
-                        "HTTP/1.1 {status} X\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n\r\n{body}",
-                        body.len()
-                    );
-                    if stream.write_all(resp.as_bytes()).is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-    });
-    (port, log)
+fn serve_site(arts: Vec<String>) -> (u16, RequestLog) {
+    serve(
+        move |path| {
+            let (status, body) = route(path, &arts);
+            let ctype = if path == "/robots.txt" {
+                "text/plain"
+            } else {
+                "text/html; charset=utf-8"
+            };
+            (status, ctype, body.into_bytes())
+        },
+        Duration::ZERO,
+    )
+}
+
+/// Runs `nearcrawl crawl` with `dir/c.toml`, which must succeed, and
+/// returns `dir/out/stats.json`.
+fn crawl_ok(dir: &std::path::Path) -> Value {
+    let out = run(
+        &["crawl", "--config", dir.join("c.toml").to_str().unwrap()],
+        b"",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(&std::fs::read_to_string(dir.join("out/stats.json")).unwrap()).unwrap()
 }
 
 fn lines(path: &std::path::Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    json_lines(path)
 }
 
 #[test]
 fn crawls_the_site_and_keeps_duplicates_out() {
     let arts = articles();
-    let (port, log) = serve(arts.clone());
+    let (port, log) = serve_site(arts.clone());
     let dir = std::env::temp_dir().join(format!("nearcrawl-e2e-crawl-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -270,8 +238,8 @@ fn crawls_the_site_and_keeps_duplicates_out() {
 }
 
 #[test]
-fn per_host_page_limit_and_unsupported_outputs() {
-    let (port, _log) = serve(articles());
+fn per_host_limit_persists_and_output_dirs_are_checked() {
+    let (port, _log) = serve_site(articles());
     let dir =
         std::env::temp_dir().join(format!("nearcrawl-e2e-crawl-limit-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -284,21 +252,23 @@ fn per_host_page_limit_and_unsupported_outputs() {
         )
     };
     std::fs::write(dir.join("c.toml"), config("")).unwrap();
+    let stats = crawl_ok(&dir);
+    assert_eq!(stats["fetched"], 4, "{stats}");
+    assert!(stats["out_of_scope"]["host_page_limit"].as_u64().unwrap() > 0);
+
+    // The limit holds across runs: a second run fetches nothing more.
     let out = run(
         &["crawl", "--config", dir.join("c.toml").to_str().unwrap()],
         b"",
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success());
     let stats: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("out/stats.json")).unwrap())
             .unwrap();
     assert_eq!(stats["fetched"], 4, "{stats}");
-    assert!(stats["out_of_scope"]["host_page_limit"].as_u64().unwrap() > 0);
+    assert_eq!(stats["this_run"]["fetched"], 0, "{stats}");
 
+    // Other outputs in the same directory: refused, nothing touched.
     std::fs::write(
         dir.join("w.toml"),
         config("formats = [\"jsonl\", \"warc\"]\n"),
@@ -309,6 +279,67 @@ fn per_host_page_limit_and_unsupported_outputs() {
         b"",
     );
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not supported yet"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("outputs cannot change midway"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Results without crawl state (another crawl's, state deleted): refused.
+    std::fs::remove_dir_all(dir.join("out/state")).unwrap();
+    let out = run(
+        &["crawl", "--config", dir.join("c.toml").to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("holds results of another crawl"));
+    assert_eq!(json_lines(&dir.join("out/pages-00000.jsonl")).len(), 4);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// WARC 1.1 beside zstd-compressed page shards.
+#[test]
+fn warc_and_zstd_outputs() {
+    let (port, _log) = serve_site(articles());
+    let dir = std::env::temp_dir().join(format!("nearcrawl-e2e-crawl-warc-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("c.toml"),
+        format!(
+            "[seeds]\nurls = [\"http://127.0.0.1:{port}/\"]\n[scope]\nmax_depth = 5\n[politeness]\n\
+             delay_ms = 0\n[fetch]\nallow_private_networks = true\n[output]\ndir = \"{}\"\n\
+             formats = [\"jsonl\", \"warc\"]\ncompression = \"zstd\"\n",
+            dir.join("out").display()
+        ),
+    )
+    .unwrap();
+    let stats = crawl_ok(&dir);
+    assert!(!dir.join("out/pages-00000.jsonl").exists());
+    let zst = std::fs::read(dir.join("out/pages-00000.jsonl.zst")).unwrap();
+    let text = String::from_utf8(zstd::decode_all(&zst[..]).unwrap()).unwrap();
+    let pages: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(pages.len() as u64, stats["written"].as_u64().unwrap());
+    assert!(pages.len() >= 7, "{stats}");
+
+    let gz = std::fs::read(dir.join("out/crawl-00000.warc.gz")).unwrap();
+    let mut warc = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&gz[..]), &mut warc).unwrap();
+    let warc = String::from_utf8_lossy(&warc);
+    let count = |s: &str| warc.matches(s).count() as u64;
+    assert_eq!(count("WARC-Type: warcinfo\r\n"), 1);
+    // Every fetched response (duplicates included), each with its request.
+    assert_eq!(
+        count("WARC-Type: response\r\n"),
+        stats["fetched"].as_u64().unwrap()
+    );
+    assert_eq!(
+        count("WARC-Type: request\r\n"),
+        stats["fetched"].as_u64().unwrap()
+    );
+    assert!(warc.contains(&format!("WARC-Target-URI: http://127.0.0.1:{port}/a/0\r\n")));
+    assert!(warc.contains("\r\n\r\nHTTP/1.1 200 OK\r\n"));
     let _ = std::fs::remove_dir_all(&dir);
 }
