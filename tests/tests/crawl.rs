@@ -4,6 +4,7 @@
 //! trap and out-of-scope links.
 
 use std::collections::HashSet;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use nearcrawl_tests::{RequestLog, article_bodies, json_lines, run, serve};
@@ -38,10 +39,58 @@ fn edited(text: &str) -> String {
         .join(" ")
 }
 
-fn route(path: &str, arts: &[String]) -> (u16, String) {
+fn gzip(data: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(data).unwrap();
+    gz.finish().unwrap()
+}
+
+fn route(path: &str, arts: &[String], port: u16) -> (u16, &'static str, Vec<u8>) {
+    let base = format!("http://127.0.0.1:{port}");
+    match path {
+        "/robots.txt" => {
+            return (
+                200,
+                "text/plain",
+                format!("User-agent: *\nDisallow: /private/\nSitemap: {base}/sitemaps/index.xml\n")
+                    .into_bytes(),
+            );
+        }
+        // A sitemap index: a gzipped sitemap and a missing one.
+        "/sitemaps/index.xml" => {
+            return (
+                200,
+                "application/xml",
+                format!(
+                    "<?xml version='1.0'?><sitemapindex xmlns='http://www.sitemaps.org/schemas/sitemap/0.9'>\
+                     <sitemap><loc>{base}/sitemaps/pages.xml.gz</loc></sitemap>\
+                     <sitemap><loc>{base}/sitemaps/missing.xml</loc></sitemap></sitemapindex>"
+                )
+                .into_bytes(),
+            );
+        }
+        "/sitemaps/pages.xml.gz" => {
+            let xml = format!(
+                "<urlset xmlns='http://www.sitemaps.org/schemas/sitemap/0.9'>\
+                 <url><loc>{base}/from-sitemap</loc></url><url><loc>{base}/a/0</loc></url>\
+                 <url><loc>http://elsewhere.invalid/listed</loc></url></urlset>"
+            );
+            return (200, "application/gzip", gzip(xml.as_bytes()));
+        }
+        _ => {}
+    }
+    let (status, body) = page_route(path, arts);
+    (status, "text/html; charset=utf-8", body.into_bytes())
+}
+
+fn page_route(path: &str, arts: &[String]) -> (u16, String) {
     let html = |s: String| (200, s);
     match path {
-        "/robots.txt" => (200, "User-agent: *\nDisallow: /private/\n".into()),
+        "/from-sitemap" => html(page(
+            "Listed in the sitemap only: no page links here, yet the crawler finds it.",
+            "",
+        )),
         "/" => {
             let mut links = String::new();
             for i in 0..arts.len() {
@@ -86,18 +135,14 @@ fn route(path: &str, arts: &[String]) -> (u16, String) {
 }
 
 fn serve_site(arts: Vec<String>) -> (u16, RequestLog) {
-    serve(
-        move |path| {
-            let (status, body) = route(path, &arts);
-            let ctype = if path == "/robots.txt" {
-                "text/plain"
-            } else {
-                "text/html; charset=utf-8"
-            };
-            (status, ctype, body.into_bytes())
-        },
+    let port = Arc::new(OnceLock::new());
+    let known = port.clone();
+    let (p, log) = serve(
+        move |path| route(path, &arts, *known.get().unwrap()),
         Duration::ZERO,
-    )
+    );
+    port.set(p).unwrap();
+    (p, log)
 }
 
 /// Runs `nearcrawl crawl` with `dir/c.toml`, which must succeed, and
@@ -161,6 +206,7 @@ fn crawls_the_site_and_keeps_duplicates_out() {
         );
     }
     assert!(written.contains("/"));
+    assert!(written.contains("/from-sitemap"), "sitemap not read");
     for p in ["/alt/1", "/near/2", "/only-via-near", "/private/secret"] {
         assert!(!written.contains(p), "{p} was written");
     }
@@ -234,6 +280,15 @@ fn crawls_the_site_and_keeps_duplicates_out() {
     assert_eq!(stats["robots_denied"], 1);
     assert!(stats["out_of_scope"]["host"].as_u64().unwrap() >= 1);
     assert_eq!(stats["written"].as_u64().unwrap() as usize, pages.len());
+    assert_eq!(stats["sitemap_urls"], 1, "only /from-sitemap was new");
+    let errors = lines(&dir.join("out/errors.jsonl"));
+    assert!(
+        errors.iter().any(|e| e["url"]
+            .as_str()
+            .unwrap()
+            .ends_with("/sitemaps/missing.xml")),
+        "{errors:?}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -30,12 +30,24 @@ pub struct Config {
     pub output: Output,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Seeds {
     /// A seed list, relative to the config file.
     pub file: Option<PathBuf>,
     pub urls: Vec<String>,
+    /// Queue the URLs of the sitemaps each host's robots.txt lists.
+    pub sitemaps: bool,
+}
+
+impl Default for Seeds {
+    fn default() -> Self {
+        Seeds {
+            file: None,
+            urls: Vec::new(),
+            sitemaps: true,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -72,6 +72,8 @@ struct Shared {
     core: Mutex<Core>,
     wants_captures: bool,
     in_flight: AtomicUsize,
+    /// Origins whose sitemaps this run has started reading.
+    sitemap_origins: Mutex<std::collections::HashSet<String>>,
     stop: AtomicBool,
     /// A commit failed (the disk, most likely): stop and leave the rest to
     /// the next run.
@@ -185,6 +187,7 @@ impl Crawler {
             wants_captures: sink.wants_captures(),
             core: Mutex::new(Core { state, dedup, sink }),
             in_flight: AtomicUsize::new(0),
+            sitemap_origins: Mutex::new(std::collections::HashSet::new()),
             stop: AtomicBool::new(false),
             broken: Mutex::new(None),
             fetcher,
@@ -361,13 +364,19 @@ struct Commit {
 
 impl Commit {
     fn new(entry: &Entry) -> Commit {
-        let mut batch = sled::Batch::default();
-        entry.finish(&mut batch);
+        let mut c = Commit::bare();
+        entry.finish(&mut c.batch);
+        c.host = entry.url.host_str().unwrap_or("").to_string();
+        c
+    }
+
+    /// A commit of no URL's (sitemaps).
+    fn bare() -> Commit {
         Commit {
-            batch,
+            batch: sled::Batch::default(),
             adds: Additions::default(),
             outcomes: Vec::new(),
-            host: entry.url.host_str().unwrap_or("").to_string(),
+            host: String::new(),
         }
     }
 }
@@ -425,6 +434,25 @@ async fn process(shared: &Arc<Shared>, entry: Entry) {
             }
         }
     }
+    if shared.config.seeds.sitemaps {
+        let origin = url.origin().ascii_serialization();
+        let start = shared
+            .sitemap_origins
+            .lock()
+            .unwrap()
+            .insert(origin.clone())
+            && !shared.core.lock().unwrap().state.sitemaps_read(&origin);
+        if start {
+            // Counted in flight so the workers wait for its URLs.
+            shared.in_flight.fetch_add(1, Ordering::SeqCst);
+            let s = shared.clone();
+            let page = url.clone();
+            tokio::spawn(async move {
+                read_sitemaps(&s, &page, &origin).await;
+                s.in_flight.fetch_sub(1, Ordering::SeqCst);
+            });
+        }
+    }
     let hop_shared = shared.clone();
     let depth = entry.depth;
     let hop_ok = move |hop: &Url| {
@@ -455,6 +483,104 @@ async fn process(shared: &Arc<Shared>, entry: Entry) {
             apply(shared, &mut core, commit);
         }
     }
+}
+
+/// Sitemap files read per origin, at most; index levels followed.
+const MAX_SITEMAP_FILES: usize = 1000;
+const MAX_SITEMAP_LEVELS: u32 = 3;
+
+/// Reads the sitemaps `origin`'s robots.txt lists (following indexes) and
+/// queues their in-scope URLs one link from the seeds; then records the
+/// origin as done, so a resumed crawl does not read them again.
+async fn read_sitemaps(shared: &Arc<Shared>, page: &Url, origin: &str) {
+    use crate::sitemap::{Sitemap, parse};
+    let Ok(robots) = shared.fetcher.robots_for(page).await else {
+        return; // the page's own fetch reports the host's trouble
+    };
+    let mut todo: std::collections::VecDeque<(String, u32)> =
+        robots.sitemaps().iter().map(|s| (s.clone(), 0)).collect();
+    let mut done = std::collections::HashSet::new();
+    while let Some((loc, level)) = todo.pop_front() {
+        if shared.stop.load(Ordering::SeqCst) {
+            return; // not recorded as read: the next run reads them again
+        }
+        if done.len() >= MAX_SITEMAP_FILES || !done.insert(loc.clone()) {
+            continue;
+        }
+        let mut commit = Commit::bare();
+        let error = |kind: &str, detail: String| {
+            Outcome::Error(ErrorRecord {
+                url: loc.clone(),
+                kind: kind.into(),
+                detail,
+            })
+        };
+        let parsed = match Url::parse(&loc) {
+            Err(e) => Err(error("sitemap", format!("bad sitemap URL: {e}"))),
+            Ok(url) => match shared.fetcher.fetch_sitemap(&url, &|_| true).await {
+                Err(e) => Err(error(e.kind(), format!("sitemap: {e}"))),
+                Ok(f) => parse(&f.body).map_err(|e| error("sitemap", e.to_string())),
+            },
+        };
+        let mut core = shared.core.lock().unwrap();
+        match parsed {
+            Err(outcome) => {
+                let kind = match &outcome {
+                    Outcome::Error(e) => e.kind.clone(),
+                    _ => unreachable!(),
+                };
+                *core.state.stats.errors.entry(kind).or_default() += 1;
+                commit.outcomes.push(outcome);
+            }
+            Ok(Sitemap::Index(locs)) => {
+                if level < MAX_SITEMAP_LEVELS {
+                    todo.extend(locs.into_iter().map(|l| (l, level + 1)));
+                }
+                continue;
+            }
+            Ok(Sitemap::Urls(urls)) => {
+                let state = &mut core.state;
+                for u in urls {
+                    let Some(c) = Url::parse(&u)
+                        .ok()
+                        .and_then(|u| shared.canon.canonicalize(&u))
+                    else {
+                        continue;
+                    };
+                    match shared.scope.check(&c, 1) {
+                        Ok(()) => {
+                            match state
+                                .frontier
+                                .push(&mut commit.batch, &mut commit.adds, &c, 1)
+                            {
+                                Ok(true) => state.stats.sitemap_urls += 1,
+                                Ok(false) => {}
+                                Err(e) => {
+                                    drop(core);
+                                    fail(shared, format!("crawl state: {e}"));
+                                    return;
+                                }
+                            }
+                        }
+                        Err(why) => {
+                            *state
+                                .stats
+                                .out_of_scope
+                                .entry(why.name().into())
+                                .or_default() += 1;
+                        }
+                    }
+                }
+            }
+        }
+        if !apply(shared, &mut core, commit) {
+            return;
+        }
+    }
+    let mut core = shared.core.lock().unwrap();
+    let mut commit = Commit::bare();
+    core.state.put_sitemaps_read(&mut commit.batch, origin);
+    apply(shared, &mut core, commit);
 }
 
 fn now() -> Duration {

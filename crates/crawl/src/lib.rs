@@ -29,6 +29,7 @@ pub mod jsonl;
 pub mod scope;
 pub mod seeds;
 pub mod sink;
+pub mod sitemap;
 pub mod state;
 pub mod warc;
 

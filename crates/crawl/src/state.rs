@@ -12,7 +12,8 @@
 //! it left its URL in flight, and it is fetched again.
 //!
 //! Keys, by first byte: `q`/`i`/`s` the frontier (see [`Frontier`]), `d`
-//! documents, `o` the outbox, `h` pages per host, `m` metadata.
+//! documents, `o` the outbox, `h` pages per host, `x` origins whose
+//! sitemaps were read, `m` metadata.
 
 use std::collections::HashMap;
 
@@ -26,6 +27,7 @@ const DOC: u8 = b'd';
 const OUTBOX: u8 = b'o';
 const HOST: u8 = b'h';
 const META: u8 = b'm';
+const SITEMAPS_READ: u8 = b'x';
 
 /// Document ids are handed out from blocks made durable before use, so an
 /// id that a crash lost is never given to another page (the duplicate
@@ -42,6 +44,9 @@ pub struct Stats {
     pub near_duplicates: u64,
     pub robots_denied: u64,
     pub noindex: u64,
+    /// New URLs queued from sitemaps.
+    #[serde(default)]
+    pub sitemap_urls: u64,
     pub out_of_scope: std::collections::BTreeMap<String, u64>,
     pub errors: std::collections::BTreeMap<String, u64>,
     pub bytes: u64,
@@ -62,6 +67,7 @@ impl Stats {
             "near_duplicates": self.near_duplicates,
             "robots_denied": self.robots_denied,
             "noindex": self.noindex,
+            "sitemap_urls": self.sitemap_urls,
             "out_of_scope": self.out_of_scope,
             "errors": self.errors,
             "bytes": self.bytes,
@@ -304,6 +310,18 @@ impl State {
         if let Some(n) = self.hosts.get(host) {
             batch.insert(key(HOST, host.as_bytes()), &n.to_be_bytes());
         }
+    }
+
+    /// Whether the sitemaps of `origin` were read to the end.
+    pub fn sitemaps_read(&self, origin: &str) -> bool {
+        self.tree
+            .contains_key(key(SITEMAPS_READ, origin.as_bytes()))
+            .unwrap_or(false)
+    }
+
+    /// Records, in `batch`, that the sitemaps of `origin` were read.
+    pub fn put_sitemaps_read(&self, batch: &mut sled::Batch, origin: &str) {
+        batch.insert(key(SITEMAPS_READ, origin.as_bytes()), &[]);
     }
 
     pub fn apply(&self, batch: sled::Batch) -> Result<(), sled::Error> {

@@ -143,6 +143,51 @@ impl Fetcher {
     /// Fetches `url`, following redirects that robots.txt and `hop_ok`
     /// allow. Politeness waits, retries and backoff happen inside.
     pub async fn fetch(&self, url: &Url, hop_ok: HopCheck<'_>) -> Result<Fetched, FetchError> {
+        self.fetch_as(url, hop_ok, Wanted::Page).await
+    }
+
+    /// Fetches a sitemap (XML, plain text or gzip, which is decompressed):
+    /// like [`fetch`](Fetcher::fetch), politeness and robots.txt included,
+    /// but any content type is taken and bodies up to the sitemap protocol's
+    /// 50 MiB limit (after decompression) are read.
+    pub async fn fetch_sitemap(
+        &self,
+        url: &Url,
+        hop_ok: HopCheck<'_>,
+    ) -> Result<Fetched, FetchError> {
+        let mut fetched = self.fetch_as(url, hop_ok, Wanted::Sitemap).await?;
+        if fetched.body.starts_with(&[0x1f, 0x8b]) {
+            use std::io::Read;
+            let mut plain = Vec::new();
+            flate2::read::MultiGzDecoder::new(&fetched.body[..])
+                .take(SITEMAP_MAX_BYTES + 1)
+                .read_to_end(&mut plain)
+                .map_err(|e| FetchError::Decode(format!("gzip: {e}")))?;
+            fetched.truncated = plain.len() as u64 > SITEMAP_MAX_BYTES;
+            plain.truncate(SITEMAP_MAX_BYTES as usize);
+            fetched.body = plain;
+        }
+        Ok(fetched)
+    }
+
+    /// The parsed robots.txt of `url`'s origin (fetched and cached as for
+    /// [`rules_for`](Fetcher::rules_for)); for its sitemap lines.
+    pub async fn robots_for(&self, url: &Url) -> Result<Arc<Robots>, FetchError> {
+        if !self.config.obey_robots {
+            // Not fetched for its rules: fetch it for its sitemaps only.
+            let origin = url.origin().ascii_serialization();
+            return Ok(Arc::new(self.fetch_robots(&origin).await?.0));
+        }
+        self.rules_for(url).await?;
+        self.cached_robots(url).await
+    }
+
+    async fn fetch_as(
+        &self,
+        url: &Url,
+        hop_ok: HopCheck<'_>,
+        wanted: Wanted,
+    ) -> Result<Fetched, FetchError> {
         check_scheme(url)?;
         let rules = self.rules_for(url).await?;
         if !rules.is_allowed(&path_and_query(url)) {
@@ -161,7 +206,7 @@ impl Fetcher {
             self.wait_turn(url, &host).await;
             let result = match tokio::time::timeout(
                 self.config.request_timeout,
-                self.follow(url, hop_ok, &host),
+                self.follow(url, hop_ok, &host, wanted),
             )
             .await
             {
@@ -226,6 +271,7 @@ impl Fetcher {
         start: &Url,
         hop_ok: HopCheck<'_>,
         host: &Host,
+        wanted: Wanted,
     ) -> Result<Fetched, FetchError> {
         let mut url = start.clone();
         let mut redirects = Vec::new();
@@ -292,7 +338,8 @@ impl Fetcher {
                 })
                 .unwrap_or_default();
             // No Content-Type: sniffing is the extractor's job, so take it.
-            if !media.is_empty()
+            if wanted == Wanted::Page
+                && !media.is_empty()
                 && !self
                     .config
                     .content_types
@@ -301,7 +348,13 @@ impl Fetcher {
             {
                 return Err(FetchError::ContentType(media));
             }
-            return self.read_body(resp, url, redirects, content_type).await;
+            let limit = match wanted {
+                Wanted::Page => self.config.max_body_bytes,
+                Wanted::Sitemap => self.config.max_body_bytes.max(SITEMAP_MAX_BYTES),
+            };
+            return self
+                .read_body(resp, url, redirects, content_type, limit)
+                .await;
         }
     }
 
@@ -311,8 +364,8 @@ impl Fetcher {
         final_url: Url,
         redirects: Vec<Url>,
         content_type: Option<String>,
+        limit: u64,
     ) -> Result<Fetched, FetchError> {
-        let limit = self.config.max_body_bytes;
         let declared = resp
             .headers()
             .get(CONTENT_LENGTH)
@@ -419,6 +472,17 @@ impl Fetcher {
         Ok(rules)
     }
 
+    async fn cached_robots(&self, url: &Url) -> Result<Arc<Robots>, FetchError> {
+        let origin = url.origin().ascii_serialization();
+        let slot = self.robots.lock().unwrap().get(&origin).cloned();
+        if let Some(slot) = slot {
+            if let Some((_, r)) = slot.lock().await.as_ref() {
+                return Ok(r.clone());
+            }
+        }
+        Ok(Arc::new(self.fetch_robots(&origin).await?.0))
+    }
+
     /// The parsed robots.txt of an origin and how long to keep it. A host
     /// at a refused address is an error, not a robots.txt.
     pub async fn fetch_robots(&self, origin: &str) -> Result<(Robots, Duration), FetchError> {
@@ -476,6 +540,17 @@ impl Fetcher {
         Ok((Robots::allow_all(), self.config.robots_ttl))
     }
 }
+
+/// What a fetch is for: pages must have one of the configured content
+/// types; sitemaps may be XML, text or gzip.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wanted {
+    Page,
+    Sitemap,
+}
+
+/// The sitemap protocol's limit on a sitemap file, uncompressed.
+pub const SITEMAP_MAX_BYTES: u64 = 50 << 20;
 
 fn host_key(url: &Url) -> String {
     format!(
