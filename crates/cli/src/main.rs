@@ -12,6 +12,10 @@ use clap::{Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "nearcrawl", version, about, long_about = None)]
 struct Cli {
+    /// More log output: -v run events (resume, checkpoints, sitemaps),
+    /// -vv every page, -vvv everything. `RUST_LOG` overrides.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
     #[command(subcommand)]
     command: Command,
 }
@@ -32,8 +36,9 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    init_logging(cli.verbose);
     let result = match cli.command {
-        Command::Crawl(args) => cmd::crawl::run(args),
+        Command::Crawl(args) => cmd::crawl::run(args, cli.verbose > 0),
         Command::Extract(args) => cmd::extract::run(args),
         Command::Fingerprint(args) => cmd::fingerprint::run(args),
         Command::Distance(args) => cmd::distance::run(args),
@@ -46,4 +51,21 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Logs go to stderr: warnings and errors by default, more with `-v`.
+fn init_logging(verbose: u8) {
+    let level = match verbose {
+        0 => "warn",
+        1 => "warn,nearcrawl_crawl=info,nearcrawl=info",
+        2 => "info,nearcrawl_crawl=debug,nearcrawl_fetch=debug",
+        _ => "debug,nearcrawl_crawl=trace,nearcrawl_fetch=trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
 }

@@ -15,6 +15,8 @@ use std::collections::{HashSet, VecDeque};
 
 use url::Url;
 
+use crate::state::Writes;
+
 const QUEUE: u8 = b'q';
 const IN_FLIGHT: u8 = b'i';
 const SEEN: u8 = b's';
@@ -30,9 +32,10 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// Removes the entry from the in-flight set, in `batch`: the URL is done.
-    pub fn finish(&self, batch: &mut sled::Batch) {
-        batch.remove(prefixed(IN_FLIGHT, &self.key));
+    /// Removes the entry from the in-flight set, in `writes`: the URL is
+    /// done.
+    pub fn finish(&self, writes: &mut Writes) {
+        writes.remove(prefixed(IN_FLIGHT, &self.key));
     }
 }
 
@@ -59,8 +62,7 @@ fn host_prefix(host: &str) -> Vec<u8> {
     k
 }
 
-/// The URLs one page adds to the frontier, gathered before the page's batch
-/// is applied.
+/// The URLs added to the frontier by writes not yet applied.
 #[derive(Debug, Default)]
 pub struct Additions {
     urls: HashSet<String>,
@@ -110,13 +112,13 @@ impl Frontier {
         Ok(f)
     }
 
-    /// Queues `url` at `depth`, in `batch`, unless it was ever queued
-    /// before; true if it was new. The caller canonicalizes and checks
-    /// scope first, applies the batch, then calls [`added`](Frontier::added)
-    /// with `adds`.
+    /// Queues `url` at `depth`, in `writes`, unless it was ever queued
+    /// before (or is in `adds`); true if it was new. The caller
+    /// canonicalizes and checks scope first, applies the writes, then calls
+    /// [`added`](Frontier::added) with `adds`.
     pub fn push(
         &mut self,
-        batch: &mut sled::Batch,
+        batch: &mut Writes,
         adds: &mut Additions,
         url: &Url,
         depth: u32,
@@ -138,8 +140,8 @@ impl Frontier {
     }
 
     /// Records `url` as seen without queueing it (a redirect target that
-    /// was just fetched), in `batch`.
-    pub fn mark_seen(&self, batch: &mut sled::Batch, url: &Url) {
+    /// was just fetched), in `writes`.
+    pub fn mark_seen(&self, batch: &mut Writes, url: &Url) {
         batch.insert(prefixed(SEEN, url.as_str().as_bytes()), &[]);
     }
 
@@ -155,10 +157,10 @@ impl Frontier {
 
     /// Queues and applies at once (seeds, sitemaps): true if `url` was new.
     pub fn push_now(&mut self, url: &Url, depth: u32) -> Result<bool, sled::Error> {
-        let mut batch = sled::Batch::default();
+        let mut writes = Writes::default();
         let mut adds = Additions::default();
-        let new = self.push(&mut batch, &mut adds, url, depth)?;
-        self.tree.apply_batch(batch)?;
+        let new = self.push(&mut writes, &mut adds, url, depth)?;
+        self.tree.apply_batch(writes.into_batch())?;
         self.added(adds);
         Ok(new)
     }
@@ -176,10 +178,12 @@ impl Frontier {
             let (key, value) = item?;
             let more = items.next().is_some();
             drop(items);
-            let mut batch = sled::Batch::default();
-            batch.remove(key.clone());
-            batch.insert(prefixed(IN_FLIGHT, &key[1..]), value.clone());
-            self.tree.apply_batch(batch)?;
+            // In flight first, then out of the queue: a crash in between
+            // leaves the same key in both, and reopening merges them. (Two
+            // plain writes: a batch would take sled's global write lock.)
+            self.tree
+                .insert(prefixed(IN_FLIGHT, &key[1..]), value.clone())?;
+            self.tree.remove(&key)?;
             self.queued = self.queued.saturating_sub(1);
             if more {
                 self.rotation.push_back(host);
@@ -293,18 +297,18 @@ mod tests {
     fn a_batch_adds_nothing_until_applied_and_dedupes_its_own_urls() {
         let t = tree();
         let mut f = Frontier::open_in(&t).unwrap();
-        let mut batch = sled::Batch::default();
+        let mut writes = Writes::default();
         let mut adds = Additions::default();
         assert!(
-            f.push(&mut batch, &mut adds, &u("https://a.example/1"), 1)
+            f.push(&mut writes, &mut adds, &u("https://a.example/1"), 1)
                 .unwrap()
         );
         assert!(
-            !f.push(&mut batch, &mut adds, &u("https://a.example/1"), 1)
+            !f.push(&mut writes, &mut adds, &u("https://a.example/1"), 1)
                 .unwrap()
         );
         assert!(f.pop().unwrap().is_none());
-        t.apply_batch(batch).unwrap();
+        t.apply_batch(writes.into_batch()).unwrap();
         f.added(adds);
         assert_eq!(f.len(), 1);
         assert_eq!(drain(&mut f), ["https://a.example/1"]);
@@ -320,9 +324,9 @@ mod tests {
             f.push_now(&u("https://b.example/1"), 0).unwrap();
             let done = f.pop().unwrap().unwrap();
             assert_eq!(done.url.as_str(), "https://a.example/1");
-            let mut batch = sled::Batch::default();
-            done.finish(&mut batch);
-            t.apply_batch(batch).unwrap();
+            let mut writes = Writes::default();
+            done.finish(&mut writes);
+            t.apply_batch(writes.into_batch()).unwrap();
             // Popped and never finished: the run "crashed" with it in flight.
             assert_eq!(
                 f.pop().unwrap().unwrap().url.as_str(),

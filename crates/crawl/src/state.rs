@@ -34,6 +34,40 @@ const SITEMAPS_READ: u8 = b'x';
 /// index may still name it).
 const DOC_BLOCK: u64 = 4096;
 
+/// Writes to the state tree gathered before being applied as one atomic
+/// batch (sled batches cannot be merged; these can).
+#[derive(Debug, Default)]
+pub struct Writes(Vec<(Vec<u8>, Option<Vec<u8>>)>);
+
+impl Writes {
+    pub fn insert(&mut self, key: impl Into<Vec<u8>>, value: impl AsRef<[u8]>) {
+        self.0.push((key.into(), Some(value.as_ref().to_vec())));
+    }
+
+    pub fn remove(&mut self, key: impl Into<Vec<u8>>) {
+        self.0.push((key.into(), None));
+    }
+
+    pub fn append(&mut self, other: Writes) {
+        self.0.extend(other.0);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn into_batch(self) -> sled::Batch {
+        let mut b = sled::Batch::default();
+        for (k, v) in self.0 {
+            match v {
+                Some(v) => b.insert(k, v),
+                None => b.remove(k),
+            }
+        }
+        b
+    }
+}
+
 /// Counts kept during a crawl, over every run of it; written to
 /// `stats.json` at the end of each run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -108,6 +142,8 @@ pub struct State {
     next_outbox: u64,
     /// Pages taken per host (fetches started, committed or not).
     hosts: HashMap<String, u64>,
+    /// Documents written but not applied yet: their URLs.
+    pending_docs: HashMap<u64, String>,
 }
 
 impl std::fmt::Debug for State {
@@ -155,6 +191,7 @@ impl State {
             doc_reserved,
             next_outbox,
             hosts: HashMap::new(),
+            pending_docs: HashMap::new(),
         })
     }
 
@@ -241,7 +278,8 @@ impl State {
     }
 
     /// Records document `doc` (its URL and judgement) in `batch`.
-    pub fn put_doc(&self, batch: &mut sled::Batch, doc: u64, url: &str, judgement: &Judgement) {
+    pub fn put_doc(&mut self, batch: &mut Writes, doc: u64, url: &str, judgement: &Judgement) {
+        self.pending_docs.insert(doc, url.to_string());
         let url = &url.as_bytes()[..url.len().min(u16::MAX as usize)];
         let mut v = Vec::with_capacity(2 + url.len() + 300);
         v.extend_from_slice(&(url.len() as u16).to_be_bytes());
@@ -250,25 +288,29 @@ impl State {
         batch.insert(key(DOC, &doc.to_be_bytes()), v);
     }
 
-    /// The URL of a committed document.
+    /// The URL of a document.
     pub fn doc_url(&self, doc: u64) -> Result<Option<String>, sled::Error> {
+        if let Some(url) = self.pending_docs.get(&doc) {
+            return Ok(Some(url.clone()));
+        }
         Ok(self.tree.get(key(DOC, &doc.to_be_bytes()))?.and_then(|v| {
             let n = u16::from_be_bytes(v.get(..2)?.try_into().ok()?) as usize;
             Some(String::from_utf8_lossy(v.get(2..2 + n)?).into_owned())
         }))
     }
 
-    /// Whether document `doc` was committed (not lost in a crash).
+    /// Whether document `doc` exists (was not lost in a crash).
     pub fn doc_exists(&self, doc: u64) -> bool {
         doc < self.next_doc
-            && self
-                .tree
-                .contains_key(key(DOC, &doc.to_be_bytes()))
-                .unwrap_or(false)
+            && (self.pending_docs.contains_key(&doc)
+                || self
+                    .tree
+                    .contains_key(key(DOC, &doc.to_be_bytes()))
+                    .unwrap_or(false))
     }
 
     /// Adds a URL's outcomes to the outbox, in `batch`.
-    pub fn put_outcomes(&mut self, batch: &mut sled::Batch, outcomes: &[Outcome]) {
+    pub fn put_outcomes(&mut self, batch: &mut Writes, outcomes: &[Outcome]) {
         if outcomes.is_empty() {
             return;
         }
@@ -281,7 +323,7 @@ impl State {
     }
 
     /// Writes the statistics, in `batch`.
-    pub fn put_stats(&self, batch: &mut sled::Batch) {
+    pub fn put_stats(&self, batch: &mut Writes) {
         batch.insert(
             meta("stats"),
             serde_json::to_vec(&self.stats).expect("serializes"),
@@ -306,7 +348,7 @@ impl State {
     }
 
     /// Writes `host`'s page count, in `batch`.
-    pub fn put_host(&self, batch: &mut sled::Batch, host: &str) {
+    pub fn put_host(&self, batch: &mut Writes, host: &str) {
         if let Some(n) = self.hosts.get(host) {
             batch.insert(key(HOST, host.as_bytes()), &n.to_be_bytes());
         }
@@ -320,11 +362,14 @@ impl State {
     }
 
     /// Records, in `batch`, that the sitemaps of `origin` were read.
-    pub fn put_sitemaps_read(&self, batch: &mut sled::Batch, origin: &str) {
+    pub fn put_sitemaps_read(&self, batch: &mut Writes, origin: &str) {
         batch.insert(key(SITEMAPS_READ, origin.as_bytes()), &[]);
     }
 
-    pub fn apply(&self, batch: sled::Batch) -> Result<(), sled::Error> {
-        self.tree.apply_batch(batch)
+    /// Applies `writes` as one atomic batch.
+    pub fn apply(&mut self, writes: Writes) -> Result<(), sled::Error> {
+        self.tree.apply_batch(writes.into_batch())?;
+        self.pending_docs.clear();
+        Ok(())
     }
 }

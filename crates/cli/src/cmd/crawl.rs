@@ -28,7 +28,7 @@ pub struct Args {
     dry_run: bool,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(args: Args, verbose: bool) -> anyhow::Result<ExitCode> {
     let mut config = Config::load(&args.config)?;
     if let Some(s) = args.seeds {
         config.seeds.file = Some(s);
@@ -73,7 +73,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let crawler = Crawler::new(config, &seeds, sink)?;
         let stop = crawler.stopper();
         let progress = crawler.progress();
-        let reporter = tokio::spawn(report_progress(progress));
+        let reporter = tokio::spawn(report_progress(progress, verbose));
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
                 eprintln!(
@@ -108,7 +108,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 /// A live progress line on a terminal; a plain line every ten seconds
 /// otherwise (logs, CI).
-async fn report_progress(progress: impl Fn() -> nearcrawl_crawl::crawler::Progress) {
+async fn report_progress(progress: impl Fn() -> nearcrawl_crawl::crawler::Progress, verbose: bool) {
     use std::io::IsTerminal;
     let start = std::time::Instant::now();
     let line = |p: nearcrawl_crawl::crawler::Progress| {
@@ -124,7 +124,8 @@ async fn report_progress(progress: impl Fn() -> nearcrawl_crawl::crawler::Progre
             p.in_flight
         )
     };
-    if std::io::stderr().is_terminal() {
+    // With -v, log lines would tear a live line: plain lines then.
+    if std::io::stderr().is_terminal() && !verbose {
         let bar = indicatif::ProgressBar::new_spinner();
         bar.enable_steady_tick(std::time::Duration::from_millis(200));
         // Cleared when the crawl ends and this task is aborted.
