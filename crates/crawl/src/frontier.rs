@@ -127,7 +127,7 @@ impl Frontier {
             return Ok(false);
         }
         adds.urls.insert(url.as_str().to_string());
-        batch.insert(prefixed(SEEN, url.as_str().as_bytes()), &[]);
+        batch.insert(prefixed(SEEN, url.as_str().as_bytes()), []);
         let host = url.host_str().unwrap_or("").to_ascii_lowercase();
         let mut key = host_prefix(&host);
         key.extend_from_slice(&depth.to_be_bytes());
@@ -142,7 +142,7 @@ impl Frontier {
     /// Records `url` as seen without queueing it (a redirect target that
     /// was just fetched), in `writes`.
     pub fn mark_seen(&self, batch: &mut Writes, url: &Url) {
-        batch.insert(prefixed(SEEN, url.as_str().as_bytes()), &[]);
+        batch.insert(prefixed(SEEN, url.as_str().as_bytes()), []);
     }
 
     /// Takes note of URLs pushed in a batch that has now been applied.

@@ -350,7 +350,7 @@ impl State {
     /// Writes `host`'s page count, in `batch`.
     pub fn put_host(&self, batch: &mut Writes, host: &str) {
         if let Some(n) = self.hosts.get(host) {
-            batch.insert(key(HOST, host.as_bytes()), &n.to_be_bytes());
+            batch.insert(key(HOST, host.as_bytes()), n.to_be_bytes());
         }
     }
 
@@ -363,7 +363,7 @@ impl State {
 
     /// Records, in `batch`, that the sitemaps of `origin` were read.
     pub fn put_sitemaps_read(&self, batch: &mut Writes, origin: &str) {
-        batch.insert(key(SITEMAPS_READ, origin.as_bytes()), &[]);
+        batch.insert(key(SITEMAPS_READ, origin.as_bytes()), []);
     }
 
     /// Applies `writes` as one atomic batch.
