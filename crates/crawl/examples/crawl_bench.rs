@@ -3,7 +3,13 @@
 //!
 //! ```text
 //! cargo run --release -p nearcrawl-crawl --example crawl_bench -- [PAGES]
+//! cargo run --release -p nearcrawl-crawl --example crawl_bench -- PAGES --serve
 //! ```
+//!
+//! With `--serve` it only serves the site (and prints its address), so the
+//! `nearcrawl` binary can crawl it from another process and be measured
+//! alone, e.g. with `/usr/bin/time -v nearcrawl crawl --config
+//! config/local.toml --seeds seeds.txt --out /tmp/out`.
 //!
 //! The site (default 20,000 pages, 200-800 words each from the vocabulary
 //! of the shared article bodies, one shared header and footer) is served
@@ -220,6 +226,12 @@ async fn main() {
         t.elapsed().as_secs_f64()
     );
     let addr = serve(pages.clone()).await;
+    if std::env::args().nth(2).as_deref() == Some("--serve") {
+        // Serve only, so a crawler in another process (the real binary)
+        // can be measured alone.
+        println!("serving on http://{addr}/");
+        std::future::pending::<()>().await;
+    }
     let out = std::env::temp_dir().join(format!("nearcrawl-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
     let mut config = Config::load(

@@ -13,12 +13,12 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use nearcrawl_extract::{Input, extract};
 use nearcrawl_fetch::{FetchConfig, Fetcher};
-use nearcrawl_index::{DedupConfig, Deduper, IndexConfig, Verdict};
+use nearcrawl_index::{DedupConfig, Deduper, Fingerprinter, IndexConfig, Verdict};
 use url::Url;
 
 use crate::canonical::Canonicalizer;
 use crate::config::{Config, DuplicatePolicy};
-use crate::frontier::{Additions, Entry};
+use crate::frontier::{Additions, Entry, SeenSet};
 use crate::scope::Scope;
 use crate::sink::{Capture, DuplicateRecord, ErrorRecord, Outcome, PageRecord, Sink};
 use crate::state::{State, Stats, Writes};
@@ -89,6 +89,10 @@ struct Shared {
     scope: Scope,
     canon: Canonicalizer,
     core: Mutex<Core>,
+    /// Fingerprinting happens outside the commit lock, on these.
+    fingerprinters: Mutex<Vec<Fingerprinter>>,
+    fingerprinter: Fingerprinter,
+    seen: SeenSet,
     wants_captures: bool,
     in_flight: AtomicUsize,
     /// Origins whose sitemaps this run has started reading.
@@ -203,6 +207,9 @@ impl Crawler {
             }
         }
         let shared = Arc::new(Shared {
+            fingerprinters: Mutex::new(Vec::new()),
+            fingerprinter: dedup.fingerprinter(),
+            seen: state.frontier.seen_set(),
             wants_captures: sink.wants_captures(),
             core: Mutex::new(Core {
                 state,
@@ -682,6 +689,8 @@ fn judge(shared: &Shared, entry: Entry, fetched: nearcrawl_fetch::Fetched) {
                 continue;
             };
             match shared.scope.check(&c, entry.depth + 1) {
+                // Most links were seen long ago: drop them before the lock.
+                Ok(()) if shared.seen.contains(&c) => {}
                 Ok(()) => links.push(c),
                 Err(why) => out_of_scope.push(why.name()),
             }
@@ -700,11 +709,19 @@ fn judge(shared: &Shared, entry: Entry, fetched: nearcrawl_fetch::Fetched) {
         }));
     }
 
+    let prepared = {
+        let pooled = shared.fingerprinters.lock().unwrap().pop();
+        let mut fp = pooled.unwrap_or_else(|| shared.fingerprinter.clone());
+        let prepared = fp.prepare(&page.text);
+        shared.fingerprinters.lock().unwrap().push(fp);
+        prepared
+    };
+
     let mut guard = shared.core.lock().unwrap();
     let core = &mut *guard;
     let judgement = {
         let state = &core.state;
-        match core.dedup.judge(&page.text, |d| state.doc_exists(d)) {
+        match core.dedup.judge_prepared(prepared, |d| state.doc_exists(d)) {
             Ok(j) => j,
             Err(e) => {
                 *core.state.stats.errors.entry("index".into()).or_default() += 1;

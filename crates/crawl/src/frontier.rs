@@ -62,6 +62,18 @@ fn host_prefix(host: &str) -> Vec<u8> {
     k
 }
 
+/// See [`Frontier::seen_set`].
+#[derive(Debug, Clone)]
+pub struct SeenSet(sled::Tree);
+
+impl SeenSet {
+    pub fn contains(&self, url: &Url) -> bool {
+        self.0
+            .contains_key(prefixed(SEEN, url.as_str().as_bytes()))
+            .unwrap_or(false)
+    }
+}
+
 /// The URLs added to the frontier by writes not yet applied.
 #[derive(Debug, Default)]
 pub struct Additions {
@@ -227,6 +239,14 @@ impl Frontier {
     pub fn was_seen(&self, url: &Url) -> Result<bool, sled::Error> {
         self.tree
             .contains_key(prefixed(SEEN, url.as_str().as_bytes()))
+    }
+
+    /// A handle that answers [`was_seen`](Frontier::was_seen) without the
+    /// frontier: a caller can drop links seen long ago before taking the
+    /// lock it keeps the frontier under (and must ask `push` again for the
+    /// rest, which decides).
+    pub fn seen_set(&self) -> SeenSet {
+        SeenSet(self.tree.clone())
     }
 
     /// URLs ever queued (a scan: for tests and reports, not the hot path).

@@ -244,7 +244,13 @@ impl State {
     pub fn outbox(&self) -> impl Iterator<Item = Result<Vec<Outcome>, sled::Error>> + '_ {
         self.tree.scan_prefix([OUTBOX]).values().map(|v| {
             let v = v?;
-            Ok(Outcome::decode_all(&v).unwrap_or_default())
+            let unpacked = v.get(..4).and_then(|n| {
+                let n = u32::from_be_bytes(n.try_into().ok()?) as usize;
+                zstd::bulk::decompress(&v[4..], n).ok()
+            });
+            Ok(unpacked
+                .and_then(|b| Outcome::decode_all(&b))
+                .unwrap_or_default())
         })
     }
 
@@ -309,7 +315,8 @@ impl State {
                     .unwrap_or(false))
     }
 
-    /// Adds a URL's outcomes to the outbox, in `batch`.
+    /// Adds outcomes to the outbox, in `batch`: zstd-compressed, since
+    /// page texts are most of what the state writes.
     pub fn put_outcomes(&mut self, batch: &mut Writes, outcomes: &[Outcome]) {
         if outcomes.is_empty() {
             return;
@@ -318,7 +325,11 @@ impl State {
         for o in outcomes {
             o.encode(&mut bytes);
         }
-        batch.insert(key(OUTBOX, &self.next_outbox.to_be_bytes()), bytes);
+        let packed = zstd::bulk::compress(&bytes, 1).expect("compressing to memory");
+        let mut value = Vec::with_capacity(packed.len() + 4);
+        value.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
+        value.extend_from_slice(&packed);
+        batch.insert(key(OUTBOX, &self.next_outbox.to_be_bytes()), value);
         self.next_outbox += 1;
     }
 

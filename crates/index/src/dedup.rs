@@ -72,6 +72,59 @@ pub struct Decision {
     pub content_hash: u128,
 }
 
+/// The per-document work of judging, which needs no index: fingerprint,
+/// content hash, verification sketch. Separate so callers can do it on
+/// many threads and hold the index only for the lookup
+/// ([`Deduper::judge_prepared`]).
+#[derive(Debug, Clone)]
+pub struct Fingerprinter {
+    fingerprinter: Simhasher,
+    shingler: Simhasher,
+    short_features: u32,
+}
+
+/// What [`Fingerprinter::prepare`] computes for one text.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    simhash: Simhash,
+    content_hash: u128,
+    short: bool,
+    sketch: SketchBuilder,
+}
+
+impl Fingerprinter {
+    pub fn new(config: &DedupConfig) -> Result<Fingerprinter, IndexError> {
+        let fingerprinter =
+            Simhasher::new(config.simhash).map_err(|e| IndexError::Config(e.to_string()))?;
+        let shingler = Simhasher::new(Options {
+            shingle: config.sketch_shingle,
+            weighting: Weighting::Tf,
+        })
+        .map_err(|e| IndexError::Config(e.to_string()))?;
+        Ok(Fingerprinter {
+            fingerprinter,
+            shingler,
+            short_features: config.short_features,
+        })
+    }
+
+    pub fn prepare(&mut self, text: &str) -> Prepared {
+        let simhash = self.fingerprinter.hash(text);
+        let mut sketch = SketchBuilder::default();
+        let mut content = ContentHash::default();
+        self.shingler.features(text, |f| {
+            sketch.add(f);
+            content.add(f);
+        });
+        Prepared {
+            simhash,
+            content_hash: content.finish(),
+            short: simhash.features < self.short_features,
+            sketch,
+        }
+    }
+}
+
 /// Decides, per document and in order, whether it duplicates an earlier one,
 /// and records the new ones. Persistent: reopening the same directory keeps
 /// every document recorded before the last [`flush`](Deduper::flush).
@@ -90,8 +143,7 @@ pub struct Deduper {
     index: BandIndex,
     exact: sled::Tree,
     sketches: sled::Tree,
-    fingerprinter: Simhasher,
-    shingler: Simhasher,
+    prepare: Fingerprinter,
 }
 
 impl Deduper {
@@ -116,13 +168,7 @@ impl Deduper {
                 config.min_similarity
             ));
         }
-        let fingerprinter =
-            Simhasher::new(config.simhash).map_err(|e| IndexError::Config(e.to_string()))?;
-        let shingler = Simhasher::new(Options {
-            shingle: config.sketch_shingle,
-            weighting: Weighting::Tf,
-        })
-        .map_err(|e| IndexError::Config(e.to_string()))?;
+        let prepare = Fingerprinter::new(&config)?;
 
         // Fingerprints and sketches made with other settings are not
         // comparable with new ones.
@@ -149,8 +195,7 @@ impl Deduper {
             sketches: db.open_tree("dedup.sketch")?,
             db: db.clone(),
             config,
-            fingerprinter,
-            shingler,
+            prepare,
         })
     }
 
@@ -185,15 +230,28 @@ impl Deduper {
         text: &str,
         live: impl Fn(u64) -> bool,
     ) -> Result<Judgement, IndexError> {
-        let simhash = self.fingerprinter.hash(text);
-        let mut sketch = SketchBuilder::default();
-        let mut content = ContentHash::default();
-        self.shingler.features(text, |f| {
-            sketch.add(f);
-            content.add(f);
-        });
-        let content_hash = content.finish();
-        let short = simhash.features < self.config.short_features;
+        let prepared = self.prepare.prepare(text);
+        self.judge_prepared(prepared, live)
+    }
+
+    /// A [`Fingerprinter`] with this deduper's settings.
+    pub fn fingerprinter(&self) -> Fingerprinter {
+        self.prepare.clone()
+    }
+
+    /// [`judge`](Deduper::judge) for a text prepared by a
+    /// [`fingerprinter`](Deduper::fingerprinter) of this deduper.
+    pub fn judge_prepared(
+        &self,
+        prepared: Prepared,
+        live: impl Fn(u64) -> bool,
+    ) -> Result<Judgement, IndexError> {
+        let Prepared {
+            simhash,
+            content_hash,
+            short,
+            sketch,
+        } = prepared;
         let judgement = |verdict, sketch| Judgement {
             decision: Decision {
                 verdict,

@@ -72,7 +72,7 @@ mod sketch;
 mod store;
 
 pub use band_index::{BandIndex, IndexConfig, Match};
-pub use dedup::{Decision, DedupConfig, Deduper, Judgement, Verdict};
+pub use dedup::{Decision, DedupConfig, Deduper, Fingerprinter, Judgement, Prepared, Verdict};
 pub use error::IndexError;
 pub use layout::Layout;
 pub use sketch::{SKETCH_BINS, Sketch, SketchBuilder};
