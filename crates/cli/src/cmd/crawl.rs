@@ -68,7 +68,14 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<ExitCode> {
     let sink = nearcrawl_crawl::open_outputs(&config.output)
         .with_context(|| format!("cannot write to {}", config.output.dir.display()))?;
     let out = config.output.dir.clone();
-    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    // Extraction and the duplicate gate run on blocking threads; more of
+    // them than cores only adds malloc arenas (memory) and lock contention.
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .max_blocking_threads(4 * cores)
+        .build()
+        .context("cannot start the async runtime")?;
     let stats = runtime.block_on(async move {
         let crawler = Crawler::new(config, &seeds, sink)?;
         let stop = crawler.stopper();
