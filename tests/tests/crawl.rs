@@ -275,6 +275,11 @@ fn crawls_the_site_and_keeps_duplicates_out() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("out/stats.json")).unwrap())
             .unwrap();
     eprintln!("{stats}");
+    assert_eq!(
+        requested.iter().filter(|p| *p == "/robots.txt").count(),
+        1,
+        "robots.txt fetched once"
+    );
     assert_eq!(stats["exact_duplicates"], 2);
     assert_eq!(stats["near_duplicates"], 1);
     assert_eq!(stats["robots_denied"], 1);
@@ -290,6 +295,27 @@ fn crawls_the_site_and_keeps_duplicates_out() {
             .unwrap()
             .ends_with("/sitemaps/missing.xml")),
         "{errors:?}"
+    );
+
+    // A second run (new seed, same crawl) keeps the robots.txt it has.
+    std::fs::write(dir.join("more.txt"), format!("{base}/about?again=1\n")).unwrap();
+    let again = run(
+        &[
+            "crawl",
+            "--config",
+            dir.join("crawl.toml").to_str().unwrap(),
+            "--seeds",
+            dir.join("more.txt").to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert!(again.status.success());
+    let requested = log.lock().unwrap().clone();
+    assert!(requested.iter().any(|p| p == "/about?again=1"));
+    assert_eq!(
+        requested.iter().filter(|p| *p == "/robots.txt").count(),
+        1,
+        "robots.txt fetched again on resume"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

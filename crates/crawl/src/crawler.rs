@@ -169,7 +169,8 @@ impl Crawler {
             obey_robots: p.obey_robots,
             crawl_delay_cap: Duration::from_secs(p.crawl_delay_cap_secs),
             ..FetchConfig::default()
-        })?;
+        })?
+        .with_robots_store(Arc::new(crate::state::RobotsCache::open_in(&db)?));
         let d = &config.dedup;
         let mut dedup = Deduper::open_in(
             &db,

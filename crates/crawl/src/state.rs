@@ -13,7 +13,7 @@
 //!
 //! Keys, by first byte: `q`/`i`/`s` the frontier (see [`Frontier`]), `d`
 //! documents, `o` the outbox, `h` pages per host, `x` origins whose
-//! sitemaps were read, `m` metadata.
+//! sitemaps were read, `r` robots.txt files, `m` metadata.
 
 use std::collections::HashMap;
 
@@ -28,6 +28,7 @@ const OUTBOX: u8 = b'o';
 const HOST: u8 = b'h';
 const META: u8 = b'm';
 const SITEMAPS_READ: u8 = b'x';
+const ROBOTS: u8 = b'r';
 
 /// Document ids are handed out from blocks made durable before use, so an
 /// id that a crash lost is never given to another page (the duplicate
@@ -382,5 +383,39 @@ impl State {
         self.tree.apply_batch(writes.into_batch())?;
         self.pending_docs.clear();
         Ok(())
+    }
+}
+
+/// The fetcher's robots.txt files, kept in the state tree so a resumed
+/// crawl does not fetch them again while they are fresh. A cache: written
+/// outside the atomic batches, and a lost entry only costs a fetch.
+#[derive(Debug, Clone)]
+pub struct RobotsCache(sled::Tree);
+
+impl RobotsCache {
+    pub fn open_in(db: &sled::Db) -> Result<RobotsCache, sled::Error> {
+        Ok(RobotsCache(db.open_tree("crawl")?))
+    }
+}
+
+impl nearcrawl_fetch::RobotsStore for RobotsCache {
+    fn load(&self, origin: &str) -> Option<(std::time::SystemTime, Vec<u8>)> {
+        let v = self.0.get(key(ROBOTS, origin.as_bytes())).ok()??;
+        let secs = be_u64(v.get(..8)?);
+        Some((
+            std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs),
+            v[8..].to_vec(),
+        ))
+    }
+
+    fn save(&self, origin: &str, expires: std::time::SystemTime, text: &[u8]) {
+        let secs = expires
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let mut v = secs.to_be_bytes().to_vec();
+        v.extend_from_slice(text);
+        if let Err(e) = self.0.insert(key(ROBOTS, origin.as_bytes()), v) {
+            tracing::warn!(origin, "robots.txt not kept: {e}");
+        }
     }
 }

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use futures_util::StreamExt;
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
@@ -61,6 +61,8 @@ pub struct Fetcher {
     global: Semaphore,
     hosts: Mutex<HashMap<String, Arc<Host>>>,
     robots: Mutex<HashMap<String, RobotsSlot>>,
+    /// Where robots.txt files outlive the process, if anywhere.
+    robots_store: Option<Arc<dyn RobotsStore>>,
     /// The configured per-host rate (none when the delay is zero).
     rate: Option<DefaultKeyedRateLimiter<String>>,
 }
@@ -113,9 +115,18 @@ impl Fetcher {
             client,
             hosts: Mutex::new(HashMap::new()),
             robots: Mutex::new(HashMap::new()),
+            robots_store: None,
             rate,
             config,
         })
+    }
+
+    /// Keeps fetched robots.txt files in `store` too, and asks it before
+    /// fetching one: a resumed crawl does not fetch them again while they
+    /// are fresh (`robots_ttl`).
+    pub fn with_robots_store(mut self, store: Arc<dyn RobotsStore>) -> Fetcher {
+        self.robots_store = Some(store);
+        self
     }
 
     pub fn config(&self) -> &FetchConfig {
@@ -452,7 +463,25 @@ impl Fetcher {
         let robots = match fresh {
             Some(r) => r,
             None => {
-                let (robots, ttl) = self.fetch_robots(&origin).await?;
+                let now = SystemTime::now();
+                let stored = self.robots_store.as_ref().and_then(|st| {
+                    let (expires, text) = st.load(&origin)?;
+                    let left = expires.duration_since(now).ok()?;
+                    Some((Robots::parse(&text), left))
+                });
+                let (robots, ttl) = match stored {
+                    Some(r) => r,
+                    None => {
+                        let (source, ttl) = self.fetch_robots_source(&origin).await?;
+                        // Transient answers (5xx, unreachable) are not kept.
+                        if ttl == self.config.robots_ttl {
+                            if let (Some(st), Some(text)) = (&self.robots_store, source.text()) {
+                                st.save(&origin, now + ttl, text);
+                            }
+                        }
+                        (source.parse(), ttl)
+                    }
+                };
                 let robots = Arc::new(robots);
                 *guard = Some((Instant::now() + ttl, robots.clone()));
                 robots
@@ -486,9 +515,17 @@ impl Fetcher {
     /// The parsed robots.txt of an origin and how long to keep it. A host
     /// at a refused address is an error, not a robots.txt.
     pub async fn fetch_robots(&self, origin: &str) -> Result<(Robots, Duration), FetchError> {
+        let (source, ttl) = self.fetch_robots_source(origin).await?;
+        Ok((source.parse(), ttl))
+    }
+
+    async fn fetch_robots_source(
+        &self,
+        origin: &str,
+    ) -> Result<(RobotsSource, Duration), FetchError> {
         let retry_soon = Duration::from_secs(60);
         let Ok(mut url) = Url::parse(&format!("{origin}/robots.txt")) else {
-            return Ok((Robots::allow_all(), self.config.robots_ttl));
+            return Ok((RobotsSource::AllowAll, self.config.robots_ttl));
         };
         for _ in 0..=5 {
             check_address(&url, self.config.allow_private_networks)?;
@@ -501,9 +538,9 @@ impl Fetcher {
                 Ok(Ok(r)) => r,
                 Ok(Err(e)) => match map_error(e) {
                     blocked @ FetchError::BlockedAddress(_) => return Err(blocked),
-                    _ => return Ok((Robots::disallow_all(), retry_soon)),
+                    _ => return Ok((RobotsSource::DisallowAll, retry_soon)),
                 },
-                Err(_) => return Ok((Robots::disallow_all(), retry_soon)),
+                Err(_) => return Ok((RobotsSource::DisallowAll, retry_soon)),
             };
             let status = resp.status().as_u16();
             if (300..400).contains(&status) {
@@ -517,14 +554,14 @@ impl Fetcher {
                         url = next;
                         continue;
                     }
-                    None => return Ok((Robots::allow_all(), self.config.robots_ttl)),
+                    None => return Ok((RobotsSource::AllowAll, self.config.robots_ttl)),
                 }
             }
             if (400..500).contains(&status) {
-                return Ok((Robots::allow_all(), self.config.robots_ttl));
+                return Ok((RobotsSource::AllowAll, self.config.robots_ttl));
             }
             if status >= 500 {
-                return Ok((Robots::disallow_all(), retry_soon));
+                return Ok((RobotsSource::DisallowAll, retry_soon));
             }
             let mut body = Vec::new();
             let mut stream = resp.bytes_stream();
@@ -534,10 +571,47 @@ impl Fetcher {
                     break;
                 }
             }
-            return Ok((Robots::parse(&body), self.config.robots_ttl));
+            return Ok((RobotsSource::Text(body), self.config.robots_ttl));
         }
         // More than five redirects: as if there were none (allow).
-        Ok((Robots::allow_all(), self.config.robots_ttl))
+        Ok((RobotsSource::AllowAll, self.config.robots_ttl))
+    }
+}
+
+/// Keeps robots.txt files between runs (the crawler's state, say).
+pub trait RobotsStore: Send + Sync {
+    /// The file kept for `origin` and when it expires.
+    fn load(&self, origin: &str) -> Option<(SystemTime, Vec<u8>)>;
+    /// Keeps `text` as `origin`'s robots.txt until `expires`. Errors are
+    /// the store's to report: a lost entry only means fetching again.
+    fn save(&self, origin: &str, expires: SystemTime, text: &[u8]);
+}
+
+/// A robots.txt outcome before parsing.
+enum RobotsSource {
+    Text(Vec<u8>),
+    /// No file (4xx) or too many redirects.
+    AllowAll,
+    /// Unreachable or 5xx: everything waits.
+    DisallowAll,
+}
+
+impl RobotsSource {
+    fn parse(&self) -> Robots {
+        match self {
+            RobotsSource::Text(t) => Robots::parse(t),
+            RobotsSource::AllowAll => Robots::allow_all(),
+            RobotsSource::DisallowAll => Robots::disallow_all(),
+        }
+    }
+
+    /// Text that parses to the same rules (an empty file allows all).
+    fn text(&self) -> Option<&[u8]> {
+        match self {
+            RobotsSource::Text(t) => Some(t),
+            RobotsSource::AllowAll => Some(b""),
+            RobotsSource::DisallowAll => None,
+        }
     }
 }
 

@@ -28,4 +28,4 @@ pub mod safety;
 
 pub use config::FetchConfig;
 pub use error::FetchError;
-pub use fetcher::{Fetched, Fetcher, HopCheck};
+pub use fetcher::{Fetched, Fetcher, HopCheck, RobotsStore};
