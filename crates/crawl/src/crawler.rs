@@ -98,6 +98,8 @@ struct Shared {
     /// Origins whose sitemaps this run has started reading.
     sitemap_origins: Mutex<std::collections::HashSet<String>>,
     stop: AtomicBool,
+    /// Wakes fetches waiting on politeness when the crawl stops.
+    stopping: tokio::sync::Notify,
     /// A commit failed (the disk, most likely): stop and leave the rest to
     /// the next run.
     broken: Mutex<Option<String>>,
@@ -221,6 +223,7 @@ impl Crawler {
             in_flight: AtomicUsize::new(0),
             sitemap_origins: Mutex::new(std::collections::HashSet::new()),
             stop: AtomicBool::new(false),
+            stopping: tokio::sync::Notify::new(),
             broken: Mutex::new(None),
             fetcher,
             scope,
@@ -230,11 +233,12 @@ impl Crawler {
         Ok(Crawler { shared, db })
     }
 
-    /// A handle that stops the crawl: no new URLs are taken, in-flight
-    /// pages finish.
+    /// A handle that stops the crawl: no new URLs are taken, requests not
+    /// answered yet are abandoned (they stay in the frontier and are
+    /// fetched by the next run), pages already fetched are finished.
     pub fn stopper(&self) -> impl Fn() + Send + Sync + 'static {
         let shared = self.shared.clone();
-        move || shared.stop.store(true, Ordering::SeqCst)
+        move || request_stop(&shared)
     }
 
     /// A handle that reads the crawl's progress while it runs.
@@ -364,8 +368,25 @@ fn checkpoint_parts(
 
 fn fail(shared: &Shared, why: String) {
     tracing::error!("{why}; stopping (run again to resume)");
-    shared.stop.store(true, Ordering::SeqCst);
+    request_stop(shared);
     shared.broken.lock().unwrap().get_or_insert(why);
+}
+
+fn request_stop(shared: &Shared) {
+    shared.stop.store(true, Ordering::SeqCst);
+    shared.stopping.notify_waiters();
+}
+
+/// Resolves once the crawl is stopping.
+async fn stopped(shared: &Shared) {
+    loop {
+        // Registered before the check, so a stop in between still wakes it.
+        let notified = shared.stopping.notified();
+        if shared.stop.load(Ordering::SeqCst) {
+            return;
+        }
+        notified.await;
+    }
 }
 
 async fn worker(shared: Arc<Shared>) {
@@ -539,7 +560,16 @@ async fn process(shared: &Arc<Shared>, entry: Entry) {
             .canonicalize(hop)
             .is_some_and(|c| hop_shared.scope.check(&c, depth).is_ok())
     };
-    match shared.fetcher.fetch(&url, &hop_ok).await {
+    // A request still waiting for its host's turn when the crawl stops is
+    // abandoned: the URL stays in flight, and the next run fetches it.
+    let result = tokio::select! {
+        r = shared.fetcher.fetch(&url, &hop_ok) => r,
+        () = stopped(shared) => {
+            tracing::debug!(url = %url, "abandoned: stopping");
+            return;
+        }
+    };
+    match result {
         Ok(fetched) => {
             let work = shared.clone();
             let _ = tokio::task::spawn_blocking(move || judge(&work, entry, fetched)).await;

@@ -84,7 +84,7 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<ExitCode> {
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
                 eprintln!(
-                    "nearcrawl: stopping: finishing the pages in flight (Ctrl-C again to abort)"
+                    "nearcrawl: stopping: open requests are left for the next run, fetched pages are finished (Ctrl-C again to abort)"
                 );
                 stop();
                 let _ = tokio::signal::ctrl_c().await;
