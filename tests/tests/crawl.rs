@@ -160,10 +160,6 @@ fn crawl_ok(dir: &std::path::Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("out/stats.json")).unwrap()).unwrap()
 }
 
-fn lines(path: &std::path::Path) -> Vec<Value> {
-    json_lines(path)
-}
-
 #[test]
 fn crawls_the_site_and_keeps_duplicates_out() {
     let arts = articles();
@@ -194,7 +190,7 @@ fn crawls_the_site_and_keeps_duplicates_out() {
     assert!(out.status.success(), "{err}");
     assert!(err.contains("seed line 2"), "bad seed reported: {err}");
 
-    let pages = lines(&dir.join("out/pages-00000.jsonl"));
+    let pages = json_lines(&dir.join("out/pages-00000.jsonl"));
     let written: HashSet<String> = pages
         .iter()
         .map(|p| p["url"].as_str().unwrap().replace(&base, ""))
@@ -230,7 +226,7 @@ fn crawls_the_site_and_keeps_duplicates_out() {
         "boilerplate kept: {text}"
     );
 
-    let dups = lines(&dir.join("out/duplicates.jsonl"));
+    let dups = json_lines(&dir.join("out/duplicates.jsonl"));
     let find = |u: &str| {
         dups.iter()
             .find(|d| d["url"].as_str().unwrap().ends_with(u))
@@ -288,7 +284,7 @@ fn crawls_the_site_and_keeps_duplicates_out() {
     // /from-sitemap, and /a/0 if the sitemap was read before the home page.
     let from_sitemap = stats["sitemap_urls"].as_u64().unwrap();
     assert!((1..=2).contains(&from_sitemap), "{stats}");
-    let errors = lines(&dir.join("out/errors.jsonl"));
+    let errors = json_lines(&dir.join("out/errors.jsonl"));
     assert!(
         errors.iter().any(|e| e["url"]
             .as_str()

@@ -132,6 +132,17 @@ fn config(dir: &std::path::Path, port: u16) -> std::path::PathBuf {
     path
 }
 
+/// `nearcrawl crawl --config CONF` in the background, output discarded.
+fn start_crawl(conf: &std::path::Path) -> std::process::Child {
+    Command::new(nearcrawl_bin())
+        .args(["crawl", "--config", conf.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 fn read_warc_responses(out: &std::path::Path) -> Vec<String> {
     let mut uris = Vec::new();
     let mut n = 0;
@@ -169,13 +180,7 @@ fn killed_crawls_resume_without_losing_or_repeating_anything() {
     let kills_ms = [300, 2_300, 700, 1_300, 900];
     let mut finished = false;
     for (round, ms) in kills_ms.iter().enumerate() {
-        let mut child = Command::new(nearcrawl_bin())
-            .args(["crawl", "--config", conf.to_str().unwrap()])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = start_crawl(&conf);
         std::thread::sleep(Duration::from_millis(*ms));
         if let Some(status) = child.try_wait().unwrap() {
             assert!(status.success(), "round {round}: {status}");
@@ -351,13 +356,7 @@ fn ctrl_c_stops_promptly_and_leaves_open_requests_for_the_next_run() {
         ),
     )
     .unwrap();
-    let mut child = Command::new(nearcrawl_bin())
-        .args(["crawl", "--config", conf.to_str().unwrap()])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = start_crawl(&conf);
     std::thread::sleep(Duration::from_millis(3_500));
     let status = Command::new("kill")
         .args(["-INT", &child.id().to_string()])

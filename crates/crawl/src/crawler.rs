@@ -110,7 +110,6 @@ struct Shared {
 /// continues, after a clean stop or a crash alike.
 pub struct Crawler {
     shared: Arc<Shared>,
-    db: sled::Db,
 }
 
 impl std::fmt::Debug for Crawler {
@@ -130,11 +129,7 @@ fn is_result_file(name: &str) -> bool {
 impl Crawler {
     /// Opens (or resumes) the crawl in `config.output.dir`, writing to `sink`
     /// (see [`crate::open_outputs`] for the configured ones).
-    pub fn new(
-        config: Config,
-        seeds: &[Url],
-        mut sink: Box<dyn Sink>,
-    ) -> Result<Crawler, CrawlError> {
+    pub fn new(config: Config, seeds: &[Url], sink: Box<dyn Sink>) -> Result<Crawler, CrawlError> {
         let out = config.output.dir.clone();
         let state_dir: PathBuf = out.join("state");
         let fresh = !state_dir.exists();
@@ -146,9 +141,8 @@ impl Crawler {
                 }
             }
         }
-        // sled's page cache is most of the crawler's memory: 32 MiB keeps
-        // the hot part of the frontier and the seen set without growing
-        // with the crawl.
+        // 32 MiB of page cache keeps the hot part of the frontier and the
+        // seen set without growing with the crawl.
         let db = sled::Config::new()
             .path(&state_dir)
             .cache_capacity(32 << 20)
@@ -174,7 +168,7 @@ impl Crawler {
         })?
         .with_robots_store(Arc::new(crate::state::RobotsCache::open_in(&db)?));
         let d = &config.dedup;
-        let mut dedup = Deduper::open_in(
+        let dedup = Deduper::open_in(
             &db,
             DedupConfig {
                 index: IndexConfig {
@@ -192,7 +186,7 @@ impl Crawler {
             strip_params: config.scope.strip_params.clone(),
             sort_query: config.scope.sort_query,
         };
-        let mut state = State::open_in(&db)?;
+        let state = State::open_in(&db)?;
         let outputs = format!(
             "formats {:?}, compression {:?}",
             config.output.formats, config.output.compression
@@ -203,23 +197,24 @@ impl Crawler {
                 requested: outputs,
             });
         }
-        recover(&mut state, &mut dedup, sink.as_mut())?;
+        let mut core = Core {
+            state,
+            dedup,
+            sink,
+            group: Group::default(),
+        };
+        recover(&mut core)?;
         for s in seeds {
             if let Some(c) = canon.canonicalize(s) {
-                state.frontier.push_now(&c, 0)?;
+                core.state.frontier.push_now(&c, 0)?;
             }
         }
         let shared = Arc::new(Shared {
             fingerprinters: Mutex::new(Vec::new()),
-            fingerprinter: dedup.fingerprinter(),
-            seen: state.frontier.seen_set(),
-            wants_captures: sink.wants_captures(),
-            core: Mutex::new(Core {
-                state,
-                dedup,
-                sink,
-                group: Group::default(),
-            }),
+            fingerprinter: core.dedup.fingerprinter(),
+            seen: core.state.frontier.seen_set(),
+            wants_captures: core.sink.wants_captures(),
+            core: Mutex::new(core),
             in_flight: AtomicUsize::new(0),
             sitemap_origins: Mutex::new(std::collections::HashSet::new()),
             stop: AtomicBool::new(false),
@@ -230,7 +225,7 @@ impl Crawler {
             canon,
             config,
         });
-        Ok(Crawler { shared, db })
+        Ok(Crawler { shared })
     }
 
     /// A handle that stops the crawl: no new URLs are taken, requests not
@@ -300,7 +295,6 @@ impl Crawler {
         let _ = checkpoints.await;
         let mut core = self.shared.core.lock().unwrap();
         checkpoint(&mut core)?;
-        self.db.flush()?;
         let mut stats = core.state.stats.clone();
         stats.elapsed_secs = start.elapsed().as_secs_f64();
         stats.fetched_this_run = stats.fetched - fetched_before;
@@ -316,13 +310,16 @@ impl Crawler {
 /// unclean stop, then checkpoints: the outputs are cut back to the last
 /// checkpoint and the outcomes committed since are written again; the index
 /// gets the documents committed since its last flush.
-fn recover(state: &mut State, dedup: &mut Deduper, sink: &mut dyn Sink) -> Result<(), CrawlError> {
+fn recover(core: &mut Core) -> Result<(), CrawlError> {
+    let Core {
+        state, dedup, sink, ..
+    } = core;
     if let Some(cp) = state.checkpoint()? {
         sink.rewind(&cp.sink)?;
         let (mut replayed, mut restored) = (0usize, 0usize);
         for outcomes in state.outbox() {
             for o in outcomes? {
-                o.send(sink)?;
+                o.send(sink.as_mut())?;
                 replayed += 1;
             }
         }
@@ -342,27 +339,19 @@ fn recover(state: &mut State, dedup: &mut Deduper, sink: &mut dyn Sink) -> Resul
     } else {
         sink.rewind(&serde_json::Value::Null)?;
     }
-    checkpoint_parts(state, dedup, sink)
+    checkpoint(core)
 }
 
+/// Applies the pending group, then makes the outputs durable, then the
+/// index, then the state that says both are: a crash in between leaves the
+/// previous checkpoint in charge.
 fn checkpoint(core: &mut Core) -> Result<(), CrawlError> {
     let t = Instant::now();
     flush_group(core)?;
-    checkpoint_parts(&mut core.state, &mut core.dedup, core.sink.as_mut())?;
+    let position = core.sink.checkpoint()?;
+    core.dedup.flush()?;
+    core.state.set_checkpoint(position)?;
     tracing::debug!(ms = t.elapsed().as_millis() as u64, "checkpoint");
-    Ok(())
-}
-
-/// Outputs durable first, then the index, then the state that says both
-/// are: a crash in between leaves the previous checkpoint in charge.
-fn checkpoint_parts(
-    state: &mut State,
-    dedup: &mut Deduper,
-    sink: &mut dyn Sink,
-) -> Result<(), CrawlError> {
-    let position = sink.checkpoint()?;
-    dedup.flush()?;
-    state.set_checkpoint(position)?;
     Ok(())
 }
 
@@ -617,29 +606,22 @@ async fn read_sitemaps(shared: &Arc<Shared>, page: &Url, origin: &str) {
             continue;
         }
         let mut commit = Commit::bare();
-        let error = |kind: &str, detail: String| {
-            Outcome::Error(ErrorRecord {
-                url: loc.clone(),
-                kind: kind.into(),
-                detail,
-            })
-        };
         let parsed = match Url::parse(&loc) {
-            Err(e) => Err(error("sitemap", format!("bad sitemap URL: {e}"))),
+            Err(e) => Err(("sitemap", format!("bad sitemap URL: {e}"))),
             Ok(url) => match shared.fetcher.fetch_sitemap(&url, &|_| true).await {
-                Err(e) => Err(error(e.kind(), format!("sitemap: {e}"))),
-                Ok(f) => parse(&f.body).map_err(|e| error("sitemap", e.to_string())),
+                Err(e) => Err((e.kind(), format!("sitemap: {e}"))),
+                Ok(f) => parse(&f.body).map_err(|e| ("sitemap", e.to_string())),
             },
         };
         let mut core = shared.core.lock().unwrap();
         match parsed {
-            Err(outcome) => {
-                let kind = match &outcome {
-                    Outcome::Error(e) => e.kind.clone(),
-                    _ => unreachable!(),
-                };
-                *core.state.stats.errors.entry(kind).or_default() += 1;
-                commit.outcomes.push(outcome);
+            Err((kind, detail)) => {
+                *core.state.stats.errors.entry(kind.into()).or_default() += 1;
+                commit.outcomes.push(Outcome::Error(ErrorRecord {
+                    url: loc,
+                    kind: kind.into(),
+                    detail,
+                }));
             }
             Ok(Sitemap::Index(locs)) => {
                 if level < MAX_SITEMAP_LEVELS {
@@ -701,7 +683,7 @@ fn now() -> Duration {
 
 /// CPU work off the reactor: extraction, fingerprints, the gate, the
 /// commit.
-fn judge(shared: &Shared, entry: Entry, fetched: nearcrawl_fetch::Fetched) {
+fn judge(shared: &Shared, entry: Entry, mut fetched: nearcrawl_fetch::Fetched) {
     let fetched_at = now();
     let page = extract(
         &fetched.body,
@@ -727,15 +709,17 @@ fn judge(shared: &Shared, entry: Entry, fetched: nearcrawl_fetch::Fetched) {
             }
         }
     }
+    let body_bytes = fetched.body.len() as u64;
     let mut commit = Commit::new(&entry);
     if shared.wants_captures {
+        // Extraction is done with the body: the capture takes it.
         commit.outcomes.push(Outcome::Capture(Capture {
             url: fetched.final_url.to_string(),
             fetched_at_ms: fetched_at.as_millis() as u64,
             request_headers: shared.fetcher.request_headers(),
             status: fetched.status,
-            headers: fetched.headers.clone(),
-            body: fetched.body.clone(),
+            headers: std::mem::take(&mut fetched.headers),
+            body: std::mem::take(&mut fetched.body),
             truncated: fetched.truncated,
         }));
     }
@@ -768,24 +752,26 @@ fn judge(shared: &Shared, entry: Entry, fetched: nearcrawl_fetch::Fetched) {
     };
     let state = &mut core.state;
     state.stats.fetched += 1;
-    state.stats.bytes += fetched.body.len() as u64;
+    state.stats.bytes += body_bytes;
     // Redirect targets count as seen.
     if let Some(c) = shared.canon.canonicalize(&fetched.final_url) {
         state.frontier.mark_seen(&mut commit.writes, &c);
     }
     let decision = judgement.decision;
+    let outlinks = page.links.len();
+    // Called at most once: the record takes the page's text.
     let record = |duplicate_of: Option<String>| PageRecord {
         url: entry.url.to_string(),
         final_url: fetched.final_url.to_string(),
         status: fetched.status,
         fetched_at: fetched_at.as_secs(),
         depth: entry.depth,
-        title: page.title.clone(),
-        lang: page.lang.clone(),
-        text: page.text.clone(),
+        title: page.title,
+        lang: page.lang,
+        text: page.text,
         simhash: decision.simhash.fingerprint.to_string(),
         content_hash: format!("{:032x}", decision.content_hash),
-        outlinks: page.links.len(),
+        outlinks,
         duplicate_of,
     };
     let dup = match decision.verdict {

@@ -166,6 +166,15 @@ fn meta(name: &str) -> Vec<u8> {
     key(META, name.as_bytes())
 }
 
+/// A state record that does not decode: not written by this version, or
+/// damaged on disk.
+fn corrupt(what: String) -> sled::Error {
+    sled::Error::Io(std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        format!("crawl state: {what}"),
+    ))
+}
+
 fn be_u64(b: &[u8]) -> u64 {
     u64::from_be_bytes(b.try_into().unwrap_or([0; 8]))
 }
@@ -243,15 +252,16 @@ impl State {
 
     /// The outcomes written since the last checkpoint, in order.
     pub fn outbox(&self) -> impl Iterator<Item = Result<Vec<Outcome>, sled::Error>> + '_ {
-        self.tree.scan_prefix([OUTBOX]).values().map(|v| {
-            let v = v?;
+        self.tree.scan_prefix([OUTBOX]).map(|item| {
+            let (k, v) = item?;
             let unpacked = v.get(..4).and_then(|n| {
                 let n = u32::from_be_bytes(n.try_into().ok()?) as usize;
                 zstd::bulk::decompress(&v[4..], n).ok()
             });
-            Ok(unpacked
+            // Losing these silently would lose pages: say so instead.
+            unpacked
                 .and_then(|b| Outcome::decode_all(&b))
-                .unwrap_or_default())
+                .ok_or_else(|| corrupt(format!("outbox entry {} is unreadable", be_u64(&k[1..]))))
         })
     }
 
@@ -262,13 +272,16 @@ impl State {
     ) -> impl Iterator<Item = Result<(u64, Judgement), sled::Error>> + '_ {
         self.tree
             .range(key(DOC, &first.to_be_bytes())..key(DOC + 1, &[]))
-            .filter_map(|item| match item {
-                Err(e) => Some(Err(e)),
-                Ok((k, v)) => {
-                    let url_len = u16::from_be_bytes(v.get(..2)?.try_into().ok()?) as usize;
-                    let j = Judgement::from_bytes(v.get(2 + url_len..)?)?;
-                    Some(Ok((be_u64(&k[1..]), j)))
-                }
+            .map(|item| {
+                let (k, v) = item?;
+                let doc = be_u64(&k[1..]);
+                let judgement = v
+                    .get(..2)
+                    .map(|n| u16::from_be_bytes([n[0], n[1]]) as usize)
+                    .and_then(|url_len| Judgement::from_bytes(v.get(2 + url_len..)?));
+                judgement
+                    .map(|j| (doc, j))
+                    .ok_or_else(|| corrupt(format!("document {doc} is unreadable")))
             })
     }
 
