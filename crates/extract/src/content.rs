@@ -292,6 +292,10 @@ pub(crate) fn select<'a>(root: NodeRef<'a, Node>, a: &Analysis<'_>) -> Vec<NodeR
         up = anc.parent();
     }
 
+    if let Some(main) = declared_main(top, a) {
+        return vec![main];
+    }
+
     // Siblings of the winner that read like more of the same content.
     let threshold = (best_score * 0.2).max(10.0);
     let Some(parent) = top.parent() else {
@@ -324,6 +328,28 @@ pub(crate) fn select<'a>(root: NodeRef<'a, Node>, a: &Analysis<'_>) -> Vec<NodeR
         }
     }
     out
+}
+
+/// The page's declared main content (`<main>` or `role="main"`) when the
+/// winner is only a part of it and it is itself content rather than
+/// navigation: a documentation page is its description, its summary
+/// tables *and* its details, of which scoring picks only the largest
+/// block (javadoc: the method summary table alone). Boilerplate inside it
+/// is still cleaned when rendering.
+fn declared_main<'a>(top: NodeRef<'a, Node>, a: &Analysis<'_>) -> Option<NodeRef<'a, Node>> {
+    let main = top.ancestors().find(|n| match n.value() {
+        Node::Element(e) => e.name() == "main" || e.attr("role") == Some("main"),
+        _ => false,
+    })?;
+    let (m, t) = (a.stats.get(&main.id())?, a.stats.get(&top.id())?);
+    // What main adds must be a real part of the page, not what surrounds
+    // an article (a news page's main adds a dateline, a byline, a share
+    // bar, related links): at least a third as much text outside links as
+    // the winner has. Link lists inside main are still cleaned when
+    // rendering.
+    let plain = |s: &Stats| s.text.saturating_sub(s.link_text);
+    let extra = plain(m).saturating_sub(plain(t));
+    (extra * 3 >= t.text).then_some(main)
 }
 
 fn ends_sentence(node: NodeRef<'_, Node>) -> bool {

@@ -85,6 +85,10 @@ pub enum ContentPath {
 #[derive(Debug, Clone)]
 pub struct Page {
     pub title: Option<String>,
+    /// The page's main heading: the first `<h1>`, else the first element
+    /// of class `title` (doxygen). With the title, it names what the page
+    /// is about.
+    pub heading: Option<String>,
     pub description: Option<String>,
     /// `<html lang>` or Content-Language, else detected from the text
     /// (ISO 639-3 code from whatlang), else none.
@@ -174,6 +178,7 @@ pub fn extract(bytes: &[u8], input: &Input<'_>) -> Page {
     });
     Page {
         title: meta.title,
+        heading: meta.heading,
         description: meta.description,
         lang,
         canonical: meta.canonical,

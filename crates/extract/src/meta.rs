@@ -35,6 +35,7 @@ impl Robots {
 
 pub(crate) struct Meta {
     pub title: Option<String>,
+    pub heading: Option<String>,
     pub description: Option<String>,
     pub lang: Option<String>,
     pub canonical: Option<Url>,
@@ -66,6 +67,12 @@ pub(crate) fn read(doc: &Html, base: Option<&Url>, x_robots_tag: Option<&str>) -
             doc.select(&sel("h1"))
                 .find_map(|e| clean(&e.text().collect::<String>()))
         });
+    // Generators that style the page heading rather than mark it up
+    // (doxygen's `div.title`) name the class; a heading element wins.
+    let heading = ["h1", "body .title"].iter().find_map(|s| {
+        doc.select(&sel(s))
+            .find_map(|e| clean(&e.text().collect::<String>()))
+    });
     let description = meta_content(doc, r#"meta[name="description"]"#)
         .or_else(|| meta_content(doc, r#"meta[property="og:description"]"#));
     let lang = doc
@@ -110,6 +117,7 @@ pub(crate) fn read(doc: &Html, base: Option<&Url>, x_robots_tag: Option<&str>) -
     }
     Meta {
         title,
+        heading,
         description,
         lang,
         canonical,
