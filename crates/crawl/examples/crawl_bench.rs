@@ -104,8 +104,12 @@ fn build_site(n: usize) -> Vec<String> {
                 .chunks(60)
                 .map(|c| format!("<p>{}.</p>", c.join(" ")))
                 .collect();
+            // A near duplicate is the same page served at another path (a
+            // session id, a print view, a mirror): it keeps the title of
+            // the page it copies, as such copies do.
+            let title = if i % 5 == 4 { i - 1 } else { i };
             format!(
-                "<html><head><title>Page {i}</title></head><body><header><nav><a href='/'>Home</a> \
+                "<html><head><title>Page {title}</title></head><body><header><nav><a href='/'>Home</a> \
                  <a href='/p/0'>First</a> <a href='/p/1'>Second</a></nav></header><div class='ad'>Ad {}</div>\
                  <article><p class='date'>Published day {}</p>{paras}</article><div class='related'>{links}</div>\
                  <footer>Copyright Bench Site. All rights reserved.</footer></body></html>",

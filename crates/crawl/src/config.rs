@@ -160,16 +160,20 @@ pub struct Dedup {
     pub capacity: u64,
     pub min_similarity: Fraction,
     pub short_features: u32,
+    pub short_similarity: Fraction,
     pub policy: DuplicatePolicy,
 }
 
 impl Default for Dedup {
     fn default() -> Self {
+        // The gate's own defaults, so the crawl and `nearcrawl dedup` agree.
+        let gate = nearcrawl_index::DedupConfig::default();
         Dedup {
-            k: Distance(8),
-            capacity: 1_000_000,
-            min_similarity: Fraction(0.5),
-            short_features: 40,
+            k: Distance(gate.index.k),
+            capacity: gate.index.capacity,
+            min_similarity: Fraction(gate.min_similarity),
+            short_features: gate.short_features,
+            short_similarity: Fraction(gate.short_similarity),
             policy: DuplicatePolicy::Drop,
         }
     }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use nearcrawl_extract::{Input, extract};
 use nearcrawl_fetch::{FetchConfig, Fetcher};
-use nearcrawl_index::{DedupConfig, Deduper, Fingerprinter, IndexConfig, Verdict};
+use nearcrawl_index::{DedupConfig, Deduper, Doc, Fingerprinter, IndexConfig, Verdict};
 use url::Url;
 
 use crate::canonical::Canonicalizer;
@@ -178,6 +178,7 @@ impl Crawler {
                 },
                 min_similarity: d.min_similarity.0,
                 short_features: d.short_features,
+                short_similarity: d.short_similarity.0,
                 ..DedupConfig::default()
             },
         )?;
@@ -681,6 +682,16 @@ fn now() -> Duration {
         .unwrap_or_default()
 }
 
+/// What names a page for the duplicate gate: its title and its main
+/// heading (a generator may put the item's name in either alone).
+fn page_name(page: &nearcrawl_extract::Page) -> Option<String> {
+    match (&page.title, &page.heading) {
+        (Some(t), Some(h)) if t != h => Some(format!("{t}\n{h}")),
+        (Some(t), _) => Some(t.clone()),
+        (None, h) => h.clone(),
+    }
+}
+
 /// CPU work off the reactor: extraction, fingerprints, the gate, the
 /// commit.
 fn judge(shared: &Shared, entry: Entry, mut fetched: nearcrawl_fetch::Fetched) {
@@ -727,7 +738,12 @@ fn judge(shared: &Shared, entry: Entry, mut fetched: nearcrawl_fetch::Fetched) {
     let prepared = {
         let pooled = shared.fingerprinters.lock().unwrap().pop();
         let mut fp = pooled.unwrap_or_else(|| shared.fingerprinter.clone());
-        let prepared = fp.prepare(&page.text);
+        let name = page_name(&page);
+        let prepared = fp.prepare(Doc {
+            text: &page.text,
+            title: name.as_deref(),
+            host: fetched.final_url.host_str(),
+        });
         shared.fingerprinters.lock().unwrap().push(fp);
         prepared
     };
@@ -781,6 +797,7 @@ fn judge(shared: &Shared, entry: Entry, mut fetched: nearcrawl_fetch::Fetched) {
             of,
             distance,
             similarity,
+            ..
         } => Some((of, "near", distance, similarity)),
     };
     let mut new_doc = None;
@@ -797,6 +814,11 @@ fn judge(shared: &Shared, entry: Entry, mut fetched: nearcrawl_fetch::Fetched) {
             kind: kind.into(),
             distance,
             similarity,
+            check: decision
+                .verdict
+                .check()
+                .map(|c| c.name().to_string())
+                .unwrap_or_default(),
         }));
         if shared.config.dedup.policy == DuplicatePolicy::Record {
             commit.outcomes.push(Outcome::Page(record(Some(original))));

@@ -174,7 +174,7 @@ impl Sink for JsonlSink {
     fn duplicate(&mut self, d: &DuplicateRecord) -> io::Result<()> {
         let line = json!({
             "url": d.url, "duplicate_of": d.duplicate_of, "kind": d.kind, "distance": d.distance,
-            "similarity": (f64::from(d.similarity) * 1000.0).round() / 1000.0,
+            "similarity": (f64::from(d.similarity) * 1000.0).round() / 1000.0, "check": d.check,
         });
         writeln!(self.duplicates, "{line}")
     }

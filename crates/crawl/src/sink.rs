@@ -45,6 +45,12 @@ pub struct DuplicateRecord {
     pub kind: String,
     pub distance: u32,
     pub similarity: f32,
+    /// The check that decided: `exact-text`, `sketch` (similarity is the
+    /// estimated shingle Jaccard) or `short-text` (similarity is the share
+    /// of words kept). Both pages also passed the name check (their titles
+    /// differ at most in their hosts' template words).
+    #[serde(default)]
+    pub check: String,
 }
 
 /// A URL that could not be crawled.
@@ -313,6 +319,7 @@ mod tests {
                 kind: "near".into(),
                 distance: 3,
                 similarity: 0.75,
+                check: "sketch".into(),
             }),
             Outcome::Error(ErrorRecord {
                 url: "http://a.example/c".into(),

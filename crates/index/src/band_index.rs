@@ -330,7 +330,8 @@ impl BandIndex {
     }
 
     /// The document recorded for `fp`, if the index holds it exactly.
-    fn doc_of(&self, fp: u64) -> Option<u64> {
+    /// The document held for a fingerprint, if any (the earliest inserted).
+    pub fn doc_of(&self, fp: u64) -> Option<u64> {
         if let Some(&d) = self.recent_docs.get(&fp) {
             return Some(d);
         }

@@ -6,10 +6,12 @@ use nearcrawl_simhash::{Options, Simhash, Simhasher, Weighting};
 
 use crate::band_index::{BandIndex, IndexConfig};
 use crate::error::IndexError;
+use crate::names::{self, TitleModel};
 use crate::sketch::{Sketch, SketchBuilder};
 
 /// How duplicates are decided. The defaults were measured with
-/// `examples/dedup_quality.rs` (see the crate README).
+/// `examples/dedup_quality.rs` and the docs-site gate bench
+/// (`bench/docs_gate.py`); see the crate docs.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DedupConfig {
     /// Simhash candidates: within `index.k` bits.
@@ -21,9 +23,13 @@ pub struct DedupConfig {
     /// A candidate is a near duplicate when the sketches' estimated Jaccard
     /// similarity of shingle sets is at least this.
     pub min_similarity: f32,
-    /// Texts with fewer fingerprint features than this are short: simhash
-    /// says little about them, so only an exact match makes them duplicates.
+    /// Texts with fewer tokens than this are short: their token sequence is
+    /// kept and compared word by word instead of by sketch.
     pub short_features: u32,
+    /// A short text is a near duplicate of a candidate when the longer of
+    /// the two holds at least this share of the shorter's words in order
+    /// (and is at most half as long again).
+    pub short_similarity: f32,
     /// Most candidates verified per document (closest first).
     pub max_candidates: usize,
 }
@@ -39,8 +45,57 @@ impl Default for DedupConfig {
             simhash: Options::default(),
             sketch_shingle: 3,
             min_similarity: 0.5,
-            short_features: 40,
+            short_features: 100,
+            short_similarity: 0.8,
             max_candidates: 16,
+        }
+    }
+}
+
+/// A document as the gate sees it: its main text, and where known its
+/// title (whose non-template words name what the page is about) and its
+/// host (whose titles tell which title words are template).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Doc<'a> {
+    pub text: &'a str,
+    pub title: Option<&'a str>,
+    /// The host (or registrable domain, or any group of pages that share a
+    /// template); documents without one share one group.
+    pub host: Option<&'a str>,
+}
+
+impl<'a> From<&'a str> for Doc<'a> {
+    fn from(text: &'a str) -> Self {
+        Doc {
+            text,
+            ..Doc::default()
+        }
+    }
+}
+
+impl<'a> From<&'a String> for Doc<'a> {
+    fn from(text: &'a String) -> Self {
+        Doc::from(text.as_str())
+    }
+}
+
+/// Which check found a duplicate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    /// The same normalized token sequence.
+    ExactText,
+    /// Simhash candidate confirmed by the MinHash sketch of word shingles.
+    Sketch,
+    /// Short text: simhash candidate confirmed word by word.
+    ShortText,
+}
+
+impl Check {
+    pub fn name(self) -> &'static str {
+        match self {
+            Check::ExactText => "exact-text",
+            Check::Sketch => "sketch",
+            Check::ShortText => "short-text",
         }
     }
 }
@@ -53,19 +108,31 @@ pub enum Verdict {
     /// The same normalized text as document `of`.
     Exact { of: u64 },
     /// Close to document `of`: fingerprints `distance` bits apart and
-    /// estimated shingle Jaccard similarity `similarity`.
+    /// `similarity` as measured by `check` (sketch or short text).
     Near {
         of: u64,
         distance: u32,
         similarity: f32,
+        check: Check,
     },
+}
+
+impl Verdict {
+    /// The check that decided a duplicate; none for a new document.
+    pub fn check(&self) -> Option<Check> {
+        match self {
+            Verdict::New => None,
+            Verdict::Exact { .. } => Some(Check::ExactText),
+            Verdict::Near { check, .. } => Some(*check),
+        }
+    }
 }
 
 /// The verdict and what it was based on.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Decision {
     pub verdict: Verdict,
-    /// Fewer features than `short_features`: judged by exact match only.
+    /// Fewer tokens than `short_features`: verified word by word.
     pub short: bool,
     pub simhash: Simhash,
     /// Hash of the normalized token sequence (the exact-duplicate key).
@@ -83,13 +150,17 @@ pub struct Fingerprinter {
     short_features: u32,
 }
 
-/// What [`Fingerprinter::prepare`] computes for one text.
+/// What [`Fingerprinter::prepare`] computes for one document.
 #[derive(Debug, Clone)]
 pub struct Prepared {
     simhash: Simhash,
     content_hash: u128,
     short: bool,
     sketch: SketchBuilder,
+    /// The words of a short text.
+    words: Vec<u32>,
+    host: u64,
+    title: Vec<u32>,
 }
 
 impl Fingerprinter {
@@ -108,19 +179,29 @@ impl Fingerprinter {
         })
     }
 
-    pub fn prepare(&mut self, text: &str) -> Prepared {
-        let simhash = self.fingerprinter.hash(text);
+    pub fn prepare<'a>(&mut self, doc: impl Into<Doc<'a>>) -> Prepared {
+        let doc = doc.into();
+        let simhash = self.fingerprinter.hash(doc.text);
         let mut sketch = SketchBuilder::default();
         let mut content = ContentHash::default();
-        self.shingler.features(text, |f| {
+        self.shingler.features(doc.text, |f| {
             sketch.add(f);
             content.add(f);
         });
+        let short = simhash.features < self.short_features;
+        let mut words = Vec::new();
+        if short {
+            self.fingerprinter
+                .features(doc.text, |f| words.push(f as u32));
+        }
         Prepared {
             simhash,
             content_hash: content.finish(),
-            short: simhash.features < self.short_features,
+            short,
             sketch,
+            words,
+            host: names::host_key(doc.host.unwrap_or("")),
+            title: doc.title.map(names::title_words).unwrap_or_default(),
         }
     }
 }
@@ -129,22 +210,45 @@ impl Fingerprinter {
 /// and records the new ones. Persistent: reopening the same directory keeps
 /// every document recorded before the last [`flush`](Deduper::flush).
 ///
-/// Exact duplicates: same hash of the normalized token sequence (128 bits).
-/// Near duplicates: simhash within k bits of an earlier document *and*
-/// MinHash-estimated Jaccard similarity of word shingles at least
-/// `min_similarity`; the simhash finds candidates cheaply, the sketch keeps
-/// distinct pages that merely share a template or vocabulary apart. Short
-/// texts: exact match only. Empty texts (no tokens) are never duplicates and
-/// are not recorded: nothing can be said about them.
+/// A duplicate must pass two tests against one earlier document:
+/// - **the same name**: every word in one title and not in the other is a
+///   template word of its host (`names`); pages from one template
+///   that document different items differ in their names, however alike
+///   their text;
+/// - **the same text**: the same hash of the normalized token sequence
+///   (exact), or a simhash within k bits *and* a MinHash-estimated Jaccard
+///   similarity of word 3-shingles of at least `min_similarity` (near).
+///   Short texts (under `short_features` tokens), where simhash and
+///   sketches say little, are compared word by word instead: the longer
+///   must hold at least `short_similarity` of the shorter's words, in
+///   order.
+///
+/// Empty texts (no tokens) are never duplicates and are not recorded:
+/// nothing can be said about them.
 #[derive(Debug)]
 pub struct Deduper {
     config: DedupConfig,
     db: sled::Db,
     index: BandIndex,
+    /// Content hash ++ document: every recorded text, since two documents
+    /// with one text but different names are both kept.
     exact: sled::Tree,
-    sketches: sled::Tree,
+    /// Document -> what the checks need of it (`DocRecord`).
+    docs: sled::Tree,
+    names: TitleModel,
+    /// Fingerprint ++ document for every document whose fingerprint an
+    /// earlier one already has in the band index (which holds one document
+    /// per fingerprint): pages of one template can share a fingerprint and
+    /// differ in name, and a copy must still find its own page.
+    same_fingerprint: sled::Tree,
+    /// Fingerprints with an entry there, so only they cost a lookup.
+    shared: std::collections::HashSet<u64>,
     prepare: Fingerprinter,
 }
+
+/// Documents with one text whose names are compared before an exact
+/// match is given up.
+const MAX_EXACT_CANDIDATES: usize = 8;
 
 impl Deduper {
     /// Opens (or creates) a deduper in its own sled database at `path`.
@@ -162,20 +266,26 @@ impl Deduper {
                 nearcrawl_simhash::MAX_SHINGLE
             ));
         }
-        if !(0.0..=1.0).contains(&config.min_similarity) {
-            return bad(format!(
-                "min_similarity must be 0 to 1, got {}",
-                config.min_similarity
-            ));
+        for (name, v) in [
+            ("min_similarity", config.min_similarity),
+            ("short_similarity", config.short_similarity),
+        ] {
+            if !(0.0..=1.0).contains(&v) {
+                return bad(format!("{name} must be 0 to 1, got {v}"));
+            }
         }
         let prepare = Fingerprinter::new(&config)?;
 
-        // Fingerprints and sketches made with other settings are not
-        // comparable with new ones.
+        // Fingerprints, sketches and records made with other settings (or
+        // by an earlier version of the gate) are not comparable with new
+        // ones.
         let meta = db.open_tree("dedup.meta")?;
         let settings = format!(
-            "simhash shingle={} weighting={:?}; sketch shingle={}",
-            config.simhash.shingle, config.simhash.weighting, config.sketch_shingle
+            "gate 2; simhash shingle={} weighting={:?}; sketch shingle={}; short={}",
+            config.simhash.shingle,
+            config.simhash.weighting,
+            config.sketch_shingle,
+            config.short_features
         );
         match meta.get("settings")? {
             None => {
@@ -189,10 +299,18 @@ impl Deduper {
             }
             Some(_) => {}
         }
+        let same_fingerprint = db.open_tree("dedup.same_fingerprint")?;
         Ok(Deduper {
             index: BandIndex::open_in(db, "dedup.simhash", config.index)?,
             exact: db.open_tree("dedup.exact")?,
-            sketches: db.open_tree("dedup.sketch")?,
+            docs: db.open_tree("dedup.docs")?,
+            names: TitleModel::open_in(db)?,
+            shared: same_fingerprint
+                .iter()
+                .keys()
+                .map(|k| Ok(u64::from_be_bytes(k?[..8].try_into().unwrap_or_default())))
+                .collect::<Result<_, sled::Error>>()?,
+            same_fingerprint,
             db: db.clone(),
             config,
             prepare,
@@ -208,29 +326,34 @@ impl Deduper {
         self.index.len()
     }
 
-    /// Judges `text` as document `doc` (any id the caller keeps, unique per
-    /// document) against every earlier document, and records it if new.
-    pub fn check_insert(&mut self, doc: u64, text: &str) -> Result<Decision, IndexError> {
-        let judgement = self.judge(text, |_| true)?;
+    /// Judges a document (its text, or a [`Doc`] with title and host) as
+    /// document `doc` (any id the caller keeps, unique per document)
+    /// against every earlier document, and records it if new.
+    pub fn check_insert<'a>(
+        &mut self,
+        doc: u64,
+        page: impl Into<Doc<'a>>,
+    ) -> Result<Decision, IndexError> {
+        let judgement = self.judge(page, |_| true)?;
         self.record(doc, &judgement)?;
         Ok(judgement.decision)
     }
 
-    /// Judges `text` against every recorded document without recording it:
-    /// the first half of [`check_insert`](Deduper::check_insert), for callers
-    /// that persist their own record of the document first (the crawler
-    /// writes it with its frontier, atomically) and then call
+    /// Judges a document against every recorded document without recording
+    /// it: the first half of [`check_insert`](Deduper::check_insert), for
+    /// callers that persist their own record of the document first (the
+    /// crawler writes it with its frontier, atomically) and then call
     /// [`record`](Deduper::record).
     ///
     /// `live` says whether an earlier document still exists: a caller that
     /// lost documents in a crash (recorded here, never committed there)
     /// answers false for them, and they are not duplicated against.
-    pub fn judge(
+    pub fn judge<'a>(
         &mut self,
-        text: &str,
+        page: impl Into<Doc<'a>>,
         live: impl Fn(u64) -> bool,
     ) -> Result<Judgement, IndexError> {
-        let prepared = self.prepare.prepare(text);
+        let prepared = self.prepare.prepare(page);
         self.judge_prepared(prepared, live)
     }
 
@@ -239,93 +362,296 @@ impl Deduper {
         self.prepare.clone()
     }
 
-    /// [`judge`](Deduper::judge) for a text prepared by a
+    /// [`judge`](Deduper::judge) for a document prepared by a
     /// [`fingerprinter`](Deduper::fingerprinter) of this deduper.
     pub fn judge_prepared(
-        &self,
-        prepared: Prepared,
+        &mut self,
+        p: Prepared,
         live: impl Fn(u64) -> bool,
     ) -> Result<Judgement, IndexError> {
-        let Prepared {
-            simhash,
-            content_hash,
-            short,
-            sketch,
-        } = prepared;
-        let judgement = |verdict, sketch| Judgement {
+        let decide = |verdict, record| Judgement {
             decision: Decision {
                 verdict,
-                short,
-                simhash,
-                content_hash,
+                short: p.short,
+                simhash: p.simhash,
+                content_hash: p.content_hash,
             },
-            sketch,
+            record,
         };
-        if simhash.features == 0 {
-            return Ok(judgement(Verdict::New, None));
+        if p.simhash.features == 0 {
+            return Ok(decide(Verdict::New, None));
         }
-        if let Some(of) = self.exact.get(content_hash.to_be_bytes())? {
-            let of = u64::from_be_bytes(of.as_ref().try_into().map_err(|_| {
-                IndexError::Corrupt("exact-duplicate record is not 8 bytes".into())
-            })?);
-            if live(of) {
-                return Ok(judgement(Verdict::Exact { of }, None));
+        let record = DocRecord {
+            host: p.host,
+            title: p.title.clone(),
+            text: if p.short {
+                TextSummary::Words(p.words.clone())
+            } else {
+                TextSummary::Sketch(Box::new(p.sketch.finish()))
+            },
+        };
+        if let Some(of) = self.exact_match(&p, &record, &live)? {
+            return Ok(decide(Verdict::Exact { of }, None));
+        }
+        if let Some(near) = self.near_match(&p, &record, &live)? {
+            return Ok(decide(near, None));
+        }
+        Ok(decide(Verdict::New, Some(record)))
+    }
+
+    /// An earlier live document with the same text and the same name.
+    fn exact_match(
+        &mut self,
+        p: &Prepared,
+        record: &DocRecord,
+        live: &impl Fn(u64) -> bool,
+    ) -> Result<Option<u64>, IndexError> {
+        let mut tried = 0;
+        for entry in self.exact.scan_prefix(p.content_hash.to_be_bytes()) {
+            let (key, _) = entry?;
+            let of =
+                u64::from_be_bytes(key[16..].try_into().map_err(|_| {
+                    IndexError::Corrupt("exact-duplicate key is not 24 bytes".into())
+                })?);
+            if !live(of) {
+                continue;
             }
-        }
-        if short {
-            return Ok(judgement(Verdict::New, None));
-        }
-        let sketch = sketch.finish();
-        for m in self
-            .index
-            .query(simhash.fingerprint)
-            .into_iter()
-            .filter(|m| live(m.doc))
-            .take(self.config.max_candidates)
-        {
-            let Some(bytes) = self.sketches.get(m.doc.to_be_bytes())? else {
+            let Some(other) = self.doc_record(of)? else {
                 continue;
             };
-            let other = Sketch::from_bytes(&bytes)
-                .ok_or_else(|| IndexError::Corrupt(format!("sketch of document {}", m.doc)))?;
-            let similarity = sketch.similarity(&other);
-            if similarity >= self.config.min_similarity {
-                return Ok(judgement(
-                    Verdict::Near {
-                        of: m.doc,
-                        distance: m.distance,
-                        similarity,
-                    },
-                    None,
-                ));
+            if self.same_name(record, &other)? {
+                return Ok(Some(of));
+            }
+            tried += 1;
+            if tried == MAX_EXACT_CANDIDATES {
+                break;
             }
         }
-        Ok(judgement(Verdict::New, Some(sketch)))
+        Ok(None)
+    }
+
+    /// The closest simhash candidate with the same name whose text passes
+    /// verification.
+    fn near_match(
+        &mut self,
+        p: &Prepared,
+        record: &DocRecord,
+        live: &impl Fn(u64) -> bool,
+    ) -> Result<Option<Verdict>, IndexError> {
+        for (doc, distance) in self.candidates(p, live)? {
+            let Some(other) = self.doc_record(doc)? else {
+                continue;
+            };
+            let (similarity, check, threshold) = match (&record.text, &other.text) {
+                (TextSummary::Sketch(a), TextSummary::Sketch(b)) => {
+                    (a.similarity(b), Check::Sketch, self.config.min_similarity)
+                }
+                (TextSummary::Words(a), TextSummary::Words(b)) => (
+                    word_similarity(a, b),
+                    Check::ShortText,
+                    self.config.short_similarity,
+                ),
+                // A short text and a long one are not copies of each other.
+                _ => continue,
+            };
+            if similarity >= threshold && self.same_name(record, &other)? {
+                return Ok(Some(Verdict::Near {
+                    of: doc,
+                    distance,
+                    similarity,
+                    check,
+                }));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Live documents within k bits, closest first, at most
+    /// `max_candidates`: (document, distance).
+    fn candidates(
+        &self,
+        p: &Prepared,
+        live: &impl Fn(u64) -> bool,
+    ) -> Result<Vec<(u64, u32)>, IndexError> {
+        let mut out = Vec::new();
+        for m in self.index.query(p.simhash.fingerprint) {
+            let fp = m.fingerprint.0;
+            let mut docs = vec![m.doc];
+            if self.shared.contains(&fp) {
+                for key in self.same_fingerprint.scan_prefix(fp.to_be_bytes()).keys() {
+                    docs.push(u64::from_be_bytes(key?[8..].try_into().unwrap_or_default()));
+                }
+            }
+            for doc in docs.into_iter().filter(|d| live(*d)) {
+                out.push((doc, m.distance));
+                if out.len() == self.config.max_candidates {
+                    return Ok(out);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn same_name(&mut self, a: &DocRecord, b: &DocRecord) -> Result<bool, IndexError> {
+        self.names.same_name((a.host, &a.title), (b.host, &b.title))
+    }
+
+    fn doc_record(&self, doc: u64) -> Result<Option<DocRecord>, IndexError> {
+        match self.docs.get(doc.to_be_bytes())? {
+            None => Ok(None),
+            Some(b) => DocRecord::from_bytes(&b)
+                .map(Some)
+                .ok_or_else(|| IndexError::Corrupt(format!("record of document {doc}"))),
+        }
     }
 
     /// Records a document judged [`Verdict::New`] as `doc`; does nothing for
     /// duplicates and empty texts. Recording the same document again is
-    /// harmless, which is what replaying a crash's lost tail needs.
+    /// harmless for the verdicts (a title counted twice only nudges the
+    /// host's title statistics), which is what replaying a crash's lost
+    /// tail needs.
     pub fn record(&mut self, doc: u64, judgement: &Judgement) -> Result<(), IndexError> {
         let d = &judgement.decision;
+        let Some(record) = &judgement.record else {
+            return Ok(());
+        };
         if d.verdict != Verdict::New || d.simhash.features == 0 {
             return Ok(());
         }
-        self.exact
-            .insert(d.content_hash.to_be_bytes(), &doc.to_be_bytes())?;
-        if let Some(sketch) = &judgement.sketch {
-            self.sketches
-                .insert(doc.to_be_bytes(), &sketch.to_bytes()[..])?;
-            self.index.insert(d.simhash.fingerprint, doc);
+        let mut key = [0u8; 24];
+        key[..16].copy_from_slice(&d.content_hash.to_be_bytes());
+        key[16..].copy_from_slice(&doc.to_be_bytes());
+        self.exact.insert(key, &[])?;
+        self.docs.insert(doc.to_be_bytes(), record.to_bytes())?;
+        let fp = d.simhash.fingerprint;
+        if !self.index.insert(fp, doc) && self.index.doc_of(fp.0) != Some(doc) {
+            let mut key = [0u8; 16];
+            key[..8].copy_from_slice(&fp.0.to_be_bytes());
+            key[8..].copy_from_slice(&doc.to_be_bytes());
+            self.same_fingerprint.insert(key, &[])?;
+            self.shared.insert(fp.0);
         }
+        self.names.add(record.host, &record.title)?;
         Ok(())
     }
 
     /// Makes every recorded document durable.
     pub fn flush(&mut self) -> Result<(), IndexError> {
         self.index.flush()?;
+        self.names.flush()?;
         self.db.flush()?;
         Ok(())
+    }
+}
+
+/// How much of the shorter text the longer one holds in order: the longest
+/// common subsequence of words over the shorter length, 0 when the longer
+/// is more than half as long again (then it is another page that quotes
+/// this one). A copy with a line added (a banner, a timestamp) or a few
+/// words changed scores high. Short texts only (a few hundred words at
+/// most): quadratic.
+fn word_similarity(a: &[u32], b: &[u32]) -> f32 {
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    if short.is_empty() || long.len() * 2 > short.len() * 3 {
+        return 0.0;
+    }
+    let mut row = vec![0usize; long.len() + 1];
+    for x in short {
+        let mut diag = 0;
+        for (j, y) in long.iter().enumerate() {
+            let next = if x == y {
+                diag + 1
+            } else {
+                row[j].max(row[j + 1])
+            };
+            diag = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[long.len()] as f32 / short.len() as f32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::word_similarity;
+
+    #[test]
+    fn word_similarity_is_containment_of_the_shorter() {
+        let a: Vec<u32> = (0..20).collect();
+        assert_eq!(word_similarity(&a, &a), 1.0);
+        // A line of 6 words added at the front: still all of `a`.
+        let banner: Vec<u32> = (100..106).chain(0..20).collect();
+        assert_eq!(word_similarity(&a, &banner), 1.0);
+        // Two words replaced: 18 of 20.
+        let mut edited = a.clone();
+        edited[3] = 999;
+        edited[11] = 998;
+        assert!((word_similarity(&a, &edited) - 0.9).abs() < 1e-6);
+        // Much longer: another page.
+        let long: Vec<u32> = (0..31).collect();
+        assert_eq!(word_similarity(&a, &long), 0.0);
+        assert_eq!(word_similarity(&[], &a), 0.0);
+    }
+}
+
+/// What the checks need of a recorded document: its host and title words
+/// for the name, and a summary of its text.
+#[derive(Debug, Clone, PartialEq)]
+struct DocRecord {
+    host: u64,
+    title: Vec<u32>,
+    text: TextSummary,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum TextSummary {
+    /// A long text's MinHash sketch of word shingles.
+    Sketch(Box<Sketch>),
+    /// A short text's words.
+    Words(Vec<u32>),
+}
+
+impl DocRecord {
+    fn to_bytes(&self) -> Vec<u8> {
+        let mut b = Vec::with_capacity(16 + self.title.len() * 4 + SKETCH_BYTES);
+        b.extend_from_slice(&self.host.to_be_bytes());
+        b.push(self.title.len() as u8);
+        self.title
+            .iter()
+            .for_each(|w| b.extend_from_slice(&w.to_le_bytes()));
+        match &self.text {
+            TextSummary::Sketch(s) => {
+                b.push(0);
+                b.extend_from_slice(&s.to_bytes());
+            }
+            TextSummary::Words(words) => {
+                b.push(1);
+                words
+                    .iter()
+                    .for_each(|w| b.extend_from_slice(&w.to_le_bytes()));
+            }
+        }
+        b
+    }
+
+    fn from_bytes(b: &[u8]) -> Option<DocRecord> {
+        let host = u64::from_be_bytes(b.get(..8)?.try_into().ok()?);
+        let n = usize::from(*b.get(8)?);
+        let words = |s: &[u8]| -> Option<Vec<u32>> {
+            (s.len() % 4 == 0).then(|| {
+                s.chunks_exact(4)
+                    .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+                    .collect()
+            })
+        };
+        let title = words(b.get(9..9 + 4 * n)?)?;
+        let rest = b.get(9 + 4 * n..)?;
+        let text = match rest.first()? {
+            0 => TextSummary::Sketch(Box::new(Sketch::from_bytes(&rest[1..])?)),
+            1 => TextSummary::Words(words(&rest[1..])?),
+            _ => return None,
+        };
+        Some(DocRecord { host, title, text })
     }
 }
 
@@ -335,20 +661,22 @@ impl Deduper {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Judgement {
     pub decision: Decision,
-    /// The verification sketch of a new, long-enough document.
-    sketch: Option<Sketch>,
+    /// What the checks need of a new, non-empty document.
+    record: Option<DocRecord>,
 }
 
 const NEW: u8 = 0;
 const EXACT: u8 = 1;
-const NEAR: u8 = 2;
+const NEAR_SKETCH: u8 = 2;
+const NEAR_SHORT: u8 = 3;
+const HEAD: usize = 2 + 8 + 4 + 4 + 8 + 4 + 16;
 
 impl Judgement {
     /// A compact encoding: verdict, fingerprint, features, content hash and
-    /// the sketch when there is one (about 300 bytes for a new page).
+    /// the document's record when it is new (about 300 bytes for a page).
     pub fn to_bytes(&self) -> Vec<u8> {
         let d = &self.decision;
-        let mut b = Vec::with_capacity(48 + SKETCH_BYTES);
+        let mut b = Vec::with_capacity(HEAD + 16 + SKETCH_BYTES);
         let (tag, of, distance, similarity) = match d.verdict {
             Verdict::New => (NEW, 0, 0, 0.0),
             Verdict::Exact { of } => (EXACT, of, 0, 1.0),
@@ -356,7 +684,15 @@ impl Judgement {
                 of,
                 distance,
                 similarity,
-            } => (NEAR, of, distance, similarity),
+                check,
+            } => {
+                let tag = if check == Check::ShortText {
+                    NEAR_SHORT
+                } else {
+                    NEAR_SKETCH
+                };
+                (tag, of, distance, similarity)
+            }
         };
         b.push(tag);
         b.push(u8::from(d.short));
@@ -366,33 +702,35 @@ impl Judgement {
         b.extend_from_slice(&d.simhash.fingerprint.0.to_be_bytes());
         b.extend_from_slice(&d.simhash.features.to_be_bytes());
         b.extend_from_slice(&d.content_hash.to_be_bytes());
-        if let Some(s) = &self.sketch {
-            b.extend_from_slice(&s.to_bytes());
+        if let Some(r) = &self.record {
+            b.extend_from_slice(&r.to_bytes());
         }
         b
     }
 
     /// Reads what [`to_bytes`](Judgement::to_bytes) wrote.
     pub fn from_bytes(b: &[u8]) -> Option<Judgement> {
-        const HEAD: usize = 2 + 8 + 4 + 4 + 8 + 4 + 16;
-        if b.len() != HEAD && b.len() != HEAD + SKETCH_BYTES {
+        if b.len() < HEAD {
             return None;
         }
         let u32_at = |i: usize| u32::from_be_bytes(b[i..i + 4].try_into().unwrap());
         let u64_at = |i: usize| u64::from_be_bytes(b[i..i + 8].try_into().unwrap());
         let of = u64_at(2);
+        let near = |check| Verdict::Near {
+            of,
+            distance: u32_at(10),
+            similarity: f32::from_bits(u32_at(14)),
+            check,
+        };
         let verdict = match b[0] {
             NEW => Verdict::New,
             EXACT => Verdict::Exact { of },
-            NEAR => Verdict::Near {
-                of,
-                distance: u32_at(10),
-                similarity: f32::from_bits(u32_at(14)),
-            },
+            NEAR_SKETCH => near(Check::Sketch),
+            NEAR_SHORT => near(Check::ShortText),
             _ => return None,
         };
-        let sketch = if b.len() > HEAD {
-            Some(Sketch::from_bytes(&b[HEAD..])?)
+        let record = if b.len() > HEAD {
+            Some(DocRecord::from_bytes(&b[HEAD..])?)
         } else {
             None
         };
@@ -406,7 +744,7 @@ impl Judgement {
                 },
                 content_hash: u128::from_be_bytes(b[30..46].try_into().unwrap()),
             },
-            sketch,
+            record,
         })
     }
 }

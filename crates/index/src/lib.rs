@@ -68,11 +68,15 @@ mod band_index;
 mod dedup;
 mod error;
 mod layout;
+mod names;
 mod sketch;
 mod store;
 
 pub use band_index::{BandIndex, IndexConfig, Match};
-pub use dedup::{Decision, DedupConfig, Deduper, Fingerprinter, Judgement, Prepared, Verdict};
+pub use dedup::{
+    Check, Decision, DedupConfig, Deduper, Doc, Fingerprinter, Judgement, Prepared, Verdict,
+};
 pub use error::IndexError;
 pub use layout::Layout;
+pub use names::MIN_TITLES;
 pub use sketch::{SKETCH_BINS, Sketch, SketchBuilder};

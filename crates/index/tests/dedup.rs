@@ -1,6 +1,6 @@
 //! The duplicate gate on real text: exact, near, short, empty, persistence.
 
-use nearcrawl_index::{DedupConfig, Deduper, IndexConfig, IndexError, Verdict};
+use nearcrawl_index::{Check, DedupConfig, Deduper, Doc, IndexConfig, IndexError, Verdict};
 
 fn tempdir(tag: &str) -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!("nearcrawl-dedup-{tag}-{}", std::process::id()));
@@ -54,11 +54,13 @@ fn exact_near_and_new() {
             of: 5,
             distance,
             similarity,
+            check,
         } => {
             assert!(
                 distance <= 8 && similarity >= 0.5,
                 "{distance} {similarity}"
             );
+            assert_eq!(check, Check::Sketch);
         }
         other => panic!("expected near duplicate of 5, got {other:?}"),
     }
@@ -106,29 +108,122 @@ fn exact_near_and_new() {
 }
 
 #[test]
-fn short_texts_match_exactly_or_not_at_all() {
+fn short_texts_are_compared_word_by_word() {
     let dir = tempdir("short");
     let mut d = Deduper::open(&dir, DedupConfig::default()).unwrap();
-    let a = d
-        .check_insert(1, "Contact us: 12 Main Street, open Monday to Friday.")
-        .unwrap();
+    let base = "Contact us at the office on Main Street, open Monday to Friday \
+                from nine to five, closed on public holidays; parking behind \
+                the building, entrance through the courtyard on the left.";
+    let a = d.check_insert(1, base).unwrap();
     assert!(a.short);
     assert_eq!(a.verdict, Verdict::New);
-    // Same words, other digits and case: the same normalized text.
-    let b = d
-        .check_insert(2, "CONTACT US: 99 Main Street, open Monday to Friday!")
-        .unwrap();
+    // Same words, other case and punctuation: the same normalized text.
+    let b = d.check_insert(2, base.to_uppercase().as_str()).unwrap();
     assert_eq!(b.verdict, Verdict::Exact { of: 1 });
-    // One word different: short texts are never near duplicates.
+    // Digits are content: other digits, another text.
     let c = d
-        .check_insert(3, "Contact us: 12 Main Street, open Monday to Saturday.")
+        .check_insert(3, "Room 101 is on floor 1, room 205 on floor 2.")
         .unwrap();
     assert_eq!(c.verdict, Verdict::New);
+    let c2 = d
+        .check_insert(4, "Room 102 is on floor 1, room 206 on floor 2.")
+        .unwrap();
+    assert_eq!(c2.verdict.check(), None, "{:?}", c2.verdict);
+    // A line added (a banner): a near duplicate, checked word by word.
+    let banner = format!("Mirrored copy, updated daily.\n{base}");
+    match d.check_insert(5, banner.as_str()).unwrap().verdict {
+        Verdict::Near {
+            of: 1,
+            similarity,
+            check: Check::ShortText,
+            ..
+        } => assert_eq!(similarity, 1.0),
+        other => panic!("expected a short-text near duplicate of 1, got {other:?}"),
+    }
+    // Half the words replaced: another text.
+    let other = "Contact us at the depot on Mill Road, open Saturday and Sunday \
+                 from ten to four, closed in August; parking in front of \
+                 the building, entrance through the courtyard on the left.";
+    assert_eq!(d.check_insert(6, other).unwrap().verdict, Verdict::New);
     // Empty text says nothing and is not recorded.
-    for doc in [4, 5] {
+    for doc in [7, 8] {
         let e = d.check_insert(doc, "  ... \n ").unwrap();
         assert_eq!(e.verdict, Verdict::New);
         assert_eq!(e.simhash.features, 0);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn titled<'a>(title: &'a str, text: &'a str, host: &'a str) -> Doc<'a> {
+    Doc {
+        text,
+        title: Some(title),
+        host: Some(host),
+    }
+}
+
+/// Pages from one template that name different items are kept however
+/// alike their text; a copy with the same name is still caught, also on
+/// another host once that host's title template is known.
+#[test]
+fn different_names_are_never_duplicates() {
+    let dir = tempdir("names");
+    let docs = articles();
+    let mut d = Deduper::open(&dir, DedupConfig::default()).unwrap();
+    let verdict = |d: &mut Deduper, id: u64, doc: Doc<'_>| d.check_insert(id, doc).unwrap().verdict;
+    let (api, mirror) = ("docs.example", "mirror.example");
+    let text = docs[0].as_str();
+    assert_eq!(
+        verdict(&mut d, 1, titled("Integer (Example API)", text, api)),
+        Verdict::New
+    );
+    // The same text under another name: kept, exact or near.
+    assert_eq!(
+        verdict(&mut d, 2, titled("Long (Example API)", text, api)),
+        Verdict::New
+    );
+    let mut words: Vec<&str> = text.split_whitespace().collect();
+    for i in (0..words.len()).step_by(40) {
+        words[i] = "changed";
+    }
+    let edited = words.join(" ");
+    assert_eq!(
+        verdict(&mut d, 3, titled("Short (Example API)", &edited, api)),
+        Verdict::New
+    );
+    // The same name: exact, then near.
+    assert_eq!(
+        verdict(&mut d, 4, titled("Long (Example API)", text, api)),
+        Verdict::Exact { of: 2 }
+    );
+    assert!(matches!(
+        verdict(&mut d, 5, titled("Integer (Example API)", &edited, api)),
+        Verdict::Near { of: 1 | 2, .. }
+    ));
+    // Another host's copy with its own title template: kept until that
+    // host has enough titles to know its template, caught after.
+    assert_eq!(
+        verdict(&mut d, 6, titled("Integer - Mirror", text, mirror)),
+        Verdict::New
+    );
+    for (i, doc) in docs[1..=12].iter().enumerate() {
+        let title = format!("Page{i} - Mirror");
+        verdict(&mut d, 100 + i as u64, titled(&title, doc, mirror));
+    }
+    let edited_again = format!("{edited} again");
+    assert!(matches!(
+        verdict(&mut d, 7, titled("Integer - Mirror", &edited_again, mirror)),
+        Verdict::Near { of: 1 | 6, .. }
+    ));
+    // Digits name things too.
+    for (i, title) in ["int8 (Example API)", "int16 (Example API)"]
+        .iter()
+        .enumerate()
+    {
+        assert_eq!(
+            verdict(&mut d, 200 + i as u64, titled(title, &docs[20], api)),
+            Verdict::New
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -150,6 +245,13 @@ fn bad_settings_are_clear_errors() {
                 ..DedupConfig::default()
             },
             "min_similarity",
+        ),
+        (
+            DedupConfig {
+                short_similarity: -0.1,
+                ..DedupConfig::default()
+            },
+            "short_similarity",
         ),
     ] {
         let err = Deduper::open(&dir, config).unwrap_err().to_string();

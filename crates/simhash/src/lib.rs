@@ -20,7 +20,7 @@
 //!
 //! The pieces:
 //! - [`Tokenizer`] turns text into token hashes; [`StandardTokenizer`] (the
-//!   default) normalizes with NFKC, lowercases, folds digit runs, drops
+//!   default) normalizes with NFKC, lowercases, keeps digits, drops
 //!   punctuation, and splits CJK text into character bigrams.
 //! - [`Simhasher`] builds features (unigrams or n-token shingles) and weighs
 //!   them ([`Weighting`]); features are FNV-1a 64 hashes finalized with

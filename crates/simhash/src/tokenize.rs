@@ -27,8 +27,10 @@ pub trait Tokenizer {
 /// Normalization, applied to every token:
 /// - Unicode NFKC (fullwidth forms, ligatures and compatibility characters
 ///   fold to their plain forms), then lowercase;
-/// - every run of digits folds to a single `0`, so dates, counters and prices
-///   do not make two copies of a page differ;
+/// - digits are kept as they are: `int8` and `int16`, model numbers, years
+///   and versions are different words (pages that differ only in numbers,
+///   such as calendars, are a matter for trap detection, not for the
+///   duplicate gate);
 /// - punctuation, symbols and whitespace separate tokens and are dropped;
 ///   combining marks stay in their word; soft hyphens and zero-width
 ///   (non-)joiners are ignored.
@@ -102,7 +104,6 @@ impl Tokenizer for StandardTokenizer {
             // Raw FNV-1a state (as `FnvHasher` computes it; the tests check
             // the two agree), kept in a register for the branch-free steps.
             let mut h = FNV_OFFSET;
-            let mut prev_digit = false;
             let mut ascii_word = true;
             while i < n {
                 // Runs of ASCII letters, eight bytes at a time. Always eight
@@ -122,7 +123,6 @@ impl Tokenizer for StandardTokenizer {
                         h = if j < run { next } else { h };
                     }
                     i += run;
-                    prev_digit &= run == 0;
                     if run < 8 {
                         break;
                     }
@@ -132,16 +132,8 @@ impl Tokenizer for StandardTokenizer {
                 }
                 let b = bytes[i];
                 match CLASS[b as usize] {
-                    UPPER | LOWER => {
-                        h = fnv_step(h, b | 0x20);
-                        prev_digit = false;
-                    }
-                    DIGIT => {
-                        if !prev_digit {
-                            h = fnv_step(h, b'0');
-                        }
-                        prev_digit = true;
-                    }
+                    UPPER | LOWER => h = fnv_step(h, b | 0x20),
+                    DIGIT => h = fnv_step(h, b),
                     SEP => break,
                     _ => {
                         ascii_word = false;
@@ -237,7 +229,6 @@ fn normalize_piece<F: FnMut(u64)>(piece: &str, state: &mut TokenState, emit: &mu
 #[derive(Default)]
 struct TokenState {
     word: Option<FnvHasher>,
-    prev_digit: bool,
     /// The previous letter of the current run of Thai-like letters.
     pair_prev: Option<char>,
     /// How many letters that run has had.
@@ -260,19 +251,11 @@ impl TokenState {
         } else if c.is_alphanumeric() || is_combining_mark(c) {
             self.end_pair_run(emit);
             let h = self.word.get_or_insert_with(FnvHasher::default);
-            if c.is_numeric() {
-                if !self.prev_digit {
-                    h.write_u8(b'0');
-                }
-                self.prev_digit = true;
+            if c.is_ascii() {
+                h.write_u8(c.to_ascii_lowercase() as u8);
             } else {
-                self.prev_digit = false;
-                if c.is_ascii() {
-                    h.write_u8(c.to_ascii_lowercase() as u8);
-                } else {
-                    for lc in c.to_lowercase() {
-                        h.write(lc.encode_utf8(&mut buf).as_bytes());
-                    }
+                for lc in c.to_lowercase() {
+                    h.write(lc.encode_utf8(&mut buf).as_bytes());
                 }
             }
         } else if is_ignorable(c) {
@@ -302,7 +285,6 @@ impl TokenState {
         if let Some(h) = self.word.take() {
             emit(h.finish());
         }
-        self.prev_digit = false;
     }
 
     #[inline]
@@ -428,8 +410,8 @@ mod tests {
             hashes(&[
                 "internationalization",
                 "abcdefghijklmnopq",
-                "x0y0z",
-                "abcdefgh0",
+                "x1y22z",
+                "abcdefgh12345678",
                 "end"
             ])
         );
@@ -444,17 +426,20 @@ mod tests {
     fn ascii_words_lowercased_punctuation_dropped() {
         assert_eq!(
             tokens("Hello, World! It's 2024."),
-            hashes(&["hello", "world", "it", "s", "0"])
+            hashes(&["hello", "world", "it", "s", "2024"])
         );
     }
 
     #[test]
-    fn digit_runs_fold_to_one_zero() {
+    fn digits_are_content() {
         assert_eq!(
-            tokens("covid19 v2.0.13"),
-            hashes(&["covid0", "v0", "0", "0"])
+            tokens("covid19 v2.0.13 int16"),
+            hashes(&["covid19", "v2", "0", "13", "int16"])
         );
-        assert_eq!(tokens("Price 1999"), tokens("price 5"));
+        assert_ne!(tokens("Price 1999"), tokens("price 5"));
+        assert_ne!(tokens("int8"), tokens("int16"));
+        // Fullwidth digits fold to ASCII ones (NFKC), on either path.
+        assert_eq!(tokens("ｉｎｔ１６"), tokens("int16"));
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Context;
-use nearcrawl_index::{DedupConfig, Deduper, Verdict};
+use nearcrawl_index::{DedupConfig, Deduper, Doc, Verdict};
 use serde_json::{Value, json};
 
 #[derive(Debug, clap::Args)]
@@ -19,6 +19,18 @@ pub struct Args {
     /// Field holding each document's text.
     #[arg(long, default_value = "text", value_name = "NAME")]
     text_field: String,
+    /// Field holding each document's title, if any: two documents whose
+    /// titles differ in a word that is not template on their host are
+    /// never duplicates.
+    #[arg(long, default_value = "title", value_name = "NAME")]
+    title_field: String,
+    /// Field holding each document's host (or site, or any group sharing a
+    /// template); without it, the host of the URL in `--url-field`.
+    #[arg(long, default_value = "host", value_name = "NAME")]
+    host_field: String,
+    /// Field holding each document's URL, for its host.
+    #[arg(long, default_value = "url", value_name = "NAME")]
+    url_field: String,
     /// Simhash candidates: fingerprints within this many bits.
     #[arg(short, long, value_name = "N")]
     k: Option<u32>,
@@ -100,7 +112,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let (id, text) = match parse_line(&line, &args.id_field, &args.text_field) {
+        let (id, text, title, host) = match parse_line(&line, &args) {
             Ok(v) => v,
             Err(why) => {
                 eprintln!("nearcrawl dedup: line {lineno}: {why}; skipped");
@@ -112,7 +124,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         next_doc += 1;
         ids.insert(doc.to_be_bytes(), serde_json::to_vec(&id)?)?;
         counts.documents += 1;
-        let decision = dedup.check_insert(doc, &text)?;
+        let decision = dedup.check_insert(
+            doc,
+            Doc {
+                text: &text,
+                title: title.as_deref(),
+                host: host.as_deref(),
+            },
+        )?;
         counts.short += u64::from(decision.short);
         let (of, kind, distance, similarity) = match decision.verdict {
             Verdict::New => continue,
@@ -121,8 +140,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 of,
                 distance,
                 similarity,
+                ..
             } => (of, "near", distance, similarity),
         };
+        let check = decision.verdict.check().map_or("", |c| c.name());
         if kind == "exact" {
             counts.exact += 1;
         } else {
@@ -136,7 +157,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         };
         writeln!(
             out,
-            r#"{{"id":{},"duplicate_of":{original},"distance":{distance},"kind":"{kind}","similarity":{}}}"#,
+            r#"{{"id":{},"duplicate_of":{original},"distance":{distance},"kind":"{kind}","similarity":{},"check":"{check}"}}"#,
             serde_json::to_string(&id)?,
             json!((f64::from(similarity) * 1000.0).round() / 1000.0),
         )?;
@@ -160,18 +181,31 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The id and text of one JSONL line, or why not.
-fn parse_line(line: &[u8], id_field: &str, text_field: &str) -> Result<(Value, String), String> {
+/// The id, text, title and host of one JSONL line, or why not.
+fn parse_line(line: &[u8], args: &Args) -> Result<Line, String> {
     let value: Value = serde_json::from_slice(line).map_err(|e| format!("not JSON ({e})"))?;
     let Value::Object(mut obj) = value else {
         return Err("not a JSON object".into());
     };
+    let (id_field, text_field) = (&args.id_field, &args.text_field);
     let id = obj
         .remove(id_field)
         .ok_or_else(|| format!("no {id_field:?} field"))?;
-    match obj.remove(text_field) {
-        Some(Value::String(text)) => Ok((id, text)),
-        Some(_) => Err(format!("{text_field:?} is not a string")),
-        None => Err(format!("no {text_field:?} field")),
-    }
+    let text = match obj.remove(text_field) {
+        Some(Value::String(text)) => text,
+        Some(_) => return Err(format!("{text_field:?} is not a string")),
+        None => return Err(format!("no {text_field:?} field")),
+    };
+    let mut string = |field: &str| match obj.remove(field) {
+        Some(Value::String(s)) => Some(s),
+        _ => None,
+    };
+    let title = string(&args.title_field);
+    let host = string(&args.host_field).or_else(|| {
+        let url = string(&args.url_field)?;
+        Some(url::Url::parse(&url).ok()?.host_str()?.to_string())
+    });
+    Ok((id, text, title, host))
 }
+
+type Line = (Value, String, Option<String>, Option<String>);
