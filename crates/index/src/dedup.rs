@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use nearcrawl_simhash::{Options, Simhash, Simhasher, Weighting};
+use nearcrawl_simhash::{Fingerprint, Options, Simhash, Simhasher, Weighting};
 
 use crate::band_index::{BandIndex, IndexConfig};
 use crate::error::IndexError;
@@ -211,10 +211,10 @@ impl Fingerprinter {
 /// every document recorded before the last [`flush`](Deduper::flush).
 ///
 /// A duplicate must pass two tests against one earlier document:
-/// - **the same name**: every word in one title and not in the other is a
-///   template word of its host (`names`); pages from one template
-///   that document different items differ in their names, however alike
-///   their text;
+/// - **the same name**: the two titles, each without its host's template
+///   words, are the same words in the same order (`names`); pages from one
+///   template that document different items differ in their names,
+///   however alike their text;
 /// - **the same text**: the same hash of the normalized token sequence
 ///   (exact), or a simhash within k bits *and* a MinHash-estimated Jaccard
 ///   similarity of word 3-shingles of at least `min_similarity` (near).
@@ -308,8 +308,8 @@ impl Deduper {
             shared: same_fingerprint
                 .iter()
                 .keys()
-                .map(|k| Ok(u64::from_be_bytes(k?[..8].try_into().unwrap_or_default())))
-                .collect::<Result<_, sled::Error>>()?,
+                .map(|k| key_part(&k?, 0, "same-fingerprint key"))
+                .collect::<Result<_, IndexError>>()?,
             same_fingerprint,
             db: db.clone(),
             config,
@@ -369,31 +369,40 @@ impl Deduper {
         p: Prepared,
         live: impl Fn(u64) -> bool,
     ) -> Result<Judgement, IndexError> {
+        let Prepared {
+            simhash,
+            content_hash,
+            short,
+            sketch,
+            words,
+            host,
+            title,
+        } = p;
         let decide = |verdict, record| Judgement {
             decision: Decision {
                 verdict,
-                short: p.short,
-                simhash: p.simhash,
-                content_hash: p.content_hash,
+                short,
+                simhash,
+                content_hash,
             },
             record,
         };
-        if p.simhash.features == 0 {
+        if simhash.features == 0 {
             return Ok(decide(Verdict::New, None));
         }
         let record = DocRecord {
-            host: p.host,
-            title: p.title.clone(),
-            text: if p.short {
-                TextSummary::Words(p.words.clone())
+            host,
+            title,
+            text: if short {
+                TextSummary::Words(words)
             } else {
-                TextSummary::Sketch(Box::new(p.sketch.finish()))
+                TextSummary::Sketch(Box::new(sketch.finish()))
             },
         };
-        if let Some(of) = self.exact_match(&p, &record, &live)? {
+        if let Some(of) = self.exact_match(content_hash, &record, &live)? {
             return Ok(decide(Verdict::Exact { of }, None));
         }
-        if let Some(near) = self.near_match(&p, &record, &live)? {
+        if let Some(near) = self.near_match(simhash.fingerprint, &record, &live)? {
             return Ok(decide(near, None));
         }
         Ok(decide(Verdict::New, Some(record)))
@@ -402,17 +411,13 @@ impl Deduper {
     /// An earlier live document with the same text and the same name.
     fn exact_match(
         &mut self,
-        p: &Prepared,
+        content_hash: u128,
         record: &DocRecord,
         live: &impl Fn(u64) -> bool,
     ) -> Result<Option<u64>, IndexError> {
         let mut tried = 0;
-        for entry in self.exact.scan_prefix(p.content_hash.to_be_bytes()) {
-            let (key, _) = entry?;
-            let of =
-                u64::from_be_bytes(key[16..].try_into().map_err(|_| {
-                    IndexError::Corrupt("exact-duplicate key is not 24 bytes".into())
-                })?);
+        for key in self.exact.scan_prefix(content_hash.to_be_bytes()).keys() {
+            let of = key_part(&key?, 16, "exact-duplicate key")?;
             if !live(of) {
                 continue;
             }
@@ -434,11 +439,11 @@ impl Deduper {
     /// verification.
     fn near_match(
         &mut self,
-        p: &Prepared,
+        fingerprint: Fingerprint,
         record: &DocRecord,
         live: &impl Fn(u64) -> bool,
     ) -> Result<Option<Verdict>, IndexError> {
-        for (doc, distance) in self.candidates(p, live)? {
+        for (doc, distance) in self.candidates(fingerprint, live)? {
             let Some(other) = self.doc_record(doc)? else {
                 continue;
             };
@@ -470,22 +475,28 @@ impl Deduper {
     /// `max_candidates`: (document, distance).
     fn candidates(
         &self,
-        p: &Prepared,
+        fingerprint: Fingerprint,
         live: &impl Fn(u64) -> bool,
     ) -> Result<Vec<(u64, u32)>, IndexError> {
+        let max = self.config.max_candidates;
         let mut out = Vec::new();
-        for m in self.index.query(p.simhash.fingerprint) {
+        let mut add = |doc: u64, distance: u32| {
+            if out.len() < max && live(doc) {
+                out.push((doc, distance));
+            }
+            out.len() < max
+        };
+        for m in self.index.query(fingerprint) {
             let fp = m.fingerprint.0;
-            let mut docs = vec![m.doc];
+            if !add(m.doc, m.distance) {
+                break;
+            }
             if self.shared.contains(&fp) {
                 for key in self.same_fingerprint.scan_prefix(fp.to_be_bytes()).keys() {
-                    docs.push(u64::from_be_bytes(key?[8..].try_into().unwrap_or_default()));
-                }
-            }
-            for doc in docs.into_iter().filter(|d| live(*d)) {
-                out.push((doc, m.distance));
-                if out.len() == self.config.max_candidates {
-                    return Ok(out);
+                    let doc = key_part(&key?, 8, "same-fingerprint key")?;
+                    if !add(doc, m.distance) {
+                        break;
+                    }
                 }
             }
         }
@@ -518,17 +529,13 @@ impl Deduper {
         if d.verdict != Verdict::New || d.simhash.features == 0 {
             return Ok(());
         }
-        let mut key = [0u8; 24];
-        key[..16].copy_from_slice(&d.content_hash.to_be_bytes());
-        key[16..].copy_from_slice(&doc.to_be_bytes());
-        self.exact.insert(key, &[])?;
+        self.exact
+            .insert(key_with_doc(&d.content_hash.to_be_bytes(), doc), &[])?;
         self.docs.insert(doc.to_be_bytes(), record.to_bytes())?;
         let fp = d.simhash.fingerprint;
         if !self.index.insert(fp, doc) && self.index.doc_of(fp.0) != Some(doc) {
-            let mut key = [0u8; 16];
-            key[..8].copy_from_slice(&fp.0.to_be_bytes());
-            key[8..].copy_from_slice(&doc.to_be_bytes());
-            self.same_fingerprint.insert(key, &[])?;
+            self.same_fingerprint
+                .insert(key_with_doc(&fp.0.to_be_bytes(), doc), &[])?;
             self.shared.insert(fp.0);
         }
         self.names.add(record.host, &record.title)?;
@@ -542,6 +549,23 @@ impl Deduper {
         self.db.flush()?;
         Ok(())
     }
+}
+
+/// A sled key: `prefix` (a content hash or a fingerprint) ++ document, so
+/// every document under one prefix is one range scan.
+fn key_with_doc(prefix: &[u8], doc: u64) -> Vec<u8> {
+    let mut key = Vec::with_capacity(prefix.len() + 8);
+    key.extend_from_slice(prefix);
+    key.extend_from_slice(&doc.to_be_bytes());
+    key
+}
+
+/// The big-endian u64 at `at` in a key; a short key is corrupt state.
+fn key_part(key: &[u8], at: usize, what: &str) -> Result<u64, IndexError> {
+    key.get(at..at + 8)
+        .and_then(|b| b.try_into().ok())
+        .map(u64::from_be_bytes)
+        .ok_or_else(|| IndexError::Corrupt(format!("{what} is {} bytes", key.len())))
 }
 
 /// How much of the shorter text the longer one holds in order: the longest
@@ -739,7 +763,7 @@ impl Judgement {
                 verdict,
                 short: b[1] != 0,
                 simhash: Simhash {
-                    fingerprint: nearcrawl_simhash::Fingerprint(u64_at(18)),
+                    fingerprint: Fingerprint(u64_at(18)),
                     features: u32_at(26),
                 },
                 content_hash: u128::from_be_bytes(b[30..46].try_into().unwrap()),

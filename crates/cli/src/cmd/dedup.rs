@@ -20,8 +20,8 @@ pub struct Args {
     #[arg(long, default_value = "text", value_name = "NAME")]
     text_field: String,
     /// Field holding each document's title, if any: two documents whose
-    /// titles differ in a word that is not template on their host are
-    /// never duplicates.
+    /// titles, without their hosts' template words, are not the same words
+    /// in the same order are never duplicates.
     #[arg(long, default_value = "title", value_name = "NAME")]
     title_field: String,
     /// Field holding each document's host (or site, or any group sharing a
