@@ -99,7 +99,8 @@ pub fn article_bodies(min_words: usize, ascii: bool) -> Vec<String> {
     out
 }
 
-/// What a test server answers: status, content type, body.
+/// What a test server answers: status, content type, body (for a 3xx, the
+/// body is the Location).
 pub type Response = (u16, &'static str, Vec<u8>);
 
 /// Requested paths, in order.
@@ -112,16 +113,47 @@ pub fn serve(
     route: impl Fn(&str) -> Response + Send + Sync + 'static,
     delay: std::time::Duration,
 ) -> (u16, RequestLog) {
-    use std::io::{BufRead, BufReader, Read};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-    let port = listener.local_addr().expect("local address").port();
     let log = RequestLog::default();
     let log2 = log.clone();
+    let addr = serve_with("127.0.0.1", route, delay, move |_, path| {
+        log2.lock().unwrap().push(path.to_string())
+    });
+    (addr.port(), log)
+}
+
+/// Requests as the server saw them: arrival time and path, in order.
+pub type TimedLog = std::sync::Arc<std::sync::Mutex<Vec<(std::time::Instant, String)>>>;
+
+/// Like [`serve`], on `ip` (a 127.x address: several make several hosts),
+/// logging when each request arrived: politeness is measured here, where
+/// the server sees it.
+pub fn serve_timed(
+    ip: &str,
+    route: impl Fn(&str) -> Response + Send + Sync + 'static,
+) -> (std::net::SocketAddr, TimedLog) {
+    let log = TimedLog::default();
+    let log2 = log.clone();
+    let addr = serve_with(ip, route, std::time::Duration::ZERO, move |at, path| {
+        log2.lock().unwrap().push((at, path.to_string()))
+    });
+    (addr, log)
+}
+
+fn serve_with(
+    ip: &str,
+    route: impl Fn(&str) -> Response + Send + Sync + 'static,
+    delay: std::time::Duration,
+    on_request: impl Fn(std::time::Instant, &str) + Send + Sync + 'static,
+) -> std::net::SocketAddr {
+    use std::io::{BufRead, BufReader, Read};
+    let listener = std::net::TcpListener::bind((ip, 0)).expect("bind a loopback address");
+    let addr = listener.local_addr().expect("local address");
     let route = std::sync::Arc::new(route);
+    let on_request = std::sync::Arc::new(on_request);
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(stream) = stream else { continue };
-            let (route, log) = (route.clone(), log2.clone());
+            let (route, log) = (route.clone(), on_request.clone());
             std::thread::spawn(move || {
                 let _ = stream.set_nodelay(true);
                 let Ok(read_half) = stream.try_clone() else {
@@ -134,6 +166,7 @@ pub fn serve(
                     if reader.read_line(&mut line).unwrap_or(0) == 0 {
                         return;
                     }
+                    let at = std::time::Instant::now();
                     let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
                     let mut len = 0usize;
                     loop {
@@ -150,13 +183,18 @@ pub fn serve(
                     }
                     let mut body = vec![0; len];
                     let _ = reader.read_exact(&mut body);
-                    log.lock().unwrap().push(path.clone());
+                    log(at, &path);
                     if !delay.is_zero() {
                         std::thread::sleep(delay);
                     }
                     let (status, ctype, body) = route(&path);
+                    let location = if (300..400).contains(&status) {
+                        format!("Location: {}\r\n", String::from_utf8_lossy(&body))
+                    } else {
+                        String::new()
+                    };
                     let mut resp = format!(
-                        "HTTP/1.1 {status} X\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n\r\n",
+                        "HTTP/1.1 {status} X\r\nContent-Type: {ctype}\r\n{location}Content-Length: {}\r\n\r\n",
                         body.len()
                     )
                     .into_bytes();
@@ -168,7 +206,7 @@ pub fn serve(
             });
         }
     });
-    (port, log)
+    addr
 }
 
 /// The JSON lines of a file (none if it does not exist); panics on a line

@@ -9,7 +9,8 @@ pub struct FetchConfig {
     /// Where site owners can learn about the crawl; goes in the User-Agent.
     pub contact_url: Option<String>,
     pub connect_timeout: Duration,
-    /// Whole request, redirects and body included.
+    /// One request and its body (each redirect hop has its own); waits
+    /// for the host's turn do not count.
     pub request_timeout: Duration,
     /// Longest silence while reading a response.
     pub read_timeout: Duration,

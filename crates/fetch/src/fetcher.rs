@@ -40,15 +40,33 @@ pub struct Fetched {
 #[derive(Debug)]
 struct Host {
     in_flight: Semaphore,
-    /// Not before this instant (Retry-After, crawl-delay, backoff).
-    not_before: Mutex<Instant>,
-    /// Least time between requests: the configured delay or the
-    /// robots.txt crawl-delay, doubled while the host keeps failing.
-    delay: Mutex<Duration>,
+    pace: Mutex<Pace>,
+}
+
+/// When a host may be asked next. Every request to the host (robots.txt,
+/// pages, redirect hops) takes a turn by reserving its start time under
+/// the lock, so concurrent requests cannot all see the host as free.
+#[derive(Debug)]
+struct Pace {
+    /// Start of the latest request, or the reserved start of one waiting.
+    last_start: Option<Instant>,
+    /// Not before this instant (Retry-After, retry backoff).
+    not_before: Instant,
+    /// Least time between the starts of two requests: the configured delay
+    /// or the robots.txt Crawl-delay, doubled while the host keeps failing.
+    delay: Duration,
     /// The delay to return to after a success.
-    base_delay: Mutex<Duration>,
-    failures: Mutex<u32>,
-    parked_until: Mutex<Option<Instant>>,
+    base_delay: Duration,
+    failures: u32,
+    parked_until: Option<Instant>,
+}
+
+impl Pace {
+    /// The earliest start the next request could have.
+    fn next_start(&self, now: Instant) -> Instant {
+        let after_last = self.last_start.map_or(now, |t| t + self.delay);
+        now.max(self.not_before).max(after_last)
+    }
 }
 
 type RobotsSlot = Arc<tokio::sync::Mutex<Option<(Instant, Arc<Robots>)>>>;
@@ -141,11 +159,14 @@ impl Fetcher {
             .or_insert_with(|| {
                 Arc::new(Host {
                     in_flight: Semaphore::new(self.config.per_host_concurrency.max(1)),
-                    not_before: Mutex::new(Instant::now()),
-                    delay: Mutex::new(self.config.per_host_delay),
-                    base_delay: Mutex::new(self.config.per_host_delay),
-                    failures: Mutex::new(0),
-                    parked_until: Mutex::new(None),
+                    pace: Mutex::new(Pace {
+                        last_start: None,
+                        not_before: Instant::now(),
+                        delay: self.config.per_host_delay,
+                        base_delay: self.config.per_host_delay,
+                        failures: 0,
+                        parked_until: None,
+                    }),
                 })
             })
             .clone()
@@ -205,38 +226,28 @@ impl Fetcher {
             return Err(FetchError::RobotsDenied);
         }
         let host = self.host(url);
-        if let Some(until) = *host.parked_until.lock().unwrap() {
-            if Instant::now() < until {
-                return Err(FetchError::HostParked);
-            }
+        let parked = host.pace.lock().unwrap().parked_until;
+        if parked.is_some_and(|until| Instant::now() < until) {
+            return Err(FetchError::HostParked);
         }
         let _global = self.global.acquire().await.expect("semaphore open");
         let _slot = host.in_flight.acquire().await.expect("semaphore open");
         let mut attempt = 0;
         loop {
-            self.wait_turn(url, &host).await;
-            let result = match tokio::time::timeout(
-                self.config.request_timeout,
-                self.follow(url, hop_ok, &host, wanted),
-            )
-            .await
-            {
-                Ok(r) => r,
-                Err(_) => Err(FetchError::Timeout(self.config.request_timeout)),
-            };
-            match result {
+            match self.follow(url, hop_ok, &host, wanted).await {
                 Ok(page) => {
                     // A success ends the slow-down.
-                    *host.failures.lock().unwrap() = 0;
-                    *host.delay.lock().unwrap() = *host.base_delay.lock().unwrap();
+                    let mut pace = host.pace.lock().unwrap();
+                    pace.failures = 0;
+                    pace.delay = pace.base_delay;
                     return Ok(page);
                 }
                 Err(e) if e.is_retryable() && attempt < self.config.max_retries => {
                     self.note_failure(&host);
                     let backoff = self.config.retry_backoff * 2u32.pow(attempt);
                     let jitter = backoff.mul_f64(jitter_fraction(url, attempt));
-                    let mut nb = host.not_before.lock().unwrap();
-                    *nb = (*nb).max(Instant::now() + backoff + jitter);
+                    let mut pace = host.pace.lock().unwrap();
+                    pace.not_before = pace.not_before.max(Instant::now() + backoff + jitter);
                     attempt += 1;
                 }
                 Err(e) => {
@@ -252,128 +263,156 @@ impl Fetcher {
     /// A failure slows the host (its delay doubles, up to a minute) and,
     /// past the limit, parks it.
     fn note_failure(&self, host: &Host) {
-        let mut f = host.failures.lock().unwrap();
-        *f += 1;
-        let mut d = host.delay.lock().unwrap();
-        *d = (*d * 2).clamp(Duration::from_millis(100), Duration::from_secs(60));
-        if *f >= self.config.park_after_failures {
-            *host.parked_until.lock().unwrap() = Some(Instant::now() + self.config.park_for);
+        let mut pace = host.pace.lock().unwrap();
+        pace.failures += 1;
+        pace.delay = (pace.delay * 2).clamp(Duration::from_millis(100), Duration::from_secs(60));
+        if pace.failures >= self.config.park_after_failures {
+            pace.parked_until = Some(Instant::now() + self.config.park_for);
         }
     }
 
-    /// Waits until the host may be asked again.
+    /// Waits for the host's turn. The start is reserved under the lock
+    /// before sleeping, so the starts of two requests to one host are
+    /// always at least its delay apart, whatever `per_host_concurrency`
+    /// allows in flight. governor paces the configured rate per host; the
+    /// reservation adds what differs per host and changes over time
+    /// (Crawl-delay, backoff, Retry-After), which a fixed quota cannot.
     async fn wait_turn(&self, url: &Url, host: &Host) {
         if let Some(rate) = &self.rate {
             rate.until_key_ready(&host_key(url)).await;
         }
-        let until = *host.not_before.lock().unwrap();
-        let now = Instant::now();
-        if until > now {
-            tokio::time::sleep(until - now).await;
-        }
-        let delay = *host.delay.lock().unwrap();
-        let extra = delay.saturating_sub(self.config.per_host_delay);
-        *host.not_before.lock().unwrap() = Instant::now() + extra;
+        let start = {
+            let mut pace = host.pace.lock().unwrap();
+            let start = pace.next_start(Instant::now());
+            pace.last_start = Some(start);
+            start
+        };
+        tokio::time::sleep_until(start.into()).await;
     }
 
-    /// One attempt: the request and its redirects.
+    /// When a request to `url`'s host could start, were it asked now: for
+    /// schedulers that would rather pick a host that is ready.
+    pub fn ready_at(&self, url: &Url) -> Instant {
+        let key = host_key(url);
+        let host = self.hosts.lock().unwrap().get(&key).cloned();
+        match host {
+            Some(h) => h.pace.lock().unwrap().next_start(Instant::now()),
+            None => Instant::now(),
+        }
+    }
+
+    /// One attempt: the request and its redirects. Every hop waits for its
+    /// host's turn, and the timeout covers each hop's request and body, not
+    /// the politeness waits.
     async fn follow(
         &self,
         start: &Url,
         hop_ok: HopCheck<'_>,
-        host: &Host,
+        host: &Arc<Host>,
         wanted: Wanted,
     ) -> Result<Fetched, FetchError> {
         let mut url = start.clone();
+        let mut hop_host = host.clone();
         let mut redirects = Vec::new();
         let mut seen = HashSet::new();
         loop {
             check_address(&url, self.config.allow_private_networks)?;
-            let resp = self
-                .client
-                .get(url.clone())
-                .send()
-                .await
-                .map_err(map_error)?;
-            let status = resp.status().as_u16();
-            if (300..400).contains(&status) && status != 304 {
-                let Some(loc) = resp.headers().get(LOCATION).and_then(|v| v.to_str().ok()) else {
-                    return Err(FetchError::HttpStatus(status));
-                };
-                let next = url
-                    .join(loc)
-                    .map_err(|_| FetchError::RedirectRefused(loc.to_string()))?;
-                check_scheme(&next).map_err(|_| FetchError::RedirectRefused(next.to_string()))?;
-                seen.insert(url.clone());
-                if redirects.len() >= self.config.max_redirects || seen.contains(&next) {
-                    return Err(FetchError::TooManyRedirects(self.config.max_redirects));
+            self.wait_turn(&url, &hop_host).await;
+            let hop = tokio::time::timeout(
+                self.config.request_timeout,
+                self.request(&url, &hop_host, wanted),
+            )
+            .await
+            .unwrap_or(Err(FetchError::Timeout(self.config.request_timeout)))?;
+            let next = match hop {
+                Hop::Body(mut fetched) => {
+                    fetched.redirects = redirects;
+                    return Ok(fetched);
                 }
-                if !hop_ok(&next) {
-                    return Err(FetchError::RedirectRefused(next.to_string()));
-                }
-                check_address(&next, self.config.allow_private_networks)?;
-                let rules = self.rules_for(&next).await?;
-                if !rules.is_allowed(&path_and_query(&next)) {
-                    return Err(FetchError::RobotsDenied);
-                }
-                redirects.push(url);
-                url = next;
-                continue;
-            }
-            if status == 429 || status == 503 {
-                if let Some(wait) = retry_after(resp.headers()) {
-                    if wait > self.config.max_retry_after {
-                        return Err(FetchError::HttpStatus(status));
-                    }
-                    let mut nb = host.not_before.lock().unwrap();
-                    *nb = (*nb).max(Instant::now() + wait);
-                }
-                return Err(FetchError::HttpStatus(status));
-            }
-            if status >= 400 {
-                return Err(FetchError::HttpStatus(status));
-            }
-            let content_type = resp
-                .headers()
-                .get(CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_string);
-            let media = content_type
-                .as_deref()
-                .map(|c| {
-                    c.split(';')
-                        .next()
-                        .unwrap_or("")
-                        .trim()
-                        .to_ascii_lowercase()
-                })
-                .unwrap_or_default();
-            // No Content-Type: sniffing is the extractor's job, so take it.
-            if wanted == Wanted::Page
-                && !media.is_empty()
-                && !self
-                    .config
-                    .content_types
-                    .iter()
-                    .any(|t| t.eq_ignore_ascii_case(&media))
-            {
-                return Err(FetchError::ContentType(media));
-            }
-            let limit = match wanted {
-                Wanted::Page => self.config.max_body_bytes,
-                Wanted::Sitemap => self.config.max_body_bytes.max(SITEMAP_MAX_BYTES),
+                Hop::Redirect(next) => next,
             };
-            return self
-                .read_body(resp, url, redirects, content_type, limit)
-                .await;
+            seen.insert(url.clone());
+            if redirects.len() >= self.config.max_redirects || seen.contains(&next) {
+                return Err(FetchError::TooManyRedirects(self.config.max_redirects));
+            }
+            if !hop_ok(&next) {
+                return Err(FetchError::RedirectRefused(next.to_string()));
+            }
+            let rules = self.rules_for(&next).await?;
+            if !rules.is_allowed(&path_and_query(&next)) {
+                return Err(FetchError::RobotsDenied);
+            }
+            redirects.push(url);
+            hop_host = self.host(&next);
+            url = next;
         }
+    }
+
+    /// One request: a redirect's target, or the body read.
+    async fn request(&self, url: &Url, host: &Host, wanted: Wanted) -> Result<Hop, FetchError> {
+        let resp = self
+            .client
+            .get(url.clone())
+            .send()
+            .await
+            .map_err(map_error)?;
+        let status = resp.status().as_u16();
+        if (300..400).contains(&status) && status != 304 {
+            let Some(loc) = resp.headers().get(LOCATION).and_then(|v| v.to_str().ok()) else {
+                return Err(FetchError::HttpStatus(status));
+            };
+            let next = url
+                .join(loc)
+                .map_err(|_| FetchError::RedirectRefused(loc.to_string()))?;
+            check_scheme(&next).map_err(|_| FetchError::RedirectRefused(next.to_string()))?;
+            return Ok(Hop::Redirect(next));
+        }
+        if status == 429 || status == 503 {
+            if let Some(wait) = retry_after(resp.headers()) {
+                if wait > self.config.max_retry_after {
+                    return Err(FetchError::HttpStatus(status));
+                }
+                let mut pace = host.pace.lock().unwrap();
+                pace.not_before = pace.not_before.max(Instant::now() + wait);
+            }
+            return Err(FetchError::HttpStatus(status));
+        }
+        if status >= 400 {
+            return Err(FetchError::HttpStatus(status));
+        }
+        let content_type = resp
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let media = content_type
+            .as_deref()
+            .and_then(|c| c.split(';').next())
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        // No Content-Type: sniffing is the extractor's job, so take it.
+        let listed = |t: &String| t.eq_ignore_ascii_case(&media);
+        if wanted == Wanted::Page
+            && !media.is_empty()
+            && !self.config.content_types.iter().any(listed)
+        {
+            return Err(FetchError::ContentType(media));
+        }
+        let limit = match wanted {
+            Wanted::Page => self.config.max_body_bytes,
+            Wanted::Sitemap => self.config.max_body_bytes.max(SITEMAP_MAX_BYTES),
+        };
+        let body = self
+            .read_body(resp, url.clone(), content_type, limit)
+            .await?;
+        Ok(Hop::Body(body))
     }
 
     async fn read_body(
         &self,
         resp: reqwest::Response,
         final_url: Url,
-        redirects: Vec<Url>,
         content_type: Option<String>,
         limit: u64,
     ) -> Result<Fetched, FetchError> {
@@ -430,7 +469,7 @@ impl Fetcher {
         Ok(Fetched {
             status,
             final_url,
-            redirects,
+            redirects: Vec::new(),
             content_type,
             charset,
             x_robots_tag,
@@ -493,10 +532,9 @@ impl Fetcher {
                 return Err(FetchError::CrawlDelayTooLong(delay));
             }
             let host = self.host(url);
-            let mut base = host.base_delay.lock().unwrap();
-            *base = (*base).max(delay);
-            let mut d = host.delay.lock().unwrap();
-            *d = (*d).max(delay);
+            let mut pace = host.pace.lock().unwrap();
+            pace.base_delay = pace.base_delay.max(delay);
+            pace.delay = pace.delay.max(delay);
         }
         Ok(rules)
     }
@@ -529,6 +567,8 @@ impl Fetcher {
         };
         for _ in 0..=5 {
             check_address(&url, self.config.allow_private_networks)?;
+            // robots.txt is a request like any other: it takes a turn.
+            self.wait_turn(&url, &self.host(&url)).await;
             let resp = match tokio::time::timeout(
                 self.config.request_timeout,
                 self.client.get(url.clone()).send(),
@@ -613,6 +653,12 @@ impl RobotsSource {
             RobotsSource::DisallowAll => None,
         }
     }
+}
+
+/// What one request gave.
+enum Hop {
+    Redirect(Url),
+    Body(Fetched),
 }
 
 /// What a fetch is for: pages must have one of the configured content

@@ -1,0 +1,168 @@
+//! Politeness measured where a server sees it: the arrival times of the
+//! requests in each host's log, through `nearcrawl crawl`.
+
+use std::collections::{BTreeMap, HashSet};
+use std::time::Duration;
+
+use nearcrawl_tests::{TimedLog, run, serve_timed};
+
+/// Text of its own for page `i` of host `h` (so no page is a duplicate and
+/// every page's links are followed).
+fn text(h: usize, i: usize) -> String {
+    let mut x = (h * 1000 + i + 1) as u64;
+    (0..120)
+        .map(|_| {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            format!("w{}", (x >> 40) % 20_000)
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn page(h: usize, i: usize, links: &str) -> Vec<u8> {
+    format!(
+        "<html><head><title>Host {h} page {i}</title></head><body><main><h1>Host {h} page {i}</h1>\
+         <p>{}</p>{links}</main></body></html>",
+        text(h, i)
+    )
+    .into_bytes()
+}
+
+const PAGES: usize = 6;
+
+/// Host `h`: `/` links to its pages, to a disallowed page and to the next
+/// host; `/p/0` is a redirect to `/p/moved`.
+fn route(h: usize, robots: &'static str, next: String, path: &str) -> (u16, &'static str, Vec<u8>) {
+    let links: String = (0..PAGES)
+        .map(|i| format!("<a href=\"/p/{i}\">p{i}</a> "))
+        .collect();
+    match path {
+        "/robots.txt" => (200, "text/plain", robots.as_bytes().to_vec()),
+        "/" => (
+            200,
+            "text/html",
+            page(
+                h,
+                99,
+                &format!("{links}<a href=\"/private/x\">x</a> <a href=\"{next}\">next</a>"),
+            ),
+        ),
+        "/p/0" => (302, "text/html", b"/p/moved".to_vec()),
+        "/p/moved" => (200, "text/html", page(h, 0, &links)),
+        _ => match path
+            .strip_prefix("/p/")
+            .and_then(|i| i.parse::<usize>().ok())
+        {
+            Some(i) if i < PAGES => (200, "text/html", page(h, i, &links)),
+            _ => (404, "text/plain", b"no".to_vec()),
+        },
+    }
+}
+
+/// Per host, the least gap between the arrivals of two requests.
+fn least_gaps(logs: &[(String, TimedLog)]) -> BTreeMap<String, Duration> {
+    logs.iter()
+        .map(|(host, log)| {
+            let mut times: Vec<_> = log.lock().unwrap().iter().map(|(t, _)| *t).collect();
+            times.sort();
+            let least = times
+                .windows(2)
+                .map(|w| w[1] - w[0])
+                .min()
+                .unwrap_or(Duration::MAX);
+            (host.clone(), least)
+        })
+        .collect()
+}
+
+#[test]
+fn delays_and_crawl_delay_hold_for_every_request_whatever_the_concurrency() {
+    // Four hosts on four loopback addresses; the first asks for a
+    // Crawl-delay longer than the configured delay, and per-host
+    // concurrency is high, which must not matter.
+    let ips = ["127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.4"];
+    let robots = [
+        "User-agent: *\nCrawl-delay: 1\nDisallow: /private/\n",
+        "User-agent: *\nDisallow: /private/\n",
+        "User-agent: *\nDisallow: /private/\n",
+        "User-agent: *\nDisallow: /private/\n",
+    ];
+    let mut logs = Vec::new();
+    let mut bases = Vec::new();
+    for h in 0..ips.len() {
+        // Each host links to the next, whose port is known only once it
+        // is bound: filled in below.
+        let next_slot = std::sync::Arc::new(std::sync::OnceLock::<String>::new());
+        let next = next_slot.clone();
+        let robots = robots[h];
+        let (addr, log) = serve_timed(ips[h], move |path| {
+            route(h, robots, next.get().cloned().unwrap_or_default(), path)
+        });
+        bases.push((format!("http://{addr}"), next_slot));
+        logs.push((format!("http://{addr}"), log));
+    }
+    for h in 0..bases.len() {
+        let next = format!("{}/", bases[(h + 1) % bases.len()].0);
+        bases[h].1.set(next).unwrap();
+    }
+    let dir = std::env::temp_dir().join(format!("nearcrawl-e2e-polite-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let seeds: String = bases.iter().map(|(b, _)| format!("{b}/\n")).collect();
+    std::fs::write(dir.join("seeds.txt"), seeds).unwrap();
+    std::fs::write(
+        dir.join("c.toml"),
+        format!(
+            "[seeds]\nfile = \"seeds.txt\"\n[politeness]\ndelay_ms = 250\nper_host_concurrency = 64\n\
+             global_concurrency = 16\n[fetch]\nallow_private_networks = true\n[output]\ndir = \"{}\"\n",
+            dir.join("out").display()
+        ),
+    )
+    .unwrap();
+    let out = run(
+        &["crawl", "--config", dir.join("c.toml").to_str().unwrap()],
+        b"",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // Every page of every host, robots.txt and the redirect hop included;
+    // nothing disallowed.
+    for (host, log) in &logs {
+        let paths: HashSet<String> = log.lock().unwrap().iter().map(|(_, p)| p.clone()).collect();
+        let mut want: Vec<String> = vec!["/robots.txt".into(), "/".into(), "/p/moved".into()];
+        want.extend((0..PAGES).map(|i| format!("/p/{i}")));
+        for p in &want {
+            assert!(paths.contains(p), "{host}{p} never requested: {paths:?}");
+        }
+        assert!(
+            !paths.iter().any(|p| p.starts_with("/private/")),
+            "{host}: disallowed URL fetched"
+        );
+    }
+    // Never early: 10 ms of slack for the timer and the loopback.
+    let gaps = least_gaps(&logs);
+    eprintln!("least gap between two requests, per host: {gaps:?}");
+    for (i, (host, _)) in logs.iter().enumerate() {
+        let delay = if i == 0 {
+            Duration::from_secs(1)
+        } else {
+            Duration::from_millis(250)
+        };
+        let least = gaps[host];
+        let seen: Vec<_> = logs[i].1.lock().unwrap().clone();
+        let t0 = seen.first().map(|(t, _)| *t);
+        let seen: Vec<String> = seen
+            .iter()
+            .map(|(t, p)| format!("{:.3} {p}", (*t - t0.unwrap()).as_secs_f64()))
+            .collect();
+        assert!(
+            least + Duration::from_millis(10) >= delay,
+            "{host}: two requests {least:?} apart, delay {delay:?}; gaps {gaps:?}; requests {seen:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
