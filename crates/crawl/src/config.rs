@@ -53,7 +53,8 @@ impl Default for Seeds {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Scope {
-    /// Hosts to crawl exactly; empty with no domains: the seeds' hosts.
+    /// Hosts to crawl exactly; `"*"`: any host; empty with no domains: the
+    /// seeds' hosts.
     pub hosts: Vec<String>,
     /// Registrable domains: the domain and all its subdomains.
     pub domains: Vec<String>,
@@ -64,6 +65,12 @@ pub struct Scope {
     pub max_depth: u32,
     pub max_pages: u64,
     pub max_pages_per_host: u64,
+    /// Per registrable domain (`example.co.uk` for `a.b.example.co.uk`),
+    /// so a domain with endless subdomains cannot take the crawl.
+    pub max_pages_per_domain: u64,
+    /// Hosts admitted to the frontier, over every run; links to further
+    /// hosts are out of scope (`host_limit`).
+    pub max_hosts: u64,
     pub max_url_length: usize,
     /// A path with a segment repeated more often is a trap.
     pub max_repeated_segments: usize,
@@ -82,6 +89,8 @@ impl Default for Scope {
             max_depth: 20,
             max_pages: 1_000_000,
             max_pages_per_host: 100_000,
+            max_pages_per_domain: 1_000_000,
+            max_hosts: 1_000_000,
             max_url_length: 2048,
             max_repeated_segments: 3,
             strip_params: Vec::new(),

@@ -18,7 +18,7 @@ use url::Url;
 
 use crate::canonical::Canonicalizer;
 use crate::config::{Config, DuplicatePolicy};
-use crate::frontier::{Additions, Entry, SeenSet};
+use crate::frontier::{Additions, Entry, Popped, Pushed, SeenSet, Turns};
 use crate::scope::Scope;
 use crate::sink::{Capture, DuplicateRecord, ErrorRecord, Outcome, PageRecord, Sink};
 use crate::state::{State, Stats, Writes};
@@ -205,6 +205,10 @@ impl Crawler {
             group: Group::default(),
         };
         recover(&mut core)?;
+        core.state.frontier.set_limits(
+            u32::try_from(config.politeness.per_host_concurrency.0).unwrap_or(u32::MAX),
+            config.scope.max_hosts,
+        );
         for s in seeds {
             if let Some(c) = canon.canonicalize(s) {
                 core.state.frontier.push_now(&c, 0)?;
@@ -379,45 +383,97 @@ async fn stopped(shared: &Shared) {
     }
 }
 
+/// The fetcher decides when a host may be asked; the frontier asks it.
+struct FetcherTurns<'a>(&'a Fetcher);
+
+impl Turns for FetcherTurns<'_> {
+    fn ready_at(&self, url: &Url) -> Instant {
+        self.0.ready_at(url)
+    }
+    fn gap(&self, url: &Url) -> Duration {
+        self.0.delay_of(url)
+    }
+}
+
+/// What a worker does next.
+enum Next {
+    Fetch(Entry),
+    /// Nothing may be asked yet: look again after this long.
+    Wait(Duration),
+    /// The crawl is over for this worker (done, budget spent or failed).
+    Stop,
+}
+
 async fn worker(shared: Arc<Shared>) {
+    let turns = FetcherTurns(&shared.fetcher);
     loop {
         if shared.stop.load(Ordering::SeqCst) {
             return;
         }
-        let entry = {
-            let mut core = shared.core.lock().unwrap();
-            let in_flight = shared.in_flight.load(Ordering::SeqCst);
-            let budget_left =
-                core.state.stats.fetched + (in_flight as u64) < shared.config.scope.max_pages;
-            match budget_left.then(|| core.state.frontier.pop()).transpose() {
-                Ok(Some(Some(e))) => {
-                    shared.in_flight.fetch_add(1, Ordering::SeqCst);
-                    Some(e)
-                }
-                Err(e) => {
-                    drop(core);
-                    fail(&shared, format!("crawl state: {e}"));
-                    return;
-                }
-                // Nothing to take: links may wait in the group.
-                _ if core.group.urls > 0 => {
-                    if let Err(e) = flush_group(&mut core) {
-                        drop(core);
-                        fail(&shared, format!("{e}"));
-                        return;
+        match next(&shared, &turns) {
+            Next::Fetch(entry) => {
+                let popped = entry.clone();
+                let processed = process(&shared, entry).await;
+                let mut core = shared.core.lock().unwrap();
+                let frontier = &mut core.state.frontier;
+                let back = match processed {
+                    Processed::Done => {
+                        frontier.done(&popped, &turns);
+                        Ok(())
                     }
-                    None
+                    Processed::NotReady(entry) => frontier.put_back(entry, &turns),
+                };
+                drop(core);
+                if let Err(e) = back {
+                    fail(&shared, format!("crawl state: {e}"));
                 }
-                _ if in_flight == 0 => return,
-                _ => None,
+                shared.in_flight.fetch_sub(1, Ordering::SeqCst);
             }
+            // Short waits: links of pages being judged may add hosts that
+            // are ready sooner.
+            Next::Wait(d) => tokio::time::sleep(d.clamp(Duration::from_millis(1), MAX_IDLE)).await,
+            Next::Stop => return,
+        }
+    }
+}
+
+/// Longest a worker sleeps before looking at the frontier again.
+const MAX_IDLE: Duration = Duration::from_millis(20);
+
+/// Takes the next URL whose host may be asked now, if the budget allows.
+fn next(shared: &Shared, turns: &FetcherTurns) -> Next {
+    let mut core = shared.core.lock().unwrap();
+    let in_flight = shared.in_flight.load(Ordering::SeqCst);
+    let budget_left = core.state.stats.fetched + (in_flight as u64) < shared.config.scope.max_pages;
+    if !budget_left {
+        return if in_flight == 0 {
+            Next::Stop
+        } else {
+            Next::Wait(MAX_IDLE)
         };
-        let Some(entry) = entry else {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-            continue;
-        };
-        process(&shared, entry).await;
-        shared.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+    match core.state.frontier.pop(turns) {
+        Ok(Popped::Entry(e)) => {
+            shared.in_flight.fetch_add(1, Ordering::SeqCst);
+            Next::Fetch(e)
+        }
+        Ok(Popped::WaitUntil(at)) => Next::Wait(at.saturating_duration_since(Instant::now())),
+        // Nothing to take: links may wait in the group.
+        Ok(Popped::Empty) if core.group.urls > 0 => match flush_group(&mut core) {
+            Ok(()) => Next::Wait(Duration::ZERO),
+            Err(e) => {
+                drop(core);
+                fail(shared, format!("{e}"));
+                Next::Stop
+            }
+        },
+        Ok(Popped::Empty) if in_flight == 0 => Next::Stop,
+        Ok(Popped::Empty) => Next::Wait(Duration::from_millis(5)),
+        Err(e) => {
+            drop(core);
+            fail(shared, format!("crawl state: {e}"));
+            Next::Stop
+        }
     }
 }
 
@@ -495,31 +551,50 @@ fn flush_group(core: &mut Core) -> Result<(), CrawlError> {
     Ok(())
 }
 
-async fn process(shared: &Arc<Shared>, entry: Entry) {
+/// Whether a popped URL was dealt with or must wait for its host's turn.
+enum Processed {
+    Done,
+    /// Its host's robots.txt was just fetched, so the page's turn is a
+    /// delay away: back to the frontier rather than holding a worker.
+    NotReady(Entry),
+}
+
+async fn process(shared: &Arc<Shared>, entry: Entry) -> Processed {
     let url = entry.url.clone();
     let host = url.host_str().unwrap_or("").to_string();
+    if !shared.fetcher.has_rules(&url) {
+        // Errors are the fetch's to report, below or next time.
+        let _ = tokio::select! {
+            r = shared.fetcher.rules_for(&url) => r.map(drop),
+            () = stopped(shared) => return Processed::Done,
+        };
+        if shared.fetcher.ready_at(&url) > Instant::now() + crate::frontier::SLACK {
+            return Processed::NotReady(entry);
+        }
+    }
     {
         let mut core = shared.core.lock().unwrap();
+        let scope = &shared.config.scope;
         match core
             .state
-            .take_host_page(&host, shared.config.scope.max_pages_per_host)
+            .take_page(&host, scope.max_pages_per_host, scope.max_pages_per_domain)
         {
-            Ok(true) => {}
-            Ok(false) => {
+            Ok(Ok(())) => {}
+            Ok(Err(budget)) => {
                 *core
                     .state
                     .stats
                     .out_of_scope
-                    .entry("host_page_limit".into())
+                    .entry(budget.into())
                     .or_default() += 1;
                 let commit = Commit::new(&entry);
                 apply(shared, &mut core, commit);
-                return;
+                return Processed::Done;
             }
             Err(e) => {
                 drop(core);
                 fail(shared, format!("crawl state: {e}"));
-                return;
+                return Processed::Done;
             }
         }
     }
@@ -556,7 +631,7 @@ async fn process(shared: &Arc<Shared>, entry: Entry) {
         r = shared.fetcher.fetch(&url, &hop_ok) => r,
         () = stopped(shared) => {
             tracing::debug!(url = %url, "abandoned: stopping");
-            return;
+            return Processed::Done;
         }
     };
     match result {
@@ -582,6 +657,7 @@ async fn process(shared: &Arc<Shared>, entry: Entry) {
             apply(shared, &mut core, commit);
         }
     }
+    Processed::Done
 }
 
 /// Sitemap files read per origin, at most; index levels followed.
@@ -645,8 +721,15 @@ async fn read_sitemaps(shared: &Arc<Shared>, page: &Url, origin: &str) {
                                 .frontier
                                 .push(&mut commit.writes, &mut group.adds, &c, 1)
                             {
-                                Ok(true) => state.stats.sitemap_urls += 1,
-                                Ok(false) => {}
+                                Ok(Pushed::Queued) => state.stats.sitemap_urls += 1,
+                                Ok(Pushed::Seen) => {}
+                                Ok(Pushed::HostLimit) => {
+                                    *state
+                                        .stats
+                                        .out_of_scope
+                                        .entry("host_limit".into())
+                                        .or_default() += 1;
+                                }
                                 Err(e) => {
                                     drop(core);
                                     fail(shared, format!("crawl state: {e}"));
@@ -845,14 +928,23 @@ fn judge(shared: &Shared, entry: Entry, mut fetched: nearcrawl_fetch::Fetched) {
             *state.stats.out_of_scope.entry(why.into()).or_default() += 1;
         }
         for c in &links {
-            if let Err(e) =
-                state
-                    .frontier
-                    .push(&mut commit.writes, &mut core.group.adds, c, entry.depth + 1)
+            match state
+                .frontier
+                .push(&mut commit.writes, &mut core.group.adds, c, entry.depth + 1)
             {
-                drop(guard);
-                fail(shared, format!("crawl state: {e}"));
-                return;
+                Ok(Pushed::HostLimit) => {
+                    *state
+                        .stats
+                        .out_of_scope
+                        .entry("host_limit".into())
+                        .or_default() += 1;
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    drop(guard);
+                    fail(shared, format!("crawl state: {e}"));
+                    return;
+                }
             }
         }
     }

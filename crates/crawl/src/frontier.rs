@@ -2,8 +2,13 @@
 //! URL ever queued, all on disk in sled.
 //!
 //! Per-host queues, lowest depth first within a host (breadth-first), and
-//! hosts served in turn so one large host cannot starve the others. Only
-//! the list of hosts with pending URLs is kept in memory.
+//! hosts served in turn so one large host cannot starve the others. A
+//! host is only handed out when its politeness allows a request now (asked
+//! of [`Turns`], which the fetcher answers): hosts that must wait sleep in
+//! a time-ordered set, and a host at its in-flight limit leaves the turn
+//! until a request finishes. So workers are not parked on hosts that are
+//! not ready while others are. Only hosts with pending or in-flight URLs
+//! are kept in memory (about 150 bytes each); the URLs are on disk.
 //!
 //! The frontier lives in keys of the crawl's one state tree (see
 //! [`crate::state`]) so that what a page adds to it is written in the same
@@ -11,7 +16,8 @@
 //! from the queue to the in-flight set, and [`Frontier::open_in`] puts
 //! whatever is still in flight back in the queue: a crash loses no URL.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::time::{Duration, Instant};
 
 use url::Url;
 
@@ -20,6 +26,70 @@ use crate::state::Writes;
 const QUEUE: u8 = b'q';
 const IN_FLIGHT: u8 = b'i';
 const SEEN: u8 = b's';
+/// Hosts ever admitted (for `max_hosts`).
+const KNOWN: u8 = b'k';
+
+/// A host this close to its turn is handed out: the fetcher waits the rest.
+pub(crate) const SLACK: Duration = Duration::from_millis(2);
+
+/// What the frontier asks about a host's politeness; the fetcher knows.
+pub trait Turns {
+    /// When a request to `url`'s host could start, were it asked now.
+    fn ready_at(&self, url: &Url) -> Instant;
+    /// Least time between the starts of two requests to `url`'s host.
+    fn gap(&self, url: &Url) -> Duration;
+}
+
+/// Every host always ready (tests, and tools that do not fetch).
+#[derive(Debug, Clone, Copy)]
+pub struct Unpaced;
+
+impl Turns for Unpaced {
+    fn ready_at(&self, _: &Url) -> Instant {
+        Instant::now()
+    }
+    fn gap(&self, _: &Url) -> Duration {
+        Duration::ZERO
+    }
+}
+
+/// What [`Frontier::pop`] found.
+#[derive(Debug)]
+pub enum Popped {
+    Entry(Entry),
+    /// No host may be asked now; the first one may at this instant.
+    WaitUntil(Instant),
+    /// No queued URL is waiting for a turn (some may be in flight).
+    Empty,
+}
+
+/// What [`Frontier::push`] did with a URL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use]
+pub enum Pushed {
+    Queued,
+    /// Queued once already.
+    Seen,
+    /// A new host, and `max_hosts` are admitted already.
+    HostLimit,
+}
+
+/// Where a host with queued URLs is in the turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// No URL known to be queued.
+    Idle,
+    Ready,
+    Waiting,
+    /// At its in-flight limit: back in turn when a request finishes.
+    Full,
+}
+
+#[derive(Debug)]
+struct HostTurn {
+    in_flight: u32,
+    place: Place,
+}
 
 /// A URL to fetch and how many links it is from a seed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,8 +112,14 @@ impl Entry {
 #[derive(Debug)]
 pub struct Frontier {
     tree: sled::Tree,
-    rotation: VecDeque<String>,
-    in_rotation: HashSet<String>,
+    /// Hosts that may be asked now, in turn.
+    ready: VecDeque<String>,
+    /// Hosts that may be asked at the instant (the u64 breaks ties).
+    waiting: BTreeMap<(Instant, u64), String>,
+    hosts: HashMap<String, HostTurn>,
+    per_host_in_flight: u32,
+    max_hosts: u64,
+    known_hosts: u64,
     seq: u64,
     queued: usize,
 }
@@ -79,6 +155,7 @@ impl SeenSet {
 pub struct Additions {
     urls: HashSet<String>,
     hosts: Vec<String>,
+    new_hosts: HashSet<String>,
     queued: usize,
 }
 
@@ -99,8 +176,12 @@ impl Frontier {
         }
         let mut f = Frontier {
             tree: tree.clone(),
-            rotation: VecDeque::new(),
-            in_rotation: HashSet::new(),
+            ready: VecDeque::new(),
+            waiting: BTreeMap::new(),
+            hosts: HashMap::new(),
+            per_host_in_flight: u32::MAX,
+            max_hosts: u64::MAX,
+            known_hosts: tree.scan_prefix([KNOWN]).count() as u64,
             seq: 0,
             queued: 0,
         };
@@ -117,11 +198,82 @@ impl Frontier {
                 let seq = u64::from_be_bytes(key[nul + 5..].try_into().unwrap());
                 f.seq = f.seq.max(seq + 1);
             }
-            if f.in_rotation.insert(host.clone()) {
-                f.rotation.push_back(host);
-            }
+            f.schedule(host);
         }
         Ok(f)
+    }
+
+    /// Requests in flight per host at most, and hosts admitted at most
+    /// (over every run).
+    pub fn set_limits(&mut self, per_host_in_flight: u32, max_hosts: u64) {
+        self.per_host_in_flight = per_host_in_flight.max(1);
+        self.max_hosts = max_hosts;
+    }
+
+    /// A host that has URLs queued joins the turn, unless it is in it.
+    fn schedule(&mut self, host: String) {
+        let turn = self.hosts.entry(host.clone()).or_insert(HostTurn {
+            in_flight: 0,
+            place: Place::Idle,
+        });
+        if turn.place == Place::Idle {
+            turn.place = Place::Ready;
+            self.ready.push_back(host);
+        }
+    }
+
+    /// `host` may be asked at `at`: now (the back of the turn) or later.
+    fn wait(&mut self, host: String, at: Instant, now: Instant) {
+        let Some(turn) = self.hosts.get_mut(&host) else {
+            return;
+        };
+        if at <= now {
+            turn.place = Place::Ready;
+            self.ready.push_back(host);
+        } else {
+            turn.place = Place::Waiting;
+            self.seq_waiting(host, at);
+        }
+    }
+
+    fn seq_waiting(&mut self, host: String, at: Instant) {
+        let tie = self.waiting.len() as u64;
+        let mut key = (at, tie);
+        while self.waiting.contains_key(&key) {
+            key.1 += 1;
+        }
+        self.waiting.insert(key, host);
+    }
+
+    /// Hosts whose wait is over join the back of the turn.
+    fn wake(&mut self, now: Instant) {
+        while let Some(entry) = self.waiting.first_entry() {
+            if entry.key().0 > now {
+                break;
+            }
+            let host = entry.remove();
+            if let Some(turn) = self.hosts.get_mut(&host) {
+                turn.place = Place::Ready;
+            }
+            self.ready.push_back(host);
+        }
+    }
+
+    /// A host with nothing queued and nothing in flight is forgotten.
+    fn settle_idle(&mut self, host: &str) {
+        if let Some(turn) = self.hosts.get_mut(host) {
+            turn.place = Place::Idle;
+            if turn.in_flight == 0 {
+                self.hosts.remove(host);
+            }
+        }
+    }
+
+    /// Whether `host` was ever admitted (or is in `adds`).
+    fn is_known(&self, host: &str, adds: &Additions) -> Result<bool, sled::Error> {
+        Ok(self.hosts.contains_key(host)
+            || adds.new_hosts.contains(host)
+            || self.tree.contains_key(prefixed(KNOWN, host.as_bytes()))?)
     }
 
     /// Queues `url` at `depth`, in `writes`, unless it was ever queued
@@ -134,13 +286,20 @@ impl Frontier {
         adds: &mut Additions,
         url: &Url,
         depth: u32,
-    ) -> Result<bool, sled::Error> {
+    ) -> Result<Pushed, sled::Error> {
         if adds.urls.contains(url.as_str()) || self.was_seen(url)? {
-            return Ok(false);
+            return Ok(Pushed::Seen);
+        }
+        let host = url.host_str().unwrap_or("").to_ascii_lowercase();
+        if !self.is_known(&host, adds)? {
+            if self.known_hosts + adds.new_hosts.len() as u64 >= self.max_hosts {
+                return Ok(Pushed::HostLimit);
+            }
+            batch.insert(prefixed(KNOWN, host.as_bytes()), []);
+            adds.new_hosts.insert(host.clone());
         }
         adds.urls.insert(url.as_str().to_string());
         batch.insert(prefixed(SEEN, url.as_str().as_bytes()), []);
-        let host = url.host_str().unwrap_or("").to_ascii_lowercase();
         let mut key = host_prefix(&host);
         key.extend_from_slice(&depth.to_be_bytes());
         key.extend_from_slice(&self.seq.to_be_bytes());
@@ -148,7 +307,7 @@ impl Frontier {
         batch.insert(key, url.as_str());
         adds.hosts.push(host);
         adds.queued += 1;
-        Ok(true)
+        Ok(Pushed::Queued)
     }
 
     /// Records `url` as seen without queueing it (a redirect target that
@@ -160,10 +319,9 @@ impl Frontier {
     /// Takes note of URLs pushed in a batch that has now been applied.
     pub fn added(&mut self, adds: Additions) {
         self.queued += adds.queued;
+        self.known_hosts += adds.new_hosts.len() as u64;
         for host in adds.hosts {
-            if self.in_rotation.insert(host.clone()) {
-                self.rotation.push_back(host);
-            }
+            self.schedule(host);
         }
     }
 
@@ -171,59 +329,119 @@ impl Frontier {
     pub fn push_now(&mut self, url: &Url, depth: u32) -> Result<bool, sled::Error> {
         let mut writes = Writes::default();
         let mut adds = Additions::default();
-        let new = self.push(&mut writes, &mut adds, url, depth)?;
+        let pushed = self.push(&mut writes, &mut adds, url, depth)?;
         self.tree.apply_batch(writes.into_batch())?;
         self.added(adds);
-        Ok(new)
+        Ok(pushed == Pushed::Queued)
     }
 
-    /// The next URL: the next host in turn, its lowest-depth URL. It moves
-    /// to the in-flight set until [`Entry::finish`] is applied.
-    pub fn pop(&mut self) -> Result<Option<Entry>, sled::Error> {
-        while let Some(host) = self.rotation.pop_front() {
-            let prefix = host_prefix(&host);
-            let mut items = self.tree.scan_prefix(&prefix);
-            let Some(item) = items.next() else {
-                self.in_rotation.remove(&host);
+    /// The next URL: the next host in turn that may be asked now, its
+    /// lowest-depth URL. It moves to the in-flight set until
+    /// [`Entry::finish`] is applied; call [`done`](Frontier::done) when its
+    /// request is over.
+    pub fn pop(&mut self, turns: &dyn Turns) -> Result<Popped, sled::Error> {
+        self.wake(Instant::now());
+        while let Some(host) = self.ready.pop_front() {
+            // Read the clock per host: `ready_at` does, and a stale `now`
+            // would make every host look early after a long pass.
+            let now = Instant::now();
+            let Some((key, value)) = self
+                .tree
+                .scan_prefix(host_prefix(&host))
+                .next()
+                .transpose()?
+            else {
+                self.settle_idle(&host);
                 continue;
             };
-            let (key, value) = item?;
-            let more = items.next().is_some();
-            drop(items);
+            let Ok(url) = Url::parse(&String::from_utf8_lossy(&value)) else {
+                // Not written by us: drop it.
+                self.tree.remove(&key)?;
+                self.queued = self.queued.saturating_sub(1);
+                self.ready.push_front(host);
+                continue;
+            };
+            let at = turns.ready_at(&url);
+            if at > now + SLACK {
+                tracing::trace!(
+                    host,
+                    wait_ms = (at - now).as_millis() as u64,
+                    "not its turn"
+                );
+                self.wait(host, at, now);
+                continue;
+            }
             // In flight first, then out of the queue: a crash in between
             // leaves the same key in both, and reopening merges them. (Two
             // plain writes: a batch would take sled's global write lock.)
-            self.tree
-                .insert(prefixed(IN_FLIGHT, &key[1..]), value.clone())?;
+            self.tree.insert(prefixed(IN_FLIGHT, &key[1..]), value)?;
             self.tree.remove(&key)?;
             self.queued = self.queued.saturating_sub(1);
-            if more {
-                self.rotation.push_back(host);
+            let turn = self.hosts.get_mut(&host).expect("a host in turn is known");
+            turn.in_flight += 1;
+            if turn.in_flight >= self.per_host_in_flight {
+                turn.place = Place::Full;
             } else {
-                self.in_rotation.remove(&host);
+                self.wait(host, at.max(now) + turns.gap(&url), now);
             }
-            let depth = u32::from_be_bytes(
-                key[prefix.len()..prefix.len() + 4]
-                    .try_into()
-                    .unwrap_or([0; 4]),
-            );
-            let entry_key = key[1..].to_vec();
-            match Url::parse(&String::from_utf8_lossy(&value)) {
-                Ok(url) => {
-                    return Ok(Some(Entry {
-                        url,
-                        depth,
-                        key: entry_key,
-                    }));
-                }
-                Err(_) => {
-                    // Not written by us: drop it.
-                    self.tree.remove(prefixed(IN_FLIGHT, &entry_key))?;
-                    continue;
-                }
+            let depth_at = key.len() - 12;
+            let depth =
+                u32::from_be_bytes(key[depth_at..depth_at + 4].try_into().unwrap_or([0; 4]));
+            let key = key[1..].to_vec();
+            return Ok(Popped::Entry(Entry { url, depth, key }));
+        }
+        Ok(match self.waiting.first_key_value() {
+            Some(((at, _), _)) => Popped::WaitUntil(*at),
+            None => Popped::Empty,
+        })
+    }
+
+    /// The request for `entry` (popped from here) is over: its host may
+    /// have its next turn.
+    pub fn done(&mut self, entry: &Entry, turns: &dyn Turns) {
+        let host = entry.url.host_str().unwrap_or("").to_ascii_lowercase();
+        let Some(turn) = self.hosts.get_mut(&host) else {
+            return;
+        };
+        turn.in_flight = turn.in_flight.saturating_sub(1);
+        match turn.place {
+            Place::Full => {
+                let now = Instant::now();
+                self.wait(host, turns.ready_at(&entry.url), now);
+            }
+            Place::Idle if turn.in_flight == 0 => {
+                self.hosts.remove(&host);
+            }
+            _ => {}
+        }
+    }
+
+    /// Puts a popped entry back at the head of its host's queue: its host
+    /// turned out not to be ready (its robots.txt was fetched first).
+    pub fn put_back(&mut self, entry: Entry, turns: &dyn Turns) -> Result<(), sled::Error> {
+        let url = entry.url.as_str().as_bytes();
+        self.tree.insert(prefixed(QUEUE, &entry.key), url)?;
+        self.tree.remove(prefixed(IN_FLIGHT, &entry.key))?;
+        self.queued += 1;
+        let host = entry.url.host_str().unwrap_or("").to_ascii_lowercase();
+        if let Some(turn) = self.hosts.get_mut(&host) {
+            if turn.place == Place::Idle {
+                // Its last URL was popped; it has one again.
+                turn.place = Place::Full;
             }
         }
-        Ok(None)
+        self.done(&entry, turns);
+        Ok(())
+    }
+
+    /// Hosts with URLs queued or in flight, as the scheduler sees them.
+    pub fn active_hosts(&self) -> usize {
+        self.hosts.len()
+    }
+
+    /// Hosts ever admitted.
+    pub fn known_hosts(&self) -> u64 {
+        self.known_hosts
     }
 
     /// URLs waiting.
@@ -273,8 +491,15 @@ mod tests {
         db.open_tree("t").unwrap()
     }
 
+    fn pop(f: &mut Frontier) -> Option<Entry> {
+        match f.pop(&Unpaced).unwrap() {
+            Popped::Entry(e) => Some(e),
+            _ => None,
+        }
+    }
+
     fn drain(f: &mut Frontier) -> Vec<String> {
-        std::iter::from_fn(|| f.pop().unwrap())
+        std::iter::from_fn(|| pop(f))
             .map(|e| e.url.to_string())
             .collect()
     }
@@ -319,15 +544,13 @@ mod tests {
         let mut f = Frontier::open_in(&t).unwrap();
         let mut writes = Writes::default();
         let mut adds = Additions::default();
-        assert!(
+        let mut push = |f: &mut Frontier| {
             f.push(&mut writes, &mut adds, &u("https://a.example/1"), 1)
                 .unwrap()
-        );
-        assert!(
-            !f.push(&mut writes, &mut adds, &u("https://a.example/1"), 1)
-                .unwrap()
-        );
-        assert!(f.pop().unwrap().is_none());
+        };
+        assert_eq!(push(&mut f), Pushed::Queued);
+        assert_eq!(push(&mut f), Pushed::Seen);
+        assert!(pop(&mut f).is_none());
         t.apply_batch(writes.into_batch()).unwrap();
         f.added(adds);
         assert_eq!(f.len(), 1);
@@ -342,16 +565,13 @@ mod tests {
             f.push_now(&u("https://a.example/1"), 0).unwrap();
             f.push_now(&u("https://a.example/2"), 1).unwrap();
             f.push_now(&u("https://b.example/1"), 0).unwrap();
-            let done = f.pop().unwrap().unwrap();
+            let done = pop(&mut f).unwrap();
             assert_eq!(done.url.as_str(), "https://a.example/1");
             let mut writes = Writes::default();
             done.finish(&mut writes);
             t.apply_batch(writes.into_batch()).unwrap();
             // Popped and never finished: the run "crashed" with it in flight.
-            assert_eq!(
-                f.pop().unwrap().unwrap().url.as_str(),
-                "https://b.example/1"
-            );
+            assert_eq!(pop(&mut f).unwrap().url.as_str(), "https://b.example/1");
         }
         let mut f = Frontier::open_in(&t).unwrap();
         assert_eq!(f.len(), 2);
@@ -372,5 +592,96 @@ mod tests {
                 "https://b.example/1"
             ]
         );
+    }
+
+    /// Hosts ready at the times given; others now; a fixed gap.
+    struct Clock(HashMap<String, Instant>, Duration);
+
+    impl Turns for Clock {
+        fn ready_at(&self, url: &Url) -> Instant {
+            self.0
+                .get(url.host_str().unwrap())
+                .copied()
+                .unwrap_or_else(Instant::now)
+        }
+        fn gap(&self, _: &Url) -> Duration {
+            self.1
+        }
+    }
+
+    #[test]
+    fn a_host_that_must_wait_gives_its_turn_to_one_that_is_ready() {
+        let t = tree();
+        let mut f = Frontier::open_in(&t).unwrap();
+        f.push_now(&u("https://slow.example/1"), 0).unwrap();
+        f.push_now(&u("https://slow.example/2"), 0).unwrap();
+        f.push_now(&u("https://fast.example/1"), 0).unwrap();
+        f.push_now(&u("https://fast.example/2"), 0).unwrap();
+        let later = Instant::now() + Duration::from_secs(60);
+        let clock = Clock(
+            HashMap::from([("slow.example".into(), later)]),
+            Duration::ZERO,
+        );
+        let mut got = Vec::new();
+        while let Popped::Entry(e) = f.pop(&clock).unwrap() {
+            got.push(e.url.to_string());
+        }
+        assert_eq!(got, ["https://fast.example/1", "https://fast.example/2"]);
+        assert!(
+            matches!(f.pop(&clock).unwrap(), Popped::WaitUntil(at) if at == later),
+            "the slow host waits for its time"
+        );
+        // A gap keeps a host out of turn for that long after a pop.
+        let mut f = Frontier::open_in(&tree()).unwrap();
+        f.push_now(&u("https://a.example/1"), 0).unwrap();
+        f.push_now(&u("https://a.example/2"), 0).unwrap();
+        let clock = Clock(HashMap::new(), Duration::from_secs(60));
+        assert!(matches!(f.pop(&clock).unwrap(), Popped::Entry(_)));
+        assert!(matches!(f.pop(&clock).unwrap(), Popped::WaitUntil(_)));
+    }
+
+    #[test]
+    fn a_host_at_its_in_flight_limit_waits_for_a_request_to_finish() {
+        let t = tree();
+        let mut f = Frontier::open_in(&t).unwrap();
+        f.set_limits(1, u64::MAX);
+        for i in 0..3 {
+            f.push_now(&u(&format!("https://a.example/{i}")), 0)
+                .unwrap();
+        }
+        let first = pop(&mut f).unwrap();
+        assert!(matches!(f.pop(&Unpaced).unwrap(), Popped::Empty));
+        f.done(&first, &Unpaced);
+        let second = pop(&mut f).unwrap();
+        assert_eq!(second.url.as_str(), "https://a.example/1");
+        assert!(pop(&mut f).is_none());
+        f.done(&second, &Unpaced);
+        assert_eq!(drain(&mut f), ["https://a.example/2"]);
+        assert_eq!(f.active_hosts(), 1, "in flight");
+    }
+
+    #[test]
+    fn hosts_beyond_max_hosts_are_refused_over_every_run() {
+        let t = tree();
+        {
+            let mut f = Frontier::open_in(&t).unwrap();
+            f.set_limits(1, 2);
+            assert!(f.push_now(&u("https://a.example/1"), 0).unwrap());
+            let mut writes = Writes::default();
+            let mut adds = Additions::default();
+            let mut push =
+                |f: &mut Frontier, url: &str| f.push(&mut writes, &mut adds, &u(url), 1).unwrap();
+            assert_eq!(push(&mut f, "https://b.example/1"), Pushed::Queued);
+            assert_eq!(push(&mut f, "https://b.example/2"), Pushed::Queued);
+            assert_eq!(push(&mut f, "https://c.example/1"), Pushed::HostLimit);
+            assert_eq!(push(&mut f, "https://a.example/2"), Pushed::Queued);
+            t.apply_batch(writes.into_batch()).unwrap();
+            f.added(adds);
+            assert_eq!(f.known_hosts(), 2);
+        }
+        let mut f = Frontier::open_in(&t).unwrap();
+        f.set_limits(1, 2);
+        assert!(!f.push_now(&u("https://c.example/1"), 0).unwrap());
+        assert!(f.push_now(&u("https://b.example/3"), 0).unwrap());
     }
 }

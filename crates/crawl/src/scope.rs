@@ -7,6 +7,17 @@ use url::Url;
 use crate::canonical::max_repeated_segment;
 use crate::config::Scope as ScopeConfig;
 
+/// The registrable domain of `host` by the public suffix list:
+/// `example.co.uk` for `a.b.example.co.uk`, `user.github.io` for
+/// `x.user.github.io`. An IP address, or a name under no known suffix, is
+/// its own domain.
+pub fn registrable_domain(host: &str) -> &str {
+    if host.starts_with('[') || host.parse::<std::net::IpAddr>().is_ok() {
+        return host;
+    }
+    psl::domain_str(host).unwrap_or(host)
+}
+
 /// Why a URL is out of scope (counted in the crawl's stats).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OutOfScope {
@@ -34,6 +45,8 @@ impl OutOfScope {
 /// The compiled scope rules.
 #[derive(Debug, Clone)]
 pub struct Scope {
+    /// `hosts = ["*"]`: any host.
+    any_host: bool,
     hosts: Vec<String>,
     domains: Vec<String>,
     include: Option<RegexSet>,
@@ -70,6 +83,7 @@ impl Scope {
             }
         };
         Ok(Scope {
+            any_host: hosts.iter().any(|h| h == "*"),
             hosts,
             domains,
             include: set(&config.include)?,
@@ -83,7 +97,8 @@ impl Scope {
     /// May `url`, found at `depth` links from a seed, be crawled?
     pub fn check(&self, url: &Url, depth: u32) -> Result<(), OutOfScope> {
         let host = url.host_str().unwrap_or("").to_ascii_lowercase();
-        let host_ok = self.hosts.contains(&host)
+        let host_ok = self.any_host
+            || self.hosts.contains(&host)
             || self
                 .domains
                 .iter()
@@ -138,6 +153,28 @@ mod tests {
             s.check(&u("https://other.example/a"), 1),
             Err(OutOfScope::Host)
         );
+    }
+
+    #[test]
+    fn a_star_opens_the_scope_and_domains_follow_the_public_suffix_list() {
+        let config = ScopeConfig {
+            hosts: vec!["*".into()],
+            max_depth: 2,
+            ..ScopeConfig::default()
+        };
+        let s = Scope::new(&config, &[u("https://seed.example/")]).unwrap();
+        assert_eq!(s.check(&u("https://anything.example.net/a"), 1), Ok(()));
+        assert_eq!(s.check(&u("http://127.0.0.9:8080/"), 2), Ok(()));
+        assert_eq!(
+            s.check(&u("https://anything.example.net/a"), 3),
+            Err(OutOfScope::TooDeep)
+        );
+        assert_eq!(registrable_domain("a.b.example.co.uk"), "example.co.uk");
+        assert_eq!(registrable_domain("x.user.github.io"), "user.github.io");
+        assert_eq!(registrable_domain("www.example.com"), "example.com");
+        assert_eq!(registrable_domain("127.0.0.9"), "127.0.0.9");
+        assert_eq!(registrable_domain("[::1]"), "[::1]");
+        assert_eq!(registrable_domain("localhost"), "localhost");
     }
 
     #[test]

@@ -21,11 +21,13 @@ use nearcrawl_index::Judgement;
 use serde::{Deserialize, Serialize};
 
 use crate::frontier::Frontier;
+use crate::scope::registrable_domain;
 use crate::sink::{Outcome, Position};
 
 const DOC: u8 = b'd';
 const OUTBOX: u8 = b'o';
 const HOST: u8 = b'h';
+const DOMAIN: u8 = b'g';
 const META: u8 = b'm';
 const SITEMAPS_READ: u8 = b'x';
 const ROBOTS: u8 = b'r';
@@ -141,8 +143,9 @@ pub struct State {
     next_doc: u64,
     doc_reserved: u64,
     next_outbox: u64,
-    /// Pages taken per host (fetches started, committed or not).
-    hosts: HashMap<String, u64>,
+    /// Pages taken per host and per registrable domain (fetches started,
+    /// committed or not), by their state key.
+    taken: HashMap<Vec<u8>, u64>,
     /// Documents written but not applied yet: their URLs.
     pending_docs: HashMap<u64, String>,
 }
@@ -200,7 +203,7 @@ impl State {
             next_doc: doc_reserved,
             doc_reserved,
             next_outbox,
-            hosts: HashMap::new(),
+            taken: HashMap::new(),
             pending_docs: HashMap::new(),
         })
     }
@@ -355,27 +358,44 @@ impl State {
         );
     }
 
-    /// Takes one of `host`'s pages if fewer than `max` were taken.
-    pub fn take_host_page(&mut self, host: &str, max: u64) -> Result<bool, sled::Error> {
-        if !self.hosts.contains_key(host) {
-            let n = self
-                .tree
-                .get(key(HOST, host.as_bytes()))?
-                .map_or(0, |v| be_u64(&v));
-            self.hosts.insert(host.to_string(), n);
+    /// Takes one page of `host`'s budget and of its registrable domain's;
+    /// when one is spent, takes nothing and names it.
+    pub fn take_page(
+        &mut self,
+        host: &str,
+        max_per_host: u64,
+        max_per_domain: u64,
+    ) -> Result<Result<(), &'static str>, sled::Error> {
+        let host_key = key(HOST, host.as_bytes());
+        let domain_key = key(DOMAIN, registrable_domain(host).as_bytes());
+        if self.pages_taken(&host_key)? >= max_per_host {
+            return Ok(Err("host_page_limit"));
         }
-        let n = self.hosts.get_mut(host).expect("just inserted");
-        if *n >= max {
-            return Ok(false);
+        if self.pages_taken(&domain_key)? >= max_per_domain {
+            return Ok(Err("domain_page_limit"));
         }
-        *n += 1;
-        Ok(true)
+        for k in [host_key, domain_key] {
+            *self.taken.entry(k).or_default() += 1;
+        }
+        Ok(Ok(()))
     }
 
-    /// Writes `host`'s page count, in `batch`.
+    fn pages_taken(&mut self, budget: &[u8]) -> Result<u64, sled::Error> {
+        if let Some(n) = self.taken.get(budget) {
+            return Ok(*n);
+        }
+        let n = self.tree.get(budget)?.map_or(0, |v| be_u64(&v));
+        self.taken.insert(budget.to_vec(), n);
+        Ok(n)
+    }
+
+    /// Writes the page counts of `host` and its domain, in `batch`.
     pub fn put_host(&self, batch: &mut Writes, host: &str) {
-        if let Some(n) = self.hosts.get(host) {
-            batch.insert(key(HOST, host.as_bytes()), n.to_be_bytes());
+        let domain_key = key(DOMAIN, registrable_domain(host).as_bytes());
+        for k in [key(HOST, host.as_bytes()), domain_key] {
+            if let Some(n) = self.taken.get(&k) {
+                batch.insert(k, n.to_be_bytes());
+            }
         }
     }
 
@@ -430,5 +450,44 @@ impl nearcrawl_fetch::RobotsStore for RobotsCache {
         if let Err(e) = self.0.insert(key(ROBOTS, origin.as_bytes()), v) {
             tracing::warn!(origin, "robots.txt not kept: {e}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_budgets_per_host_and_per_domain_hold_over_runs() {
+        let db = sled::Config::new().temporary(true).open().unwrap();
+        {
+            let mut state = State::open_in(&db).unwrap();
+            let mut take = |host: &str| state.take_page(host, 2, 3).unwrap();
+            assert_eq!(take("a.example.co.uk"), Ok(()));
+            assert_eq!(take("a.example.co.uk"), Ok(()));
+            assert_eq!(take("a.example.co.uk"), Err("host_page_limit"));
+            assert_eq!(take("b.example.co.uk"), Ok(()));
+            assert_eq!(
+                take("c.example.co.uk"),
+                Err("domain_page_limit"),
+                "three pages of example.co.uk taken"
+            );
+            assert_eq!(take("other.co.uk"), Ok(()));
+            let mut writes = Writes::default();
+            for host in ["a.example.co.uk", "b.example.co.uk", "other.co.uk"] {
+                state.put_host(&mut writes, host);
+            }
+            state.apply(writes).unwrap();
+        }
+        let mut state = State::open_in(&db).unwrap();
+        assert_eq!(
+            state.take_page("d.example.co.uk", 2, 3).unwrap(),
+            Err("domain_page_limit")
+        );
+        assert_eq!(state.take_page("other.co.uk", 2, 3).unwrap(), Ok(()));
+        assert_eq!(
+            state.take_page("other.co.uk", 2, 3).unwrap(),
+            Err("host_page_limit")
+        );
     }
 }

@@ -48,7 +48,10 @@ struct Host {
 /// the lock, so concurrent requests cannot all see the host as free.
 #[derive(Debug)]
 struct Pace {
-    /// Start of the latest request, or the reserved start of one waiting.
+    /// Start of the latest request (or the reserved start of one waiting),
+    /// moved to when its answer began if that is later: the server saw the
+    /// request before answering, so counting from the answer is never
+    /// early, even when the request took a while to go out.
     last_start: Option<Instant>,
     /// Not before this instant (Retry-After, retry backoff).
     not_before: Instant,
@@ -62,6 +65,12 @@ struct Pace {
 }
 
 impl Pace {
+    /// The host began to answer a request now.
+    fn answered(&mut self) {
+        let now = Instant::now();
+        self.last_start = Some(self.last_start.map_or(now, |t| t.max(now)));
+    }
+
     /// The earliest start the next request could have.
     fn next_start(&self, now: Instant) -> Instant {
         let after_last = self.last_start.map_or(now, |t| t + self.delay);
@@ -301,6 +310,14 @@ impl Fetcher {
         }
     }
 
+    /// The least time between two starts at `url`'s host, as now known
+    /// (the configured delay until its robots.txt says otherwise).
+    pub fn delay_of(&self, url: &Url) -> Duration {
+        let key = host_key(url);
+        let host = self.hosts.lock().unwrap().get(&key).cloned();
+        host.map_or(self.config.per_host_delay, |h| h.pace.lock().unwrap().delay)
+    }
+
     /// One attempt: the request and its redirects. Every hop waits for its
     /// host's turn, and the timeout covers each hop's request and body, not
     /// the politeness waits.
@@ -356,6 +373,7 @@ impl Fetcher {
             .send()
             .await
             .map_err(map_error)?;
+        host.pace.lock().unwrap().answered();
         let status = resp.status().as_u16();
         if (300..400).contains(&status) && status != 304 {
             let Some(loc) = resp.headers().get(LOCATION).and_then(|v| v.to_str().ok()) else {
@@ -479,6 +497,22 @@ impl Fetcher {
         })
     }
 
+    /// Whether `url`'s robots.txt rules are at hand (fresh in the cache, or
+    /// not obeyed): a fetch then makes no request before the page's own.
+    pub fn has_rules(&self, url: &Url) -> bool {
+        if !self.config.obey_robots {
+            return true;
+        }
+        let origin = url.origin().ascii_serialization();
+        let slot = self.robots.lock().unwrap().get(&origin).cloned();
+        slot.is_some_and(|slot| {
+            slot.try_lock().is_ok_and(|g| {
+                g.as_ref()
+                    .is_some_and(|(expires, _)| Instant::now() < *expires)
+            })
+        })
+    }
+
     /// The robots.txt rules for `url`'s origin: cached for the TTL; an
     /// unreachable or 5xx robots.txt disallows for now and is asked again
     /// after a minute; a 4xx allows everything.
@@ -568,14 +602,18 @@ impl Fetcher {
         for _ in 0..=5 {
             check_address(&url, self.config.allow_private_networks)?;
             // robots.txt is a request like any other: it takes a turn.
-            self.wait_turn(&url, &self.host(&url)).await;
+            let host = self.host(&url);
+            self.wait_turn(&url, &host).await;
             let resp = match tokio::time::timeout(
                 self.config.request_timeout,
                 self.client.get(url.clone()).send(),
             )
             .await
             {
-                Ok(Ok(r)) => r,
+                Ok(Ok(r)) => {
+                    host.pace.lock().unwrap().answered();
+                    r
+                }
                 Ok(Err(e)) => match map_error(e) {
                     blocked @ FetchError::BlockedAddress(_) => return Err(blocked),
                     _ => return Ok((RobotsSource::DisallowAll, retry_soon)),

@@ -1,5 +1,6 @@
-//! Politeness measured where a server sees it: the arrival times of the
-//! requests in each host's log, through `nearcrawl crawl`.
+//! Broad crawls through `nearcrawl crawl`, on several loopback hosts:
+//! politeness measured where a server sees it (the arrival times in each
+//! host's log), and the open scope with its budgets.
 
 use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
@@ -75,20 +76,11 @@ fn least_gaps(logs: &[(String, TimedLog)]) -> BTreeMap<String, Duration> {
         .collect()
 }
 
-#[test]
-fn delays_and_crawl_delay_hold_for_every_request_whatever_the_concurrency() {
-    // Four hosts on four loopback addresses; the first asks for a
-    // Crawl-delay longer than the configured delay, and per-host
-    // concurrency is high, which must not matter.
-    let ips = ["127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.4"];
-    let robots = [
-        "User-agent: *\nCrawl-delay: 1\nDisallow: /private/\n",
-        "User-agent: *\nDisallow: /private/\n",
-        "User-agent: *\nDisallow: /private/\n",
-        "User-agent: *\nDisallow: /private/\n",
-    ];
+/// Serves host `h` on `ips[h]` with `robots[h]`, each linking to the next
+/// (the last to the first); returns each host's base URL and log.
+fn serve_hosts(ips: &[&str], robots: &[&'static str]) -> Vec<(String, TimedLog)> {
     let mut logs = Vec::new();
-    let mut bases = Vec::new();
+    let mut nexts = Vec::new();
     for h in 0..ips.len() {
         // Each host links to the next, whose port is known only once it
         // is bound: filled in below.
@@ -98,23 +90,27 @@ fn delays_and_crawl_delay_hold_for_every_request_whatever_the_concurrency() {
         let (addr, log) = serve_timed(ips[h], move |path| {
             route(h, robots, next.get().cloned().unwrap_or_default(), path)
         });
-        bases.push((format!("http://{addr}"), next_slot));
+        nexts.push(next_slot);
         logs.push((format!("http://{addr}"), log));
     }
-    for h in 0..bases.len() {
-        let next = format!("{}/", bases[(h + 1) % bases.len()].0);
-        bases[h].1.set(next).unwrap();
+    for h in 0..ips.len() {
+        let next = format!("{}/", logs[(h + 1) % ips.len()].0);
+        nexts[h].set(next).unwrap();
     }
-    let dir = std::env::temp_dir().join(format!("nearcrawl-e2e-polite-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let seeds: String = bases.iter().map(|(b, _)| format!("{b}/\n")).collect();
+    logs
+}
+
+/// Runs `nearcrawl crawl` in a fresh `dir` with `seeds` and the config
+/// body `toml` (the output directory is added); returns stats.json.
+fn crawl(dir: &std::path::Path, seeds: &[&str], toml: &str) -> serde_json::Value {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).unwrap();
+    let seeds: String = seeds.iter().map(|s| format!("{s}\n")).collect();
     std::fs::write(dir.join("seeds.txt"), seeds).unwrap();
     std::fs::write(
         dir.join("c.toml"),
         format!(
-            "[seeds]\nfile = \"seeds.txt\"\n[politeness]\ndelay_ms = 250\nper_host_concurrency = 64\n\
-             global_concurrency = 16\n[fetch]\nallow_private_networks = true\n[output]\ndir = \"{}\"\n",
+            "[seeds]\nfile = \"seeds.txt\"\n{toml}\n[output]\ndir = \"{}\"\n",
             dir.join("out").display()
         ),
     )
@@ -127,6 +123,31 @@ fn delays_and_crawl_delay_hold_for_every_request_whatever_the_concurrency() {
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(&std::fs::read_to_string(dir.join("out/stats.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn delays_and_crawl_delay_hold_for_every_request_whatever_the_concurrency() {
+    // Four hosts on four loopback addresses; the first asks for a
+    // Crawl-delay longer than the configured delay, and per-host
+    // concurrency is high, which must not matter.
+    let ips = ["127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.4"];
+    let robots = [
+        "User-agent: *\nCrawl-delay: 1\nDisallow: /private/\n",
+        "User-agent: *\nDisallow: /private/\n",
+        "User-agent: *\nDisallow: /private/\n",
+        "User-agent: *\nDisallow: /private/\n",
+    ];
+    let logs = serve_hosts(&ips, &robots);
+    let dir = std::env::temp_dir().join(format!("nearcrawl-e2e-polite-{}", std::process::id()));
+    let seeds: Vec<String> = logs.iter().map(|(b, _)| format!("{b}/")).collect();
+    let seeds: Vec<&str> = seeds.iter().map(String::as_str).collect();
+    crawl(
+        &dir,
+        &seeds,
+        "[politeness]\ndelay_ms = 250\nper_host_concurrency = 64\nglobal_concurrency = 16\n\
+         [fetch]\nallow_private_networks = true",
     );
 
     // Every page of every host, robots.txt and the redirect hop included;
@@ -164,5 +185,50 @@ fn delays_and_crawl_delay_hold_for_every_request_whatever_the_concurrency() {
             "{host}: two requests {least:?} apart, delay {delay:?}; gaps {gaps:?}; requests {seen:?}"
         );
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_open_scope_follows_links_to_any_host_up_to_max_hosts() {
+    let ips = [
+        "127.0.0.5",
+        "127.0.0.6",
+        "127.0.0.7",
+        "127.0.0.8",
+        "127.0.0.9",
+    ];
+    let logs = serve_hosts(&ips, &["User-agent: *\nDisallow: /private/\n"; 5]);
+    let dir = std::env::temp_dir().join(format!("nearcrawl-e2e-open-{}", std::process::id()));
+    let seed = format!("{}/", logs[0].0);
+    let config = "[scope]\nhosts = [\"*\"]\nmax_hosts = 3\n\
+                  [politeness]\ndelay_ms = 0\n[fetch]\nallow_private_networks = true";
+    let stats = crawl(&dir, &[&seed], config);
+    // Host 0 is the seed; links lead to 1, then 2, then 3: one too many.
+    for (h, (host, log)) in logs.iter().enumerate() {
+        let requests = log.lock().unwrap().len();
+        if h < 3 {
+            assert_eq!(
+                requests,
+                PAGES + 3,
+                "{host}: robots.txt, home, pages, redirect target"
+            );
+        } else {
+            assert_eq!(requests, 0, "{host} is past max_hosts");
+        }
+    }
+    assert!(
+        stats["out_of_scope"]["host_limit"].as_u64().unwrap_or(0) >= 1,
+        "{stats}"
+    );
+    // Without an open scope only the seed's host is crawled.
+    let stats = crawl(
+        &dir,
+        &[&seed],
+        "[fetch]\nallow_private_networks = true\n[politeness]\ndelay_ms = 0",
+    );
+    assert!(
+        stats["out_of_scope"]["host"].as_u64().unwrap_or(0) >= 1,
+        "{stats}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
