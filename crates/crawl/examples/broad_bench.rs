@@ -331,6 +331,14 @@ fn nearcrawl_bin() -> std::path::PathBuf {
         .join("nearcrawl")
 }
 
+/// CPU seconds (user + system) of a live process.
+fn cpu_secs(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields: Vec<&str> = stat.rsplit(')').next()?.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok());
+    Some((ticks(11)? + ticks(12)?) / 100.0)
+}
+
 fn peak_rss_kib(pid: u32) -> Option<u64> {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()?
@@ -406,11 +414,12 @@ fn main() {
                 bin.display()
             )
         });
-    let mut peak = 0;
+    let (mut peak, mut cpu) = (0, 0.0);
     let status = loop {
         if let Some(kib) = peak_rss_kib(child.id()) {
             peak = peak.max(kib);
         }
+        cpu = cpu_secs(child.id()).unwrap_or(cpu);
         if let Some(status) = child.try_wait().unwrap() {
             break status;
         }
@@ -419,6 +428,10 @@ fn main() {
     let wall = t.elapsed();
     assert!(status.success(), "crawl failed: {status}");
     report(&site, &reach, &log.lock().unwrap(), wall, bound, peak);
+    println!(
+        "crawler CPU {cpu:.1} s ({:.0}% of one core over the crawl; the machine's other load is this server)",
+        cpu / wall.as_secs_f64() * 100.0
+    );
     let stats = std::fs::read_to_string(dir.join("out/stats.json")).unwrap_or_default();
     let stats: serde_json::Value = serde_json::from_str(&stats).unwrap_or_default();
     println!(

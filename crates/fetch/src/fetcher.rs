@@ -365,14 +365,19 @@ impl Fetcher {
         }
     }
 
+    /// A GET of `url`, asking to close the connection after it when the
+    /// host's next turn is far off (see [`KEEP_ALIVE_BELOW`]).
+    fn get(&self, url: &Url, host: &Host) -> reqwest::RequestBuilder {
+        let request = self.client.get(url.clone());
+        if host.pace.lock().unwrap().delay >= KEEP_ALIVE_BELOW {
+            return request.header(reqwest::header::CONNECTION, "close");
+        }
+        request
+    }
+
     /// One request: a redirect's target, or the body read.
     async fn request(&self, url: &Url, host: &Host, wanted: Wanted) -> Result<Hop, FetchError> {
-        let resp = self
-            .client
-            .get(url.clone())
-            .send()
-            .await
-            .map_err(map_error)?;
+        let resp = self.get(url, host).send().await.map_err(map_error)?;
         host.pace.lock().unwrap().answered();
         let status = resp.status().as_u16();
         if (300..400).contains(&status) && status != 304 {
@@ -606,7 +611,7 @@ impl Fetcher {
             self.wait_turn(&url, &host).await;
             let resp = match tokio::time::timeout(
                 self.config.request_timeout,
-                self.client.get(url.clone()).send(),
+                self.get(&url, &host).send(),
             )
             .await
             {
@@ -706,6 +711,14 @@ enum Wanted {
     Page,
     Sitemap,
 }
+
+/// Connections to a host are kept open between requests only when its
+/// delay is shorter than this. A connection kept across a politeness delay
+/// costs ~25 KB here (and a slot on the server) per host, and a broad crawl
+/// has thousands of hosts between two requests: a new connection per
+/// request is cheaper there, and it is what a server expects of a crawler
+/// that comes once a second or less.
+pub const KEEP_ALIVE_BELOW: Duration = Duration::from_secs(1);
 
 /// The sitemap protocol's limit on a sitemap file, uncompressed.
 pub const SITEMAP_MAX_BYTES: u64 = 50 << 20;
