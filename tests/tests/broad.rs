@@ -232,3 +232,81 @@ fn an_open_scope_follows_links_to_any_host_up_to_max_hosts() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A faceted-search trap: `/` links to 100 filter pages that all show the
+/// same results.
+fn trap_route(path: &str) -> (u16, &'static str, Vec<u8>) {
+    let results = text(7, 7);
+    match path {
+        "/robots.txt" => (404, "text/plain", Vec::new()),
+        "/" => {
+            let links: String = (0..100)
+                .map(|i| format!("<a href=\"/search?f={i}\">filter {i}</a> "))
+                .collect();
+            (
+                200,
+                "text/html",
+                format!(
+                    "<html><head><title>Shop</title></head><body><main><h1>Shop</h1><p>{}</p>{links}\
+                     </main></body></html>",
+                    text(7, 8)
+                )
+                .into_bytes(),
+            )
+        }
+        p if p.starts_with("/search?f=") => (
+            200,
+            "text/html",
+            format!(
+                "<html><head><title>Search results</title></head><body><main><h1>Search results</h1>\
+                 <p>Filter {}</p><p>{results}</p></main></body></html>",
+                &p[10..]
+            )
+            .into_bytes(),
+        ),
+        _ => (404, "text/plain", Vec::new()),
+    }
+}
+
+#[test]
+fn a_host_of_mostly_duplicates_is_cut_off_as_a_trap_and_others_are_not() {
+    let (trap, trap_log) = serve_timed("127.0.0.10", trap_route);
+    let fine = serve_hosts(&["127.0.0.11"], &["User-agent: *\nDisallow: /private/\n"]);
+    let dir = std::env::temp_dir().join(format!("nearcrawl-e2e-trap-{}", std::process::id()));
+    let seeds = [format!("http://{trap}/"), format!("{}/", fine[0].0)];
+    let config = "[politeness]\ndelay_ms = 0\nglobal_concurrency = 4\n\
+                  [fetch]\nallow_private_networks = true\n[dedup]\ntrap_window = 10\ntrap_share = 0.8";
+    let stats = crawl(&dir, &[&seeds[0], &seeds[1]], config);
+
+    let searches = trap_log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, p)| p.starts_with("/search"))
+        .count();
+    assert!(
+        (9..=20).contains(&searches),
+        "{searches} filter pages fetched: the trap should be cut after about 10"
+    );
+    let traps = stats["duplicate_traps"].as_array().unwrap();
+    assert_eq!(traps.len(), 1, "{stats}");
+    assert_eq!(traps[0]["host"], "127.0.0.10");
+    assert!(traps[0]["duplicates"].as_u64().unwrap() >= 8);
+    assert!(
+        stats["out_of_scope"]["duplicate_trap"].as_u64().unwrap() >= 80,
+        "{stats}"
+    );
+    let errors = std::fs::read_to_string(dir.join("out/errors.jsonl")).unwrap();
+    assert!(
+        errors.contains("\"kind\":\"duplicate_trap\"") && errors.contains("of its last 10 pages"),
+        "{errors}"
+    );
+    // The other host had nothing to do with it: every page fetched.
+    let fine_paths = fine[0].1.lock().unwrap().len();
+    assert_eq!(
+        fine_paths,
+        PAGES + 3,
+        "robots.txt, home, pages, redirect target"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

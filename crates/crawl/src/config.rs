@@ -171,6 +171,11 @@ pub struct Dedup {
     pub short_features: u32,
     pub short_similarity: Fraction,
     pub policy: DuplicatePolicy,
+    /// A host is a duplicate trap (no more of its pages are fetched) when
+    /// `trap_share` of its last `trap_window` judged pages were duplicates;
+    /// a window of 0 turns this off. At most 64.
+    pub trap_window: u32,
+    pub trap_share: Fraction,
 }
 
 impl Default for Dedup {
@@ -184,6 +189,8 @@ impl Default for Dedup {
             short_features: gate.short_features,
             short_similarity: Fraction(gate.short_similarity),
             policy: DuplicatePolicy::Drop,
+            trap_window: 50,
+            trap_share: Fraction(0.9),
         }
     }
 }
@@ -327,6 +334,9 @@ impl Config {
         }
         if self.fetch.request_timeout_secs == 0 || self.fetch.connect_timeout_secs == 0 {
             return bad("fetch: timeouts must be at least 1 second".into());
+        }
+        if self.dedup.trap_window > 64 {
+            return bad("dedup.trap_window: at most 64 pages (0 turns trap detection off)".into());
         }
         Ok(())
     }

@@ -22,6 +22,7 @@ use crate::frontier::{Additions, Entry, Popped, Pushed, SeenSet, Turns};
 use crate::scope::Scope;
 use crate::sink::{Capture, DuplicateRecord, ErrorRecord, Outcome, PageRecord, Sink};
 use crate::state::{State, Stats, Writes};
+use crate::traps::TrapDetector;
 
 /// A snapshot of a running crawl, for progress displays.
 #[derive(Debug, Clone, Copy, Default)]
@@ -63,6 +64,7 @@ struct Core {
     dedup: Deduper,
     sink: Box<dyn Sink>,
     group: Group,
+    traps: TrapDetector,
 }
 
 /// URLs committed together: one sled batch for many URLs, because each
@@ -203,6 +205,7 @@ impl Crawler {
             dedup,
             sink,
             group: Group::default(),
+            traps: TrapDetector::new(config.dedup.trap_window, config.dedup.trap_share.0),
         };
         recover(&mut core)?;
         core.state.frontier.set_limits(
@@ -883,6 +886,24 @@ fn judge(shared: &Shared, entry: Entry, mut fetched: nearcrawl_fetch::Fetched) {
             ..
         } => Some((of, "near", distance, similarity)),
     };
+    let host = entry.url.host_str().unwrap_or("");
+    if let Some(trap) = core.traps.judged(host, dup.is_some()) {
+        tracing::warn!(
+            host,
+            "duplicate trap: {} of its last {} pages were duplicates",
+            trap.duplicates,
+            trap.window
+        );
+        commit.outcomes.push(Outcome::Error(ErrorRecord {
+            url: entry.url.to_string(),
+            kind: "duplicate_trap".into(),
+            detail: format!(
+                "{host}: {} of its last {} pages were duplicates; its other URLs are skipped",
+                trap.duplicates, trap.window
+            ),
+        }));
+        state.trap_host(&mut commit.writes, host, &trap);
+    }
     let mut new_doc = None;
     if let Some((of, kind, distance, similarity)) = dup {
         let original = state.doc_url(of).ok().flatten().unwrap_or_default();

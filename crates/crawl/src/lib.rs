@@ -31,6 +31,7 @@ pub mod seeds;
 pub mod sink;
 pub mod sitemap;
 pub mod state;
+pub mod traps;
 pub mod warc;
 
 use config::{Compression, Format, Output};

@@ -28,6 +28,8 @@ const DOC: u8 = b'd';
 const OUTBOX: u8 = b'o';
 const HOST: u8 = b'h';
 const DOMAIN: u8 = b'g';
+/// Hosts cut off as duplicate traps.
+const TRAP: u8 = b't';
 const META: u8 = b'm';
 const SITEMAPS_READ: u8 = b'x';
 const ROBOTS: u8 = b'r';
@@ -87,6 +89,9 @@ pub struct Stats {
     pub out_of_scope: std::collections::BTreeMap<String, u64>,
     pub errors: std::collections::BTreeMap<String, u64>,
     pub bytes: u64,
+    /// Hosts cut off as duplicate traps (the first 100, with why).
+    #[serde(default)]
+    pub duplicate_traps: Vec<TrappedHost>,
     /// This run only.
     #[serde(skip)]
     pub fetched_this_run: u64,
@@ -108,6 +113,7 @@ impl Stats {
             "out_of_scope": self.out_of_scope,
             "errors": self.errors,
             "bytes": self.bytes,
+            "duplicate_traps": self.duplicate_traps,
             "this_run": {
                 "fetched": self.fetched_this_run,
                 "elapsed_secs": (self.elapsed_secs * 1000.0).round() / 1000.0,
@@ -124,6 +130,15 @@ impl Stats {
             0.0
         }
     }
+}
+
+/// A host cut off as a duplicate trap, in `stats.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrappedHost {
+    pub host: String,
+    /// Duplicates among its last `window` judged pages.
+    pub duplicates: u32,
+    pub window: u32,
 }
 
 /// Where the outputs stood at the last checkpoint.
@@ -146,6 +161,8 @@ pub struct State {
     /// Pages taken per host and per registrable domain (fetches started,
     /// committed or not), by their state key.
     taken: HashMap<Vec<u8>, u64>,
+    /// Hosts cut off as duplicate traps (few: all kept in memory).
+    trapped: std::collections::HashSet<String>,
     /// Documents written but not applied yet: their URLs.
     pending_docs: HashMap<u64, String>,
 }
@@ -186,6 +203,11 @@ impl State {
     pub fn open_in(db: &sled::Db) -> Result<State, sled::Error> {
         let tree = db.open_tree("crawl")?;
         let frontier = Frontier::open_in(&tree)?;
+        let trapped = tree
+            .scan_prefix([TRAP])
+            .keys()
+            .map(|k| k.map(|k| String::from_utf8_lossy(&k[1..]).into_owned()))
+            .collect::<Result<_, _>>()?;
         let doc_reserved = tree.get(meta("doc_reserved"))?.map_or(0, |v| be_u64(&v));
         let stats = tree
             .get(meta("stats"))?
@@ -204,6 +226,7 @@ impl State {
             doc_reserved,
             next_outbox,
             taken: HashMap::new(),
+            trapped,
             pending_docs: HashMap::new(),
         })
     }
@@ -366,6 +389,9 @@ impl State {
         max_per_host: u64,
         max_per_domain: u64,
     ) -> Result<Result<(), &'static str>, sled::Error> {
+        if self.trapped.contains(host) {
+            return Ok(Err("duplicate_trap"));
+        }
         let host_key = key(HOST, host.as_bytes());
         let domain_key = key(DOMAIN, registrable_domain(host).as_bytes());
         if self.pages_taken(&host_key)? >= max_per_host {
@@ -378,6 +404,21 @@ impl State {
             *self.taken.entry(k).or_default() += 1;
         }
         Ok(Ok(()))
+    }
+
+    /// Cuts `host` off as a duplicate trap: no more of its pages are
+    /// taken, over every run. The record goes in `batch`.
+    pub fn trap_host(&mut self, batch: &mut Writes, host: &str, trap: &crate::traps::Trap) {
+        if self.trapped.insert(host.to_string()) {
+            batch.insert(key(TRAP, host.as_bytes()), []);
+            if self.stats.duplicate_traps.len() < 100 {
+                self.stats.duplicate_traps.push(TrappedHost {
+                    host: host.to_string(),
+                    duplicates: trap.duplicates,
+                    window: trap.window,
+                });
+            }
+        }
     }
 
     fn pages_taken(&mut self, budget: &[u8]) -> Result<u64, sled::Error> {

@@ -1,0 +1,120 @@
+//! Duplicate traps: a host whose recent pages are mostly duplicates (a
+//! calendar, faceted search, session ids in URLs) is cut off.
+//!
+//! The gate already keeps a duplicate's links out of the frontier, but a
+//! trap queues its URLs from the pages that were new: a category page
+//! that links to a thousand facet combinations, each a near copy of the
+//! others. Counting, per host, how many of the last `window` judged pages
+//! were duplicates finds such hosts while their URLs are still queued.
+//! The signal is the gate's own verdicts, so it needs no URL patterns.
+
+use std::collections::HashMap;
+
+/// The last judged pages of each host that has not made a full window
+/// clean yet; about 40 bytes per host while it is being crawled.
+#[derive(Debug)]
+pub struct TrapDetector {
+    window: u32,
+    share: f32,
+    hosts: HashMap<String, Recent>,
+}
+
+/// The last `len` verdicts, newest in bit 0 (1 = duplicate).
+#[derive(Debug, Default, Clone, Copy)]
+struct Recent {
+    bits: u64,
+    len: u32,
+}
+
+/// Why a host was cut off.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Trap {
+    pub duplicates: u32,
+    pub window: u32,
+}
+
+impl TrapDetector {
+    /// A host is a trap when at least `share` of its last `window` judged
+    /// pages (at most 64; 0 turns detection off) were duplicates.
+    pub fn new(window: u32, share: f32) -> TrapDetector {
+        TrapDetector {
+            window: window.min(64),
+            share,
+            hosts: HashMap::new(),
+        }
+    }
+
+    /// Notes a judged page of `host`; returns the trap when this page makes
+    /// the host one. A host is reported once: it is forgotten after.
+    pub fn judged(&mut self, host: &str, duplicate: bool) -> Option<Trap> {
+        if self.window == 0 {
+            return None;
+        }
+        let recent = self.hosts.entry(host.to_string()).or_default();
+        recent.bits = (recent.bits << 1) | u64::from(duplicate);
+        recent.len = (recent.len + 1).min(self.window);
+        if recent.len < self.window {
+            return None;
+        }
+        let mask = if self.window == 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.window) - 1
+        };
+        let duplicates = (recent.bits & mask).count_ones();
+        if duplicates as f32 >= self.share * self.window as f32 {
+            self.hosts.remove(host);
+            return Some(Trap {
+                duplicates,
+                window: self.window,
+            });
+        }
+        if duplicates == 0 {
+            // A clean window: nothing to remember until the next duplicate.
+            self.hosts.remove(host);
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_host_of_mostly_duplicates_is_a_trap_once_its_window_is_full() {
+        let mut t = TrapDetector::new(10, 0.8);
+        // Mostly new pages, with duplicates here and there: never a trap.
+        for i in 0..100 {
+            assert_eq!(t.judged("fine.example", i % 4 == 0), None);
+        }
+        // Seven duplicates in ten: not enough.
+        for i in 0..10 {
+            assert_eq!(t.judged("mixed.example", i % 10 < 7), None);
+        }
+        // Eight in the last ten: a trap, reported once.
+        let verdicts = [true, true, false, true, true, true, false, true, true, true];
+        let found: Vec<_> = verdicts
+            .iter()
+            .filter_map(|d| t.judged("calendar.example", *d))
+            .collect();
+        assert_eq!(
+            found,
+            [Trap {
+                duplicates: 8,
+                window: 10
+            }]
+        );
+        assert_eq!(t.judged("calendar.example", true), None, "reported once");
+        // Too few pages to judge a host: not a trap.
+        let mut t = TrapDetector::new(10, 0.8);
+        for _ in 0..9 {
+            assert_eq!(t.judged("small.example", true), None);
+        }
+        // Off.
+        let mut t = TrapDetector::new(0, 0.8);
+        for _ in 0..100 {
+            assert_eq!(t.judged("any.example", true), None);
+        }
+    }
+}
