@@ -143,12 +143,21 @@ fn delays_and_crawl_delay_hold_for_every_request_whatever_the_concurrency() {
     let dir = std::env::temp_dir().join(format!("nearcrawl-e2e-polite-{}", std::process::id()));
     let seeds: Vec<String> = logs.iter().map(|(b, _)| format!("{b}/")).collect();
     let seeds: Vec<&str> = seeds.iter().map(String::as_str).collect();
-    crawl(
+    let stats = crawl(
         &dir,
         &seeds,
         "[politeness]\ndelay_ms = 250\nper_host_concurrency = 64\nglobal_concurrency = 16\n\
          [fetch]\nallow_private_networks = true",
     );
+    // stats.json's per-host figures: every page of each host, at its delay.
+    let top = stats["top_hosts"].as_array().unwrap();
+    assert_eq!(top.len(), 4, "{stats}");
+    for row in top {
+        assert_eq!(row["fetched"].as_u64(), Some(PAGES as u64 + 1), "{row}");
+        assert_eq!(row["written"].as_u64(), Some(PAGES as u64 + 1), "{row}");
+        let delay = if row["host"] == ips[0] { 1000 } else { 250 };
+        assert_eq!(row["mean_delay_ms"].as_u64(), Some(delay), "{row}");
+    }
 
     // Every page of every host, robots.txt and the redirect hop included;
     // nothing disallowed.

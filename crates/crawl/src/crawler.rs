@@ -33,6 +33,8 @@ pub struct Progress {
     pub errors: u64,
     pub queued: usize,
     pub in_flight: usize,
+    /// Hosts with URLs queued or in flight.
+    pub active_hosts: usize,
 }
 
 /// Why a crawl could not start or go on.
@@ -80,6 +82,9 @@ struct Group {
     urls: usize,
     since: Option<Instant>,
 }
+
+/// Hosts listed in `stats.json`, most pages fetched first.
+const TOP_HOSTS: usize = 20;
 
 /// A group is applied at this many URLs or this age, whichever first.
 const GROUP_URLS: usize = 64;
@@ -257,6 +262,7 @@ impl Crawler {
                 errors: s.errors.values().sum(),
                 queued: core.state.frontier.len(),
                 in_flight: shared.in_flight.load(Ordering::Relaxed),
+                active_hosts: core.state.frontier.active_hosts(),
             }
         }
     }
@@ -306,7 +312,9 @@ impl Crawler {
         let mut stats = core.state.stats.clone();
         stats.elapsed_secs = start.elapsed().as_secs_f64();
         stats.fetched_this_run = stats.fetched - fetched_before;
-        core.sink.finish(&stats.to_json())?;
+        let mut json = stats.to_json();
+        json["top_hosts"] = core.state.top_hosts(TOP_HOSTS)?;
+        core.sink.finish(&json)?;
         if let Some(why) = self.shared.broken.lock().unwrap().take() {
             return Err(CrawlError::Output(std::io::Error::other(why)));
         }
@@ -650,6 +658,7 @@ async fn process(shared: &Arc<Shared>, entry: Entry) -> Processed {
                 stats.robots_denied += 1;
             } else {
                 *stats.errors.entry(e.kind().into()).or_default() += 1;
+                core.state.host_stats(&host).errors += 1;
             }
             let mut commit = Commit::new(&entry);
             commit.outcomes.push(Outcome::Error(ErrorRecord {
@@ -887,6 +896,15 @@ fn judge(shared: &Shared, entry: Entry, mut fetched: nearcrawl_fetch::Fetched) {
         } => Some((of, "near", distance, similarity)),
     };
     let host = entry.url.host_str().unwrap_or("");
+    let delay_ms = shared.fetcher.delay_of(&entry.url).as_millis() as u64;
+    let counts = state.host_stats(host);
+    counts.fetched += 1;
+    counts.delay_ms_total += delay_ms;
+    if dup.is_some() {
+        counts.duplicates += 1;
+    } else if !page.robots.noindex {
+        counts.written += 1;
+    }
     if let Some(trap) = core.traps.judged(host, dup.is_some()) {
         tracing::warn!(
             host,

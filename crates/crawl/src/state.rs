@@ -30,6 +30,8 @@ const HOST: u8 = b'h';
 const DOMAIN: u8 = b'g';
 /// Hosts cut off as duplicate traps.
 const TRAP: u8 = b't';
+/// Per-host figures for `stats.json`.
+const HOST_STATS: u8 = b'p';
 const META: u8 = b'm';
 const SITEMAPS_READ: u8 = b'x';
 const ROBOTS: u8 = b'r';
@@ -132,6 +134,56 @@ impl Stats {
     }
 }
 
+/// What a crawl did at one host, over every run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HostStats {
+    pub fetched: u64,
+    pub written: u64,
+    pub duplicates: u64,
+    pub errors: u64,
+    /// The host's delay at each fetch, summed (for the mean).
+    pub delay_ms_total: u64,
+}
+
+impl HostStats {
+    fn to_bytes(self) -> [u8; 40] {
+        let mut b = [0u8; 40];
+        let fields = [
+            self.fetched,
+            self.written,
+            self.duplicates,
+            self.errors,
+            self.delay_ms_total,
+        ];
+        for (i, v) in fields.iter().enumerate() {
+            b[i * 8..i * 8 + 8].copy_from_slice(&v.to_be_bytes());
+        }
+        b
+    }
+
+    fn from_bytes(b: &[u8]) -> HostStats {
+        let f = |i: usize| b.get(i * 8..i * 8 + 8).map_or(0, be_u64);
+        HostStats {
+            fetched: f(0),
+            written: f(1),
+            duplicates: f(2),
+            errors: f(3),
+            delay_ms_total: f(4),
+        }
+    }
+
+    fn to_json(self, host: &str) -> serde_json::Value {
+        serde_json::json!({
+            "host": host,
+            "fetched": self.fetched,
+            "written": self.written,
+            "duplicates": self.duplicates,
+            "errors": self.errors,
+            "mean_delay_ms": self.delay_ms_total.checked_div(self.fetched).unwrap_or(0),
+        })
+    }
+}
+
 /// A host cut off as a duplicate trap, in `stats.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrappedHost {
@@ -161,6 +213,8 @@ pub struct State {
     /// Pages taken per host and per registrable domain (fetches started,
     /// committed or not), by their state key.
     taken: HashMap<Vec<u8>, u64>,
+    /// Per-host figures of hosts crawled in this run (on disk too).
+    host_stats: HashMap<String, HostStats>,
     /// Hosts cut off as duplicate traps (few: all kept in memory).
     trapped: std::collections::HashSet<String>,
     /// Documents written but not applied yet: their URLs.
@@ -227,6 +281,7 @@ impl State {
             next_outbox,
             taken: HashMap::new(),
             trapped,
+            host_stats: HashMap::new(),
             pending_docs: HashMap::new(),
         })
     }
@@ -430,8 +485,42 @@ impl State {
         Ok(n)
     }
 
+    /// `host`'s figures, to update (read from disk the first time).
+    pub fn host_stats(&mut self, host: &str) -> &mut HostStats {
+        if !self.host_stats.contains_key(host) {
+            let stored = self
+                .tree
+                .get(key(HOST_STATS, host.as_bytes()))
+                .ok()
+                .flatten();
+            let stats = stored.map_or_else(HostStats::default, |v| HostStats::from_bytes(&v));
+            self.host_stats.insert(host.to_string(), stats);
+        }
+        self.host_stats.get_mut(host).expect("just inserted")
+    }
+
+    /// The `n` hosts with the most pages fetched, as `stats.json` lists
+    /// them (a scan of every host's figures: for the end of a run).
+    pub fn top_hosts(&self, n: usize) -> Result<serde_json::Value, sled::Error> {
+        let mut all: HashMap<String, HostStats> = HashMap::new();
+        for item in self.tree.scan_prefix([HOST_STATS]) {
+            let (k, v) = item?;
+            all.insert(
+                String::from_utf8_lossy(&k[1..]).into_owned(),
+                HostStats::from_bytes(&v),
+            );
+        }
+        all.extend(self.host_stats.iter().map(|(h, s)| (h.clone(), *s)));
+        let mut hosts: Vec<(String, HostStats)> = all.into_iter().collect();
+        hosts.sort_by(|a, b| b.1.fetched.cmp(&a.1.fetched).then_with(|| a.0.cmp(&b.0)));
+        Ok(hosts.iter().take(n).map(|(h, s)| s.to_json(h)).collect())
+    }
+
     /// Writes the page counts of `host` and its domain, in `batch`.
     pub fn put_host(&self, batch: &mut Writes, host: &str) {
+        if let Some(s) = self.host_stats.get(host) {
+            batch.insert(key(HOST_STATS, host.as_bytes()), s.to_bytes());
+        }
         let domain_key = key(DOMAIN, registrable_domain(host).as_bytes());
         for k in [key(HOST, host.as_bytes()), domain_key] {
             if let Some(n) = self.taken.get(&k) {

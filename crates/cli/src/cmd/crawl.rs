@@ -121,14 +121,15 @@ async fn report_progress(progress: impl Fn() -> nearcrawl_crawl::crawler::Progre
     let line = |p: nearcrawl_crawl::crawler::Progress| {
         let secs = start.elapsed().as_secs_f64().max(1e-3);
         format!(
-            "{:.0} pages/s | fetched {} | written {} | duplicates {} | errors {} | queued {} | in flight {}",
+            "{:.0} pages/s | fetched {} | written {} | duplicates {} | errors {} | queued {} | in flight {} | hosts {}",
             p.fetched as f64 / secs,
             p.fetched,
             p.written,
             p.duplicates,
             p.errors,
             p.queued,
-            p.in_flight
+            p.in_flight,
+            p.active_hosts
         )
     };
     // With -v, log lines would tear a live line: plain lines then.
