@@ -435,8 +435,12 @@ fn main() {
     let stats = std::fs::read_to_string(dir.join("out/stats.json")).unwrap_or_default();
     let stats: serde_json::Value = serde_json::from_str(&stats).unwrap_or_default();
     println!(
-        "crawler: fetched {}, written {}, duplicates {}, errors {}",
-        stats["fetched"], stats["written"], stats["duplicates"], stats["errors"]
+        "crawler: fetched {}, written {}, duplicates {} exact + {} near, errors {}",
+        stats["fetched"],
+        stats["written"],
+        stats["exact_duplicates"],
+        stats["near_duplicates"],
+        stats["errors"]
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

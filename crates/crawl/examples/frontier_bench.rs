@@ -1,0 +1,101 @@
+//! The frontier with many queued hosts: memory per queued host and pops/s.
+//!
+//! ```text
+//! cargo run --release -p nearcrawl-crawl --example frontier_bench -- [HOSTS] [URLS_PER_HOST]
+//! ```
+//!
+//! Queues URLs on HOSTS distinct hosts (default 100,000 × 2) in a sled
+//! state like the crawl's (32 MiB page cache), reopens it as a resumed
+//! crawl would, and pops every URL with every host always ready. Prints
+//! the process RSS before and after queueing and at the end.
+
+use std::time::Instant;
+
+use nearcrawl_crawl::frontier::{Additions, Frontier, Popped, Unpaced};
+use nearcrawl_crawl::state::Writes;
+use url::Url;
+
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        .unwrap_or(0)
+}
+
+fn main() {
+    let arg = |i: usize, default: usize| {
+        std::env::args()
+            .nth(i)
+            .map(|a| a.parse().expect("a number"))
+            .unwrap_or(default)
+    };
+    let (hosts, per_host) = (arg(1, 100_000), arg(2, 2));
+    let dir = std::env::temp_dir().join(format!("nearcrawl-frontier-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let db = sled::Config::new()
+        .path(&dir)
+        .cache_capacity(32 << 20)
+        .open()
+        .unwrap();
+    let tree = db.open_tree("crawl").unwrap();
+    let before = rss_kib();
+    let t = Instant::now();
+    {
+        let mut f = Frontier::open_in(&tree).unwrap();
+        // In groups of 64 URLs per batch, as the crawl commits them.
+        let mut writes = Writes::default();
+        let mut adds = Additions::default();
+        let mut in_group = 0;
+        for h in 0..hosts {
+            for p in 0..per_host {
+                let url =
+                    Url::parse(&format!("https://host-{h}.example{}/page/{p}", h % 97)).unwrap();
+                let _ = f.push(&mut writes, &mut adds, &url, 1).unwrap();
+                in_group += 1;
+                if in_group == 64 {
+                    tree.apply_batch(std::mem::take(&mut writes).into_batch())
+                        .unwrap();
+                    f.added(std::mem::take(&mut adds));
+                    in_group = 0;
+                }
+            }
+        }
+        tree.apply_batch(writes.into_batch()).unwrap();
+        f.added(adds);
+        println!(
+            "queued {} URLs on {hosts} hosts in {:.1} s; RSS {} MiB -> {} MiB ({:.0} B per queued host, sled cache included)",
+            f.len(),
+            t.elapsed().as_secs_f64(),
+            before / 1024,
+            rss_kib() / 1024,
+            (rss_kib() - before) as f64 * 1024.0 / hosts as f64
+        );
+    }
+    // As a resumed crawl: the queue is read back from disk.
+    let t = Instant::now();
+    let mut f = Frontier::open_in(&tree).unwrap();
+    println!(
+        "reopened in {:.1} s: {} queued, {} hosts in turn; RSS {} MiB",
+        t.elapsed().as_secs_f64(),
+        f.len(),
+        f.active_hosts(),
+        rss_kib() / 1024
+    );
+    let t = Instant::now();
+    let mut popped = 0usize;
+    while let Popped::Entry(e) = f.pop(&Unpaced).unwrap() {
+        f.done(&e, &Unpaced);
+        popped += 1;
+    }
+    println!(
+        "popped {popped} in {:.1} s = {:.0} pops/s; RSS {} MiB",
+        t.elapsed().as_secs_f64(),
+        popped as f64 / t.elapsed().as_secs_f64(),
+        rss_kib() / 1024
+    );
+    drop(f);
+    drop(db);
+    let _ = std::fs::remove_dir_all(&dir);
+}
