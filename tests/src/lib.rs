@@ -139,11 +139,42 @@ pub fn serve_timed(
     (addr, log)
 }
 
+/// Like [`serve_timed`], for many host names on one address: `route`
+/// gets the request's `Host` header (without the port) and path.
+pub fn serve_named(
+    ip: &str,
+    route: impl Fn(&str, &str) -> Response + Send + Sync + 'static,
+) -> (std::net::SocketAddr, TimedLog) {
+    let log = TimedLog::default();
+    let log2 = log.clone();
+    let addr = serve_routed(
+        ip,
+        route,
+        std::time::Duration::ZERO,
+        move |at, host, path| log2.lock().unwrap().push((at, format!("{host}{path}"))),
+    );
+    (addr, log)
+}
+
 fn serve_with(
     ip: &str,
     route: impl Fn(&str) -> Response + Send + Sync + 'static,
     delay: std::time::Duration,
     on_request: impl Fn(std::time::Instant, &str) + Send + Sync + 'static,
+) -> std::net::SocketAddr {
+    serve_routed(
+        ip,
+        move |_, path| route(path),
+        delay,
+        move |at, _, path| on_request(at, path),
+    )
+}
+
+fn serve_routed(
+    ip: &str,
+    route: impl Fn(&str, &str) -> Response + Send + Sync + 'static,
+    delay: std::time::Duration,
+    on_request: impl Fn(std::time::Instant, &str, &str) + Send + Sync + 'static,
 ) -> std::net::SocketAddr {
     use std::io::{BufRead, BufReader, Read};
     let listener = std::net::TcpListener::bind((ip, 0)).expect("bind a loopback address");
@@ -168,7 +199,7 @@ fn serve_with(
                     }
                     let at = std::time::Instant::now();
                     let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
-                    let mut len = 0usize;
+                    let (mut len, mut host) = (0usize, String::new());
                     loop {
                         let mut h = String::new();
                         if reader.read_line(&mut h).unwrap_or(0) == 0 {
@@ -177,17 +208,21 @@ fn serve_with(
                         if h == "\r\n" {
                             break;
                         }
-                        if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                        let lower = h.to_ascii_lowercase();
+                        if let Some(v) = lower.strip_prefix("content-length:") {
                             len = v.trim().parse().unwrap_or(0);
+                        }
+                        if let Some(v) = lower.strip_prefix("host:") {
+                            host = v.trim().split(':').next().unwrap_or("").to_string();
                         }
                     }
                     let mut body = vec![0; len];
                     let _ = reader.read_exact(&mut body);
-                    log(at, &path);
+                    log(at, &host, &path);
                     if !delay.is_zero() {
                         std::thread::sleep(delay);
                     }
-                    let (status, ctype, body) = route(&path);
+                    let (status, ctype, body) = route(&host, &path);
                     let location = if (300..400).contains(&status) {
                         format!("Location: {}\r\n", String::from_utf8_lossy(&body))
                     } else {

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
-use nearcrawl_tests::{TimedLog, run, serve_timed};
+use nearcrawl_tests::{TimedLog, run, serve_named, serve_timed};
 
 /// Text of its own for page `i` of host `h` (so no page is a duplicate and
 /// every page's links are followed).
@@ -317,5 +317,146 @@ fn a_host_of_mostly_duplicates_is_cut_off_as_a_trap_and_others_are_not() {
         PAGES + 3,
         "robots.txt, home, pages, redirect target"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// dnsmasq on 127.0.0.1 answering for `*.shop.test` from a hosts file, and
+/// NXDOMAIN for other `.test` names; every query logged. Killed on drop.
+struct Dnsmasq {
+    child: std::process::Child,
+    port: u16,
+    log: std::path::PathBuf,
+}
+
+impl Dnsmasq {
+    fn start(dir: &std::path::Path, names: &[(String, &str)]) -> Dnsmasq {
+        std::fs::create_dir_all(dir).unwrap();
+        let hosts = dir.join("hosts");
+        let lines: String = names.iter().map(|(n, ip)| format!("{ip} {n}\n")).collect();
+        std::fs::write(&hosts, lines).unwrap();
+        let port = std::net::UdpSocket::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let log = dir.join("dns.log");
+        let bin = ["/usr/sbin/dnsmasq", "/usr/bin/dnsmasq"]
+            .into_iter()
+            .find(|p| std::path::Path::new(p).exists())
+            .unwrap_or("dnsmasq");
+        let child = std::process::Command::new(bin)
+            .args([
+                "--keep-in-foreground",
+                "--conf-file=/dev/null",
+                "--listen-address=127.0.0.1",
+                "--bind-interfaces",
+                "--no-resolv",
+                "--no-hosts",
+                "--local=/test/",
+                "--user=root",
+                "--pid-file=",
+                "--log-queries",
+                // As real answers: a TTL to cache them for.
+                "--local-ttl=300",
+            ])
+            .arg(format!("--port={port}"))
+            .arg(format!("--addn-hosts={}", hosts.display()))
+            .arg(format!("--log-facility={}", log.display()))
+            .spawn()
+            .expect("dnsmasq (apt-get install dnsmasq-base; .ci/run installs it)");
+        // Ready once the port is taken.
+        for _ in 0..100 {
+            if std::net::UdpSocket::bind(("127.0.0.1", port)).is_err() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Dnsmasq { child, port, log }
+    }
+
+    /// A-record queries it answered for `name` (each lookup also asks
+    /// for AAAA).
+    fn queries_for(&self, name: &str) -> usize {
+        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        log.lines()
+            .filter(|l| l.contains("query[A]") && l.contains(&format!(" {name} ")))
+            .count()
+    }
+}
+
+impl Drop for Dnsmasq {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn names_resolve_through_a_caching_dns_and_domain_budgets_hold() {
+    // 2,000 names on one loopback address; site i links to sites 8i+1 to
+    // 8i+8 and to a name the DNS does not know.
+    let names: Vec<(String, &str)> = (0..2000)
+        .map(|i| (format!("h{i}.shop.test"), "127.0.0.12"))
+        .collect();
+    let port = std::sync::Arc::new(std::sync::OnceLock::<u16>::new());
+    let known = port.clone();
+    let (addr, log) = serve_named("127.0.0.12", move |host, path| {
+        let port = known.get().copied().unwrap_or(0);
+        let i: usize = host
+            .strip_prefix('h')
+            .and_then(|h| h.split('.').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        match path {
+            "/robots.txt" => (404, "text/plain", Vec::new()),
+            "/" => {
+                let mut links: String = (8 * i + 1..=8 * i + 8)
+                    .map(|j| format!("<a href=\"http://h{j}.shop.test:{port}/\">{j}</a> "))
+                    .collect();
+                links.push_str(&format!(
+                    "<a href=\"http://nowhere.shop.test:{port}/\">c</a>"
+                ));
+                (200, "text/html", page(i, 0, &links))
+            }
+            _ => (404, "text/plain", Vec::new()),
+        }
+    });
+    port.set(addr.port()).unwrap();
+    let dir = std::env::temp_dir().join(format!("nearcrawl-e2e-dns-{}", std::process::id()));
+    let dns = Dnsmasq::start(&dir.join("dns"), &names);
+    let config = format!(
+        "[scope]\nhosts = [\"*\"]\nmax_pages_per_domain = 40\n[politeness]\ndelay_ms = 1000\n\
+         [fetch]\nallow_private_networks = true\ndns_servers = [\"127.0.0.1:{}\"]",
+        dns.port
+    );
+    let seed = format!("http://h0.shop.test:{}/", addr.port());
+    let stats = crawl(&dir.join("crawl"), &[&seed], &config);
+
+    // One registrable domain (shop.test): 40 pages of it, no more (the
+    // name that does not resolve took one).
+    let pages = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, p)| p.ends_with("shop.test/"))
+        .count();
+    assert_eq!(pages, 39, "{stats}");
+    assert!(
+        stats["out_of_scope"]["domain_page_limit"]
+            .as_u64()
+            .unwrap_or(0)
+            >= 1,
+        "{stats}"
+    );
+    // The unknown name is an error, counted once per URL (and not fetched).
+    assert_eq!(stats["errors"]["dns"].as_u64(), Some(1), "{stats}");
+    // Cached: each name was asked once, though robots.txt and the page
+    // came over two connections (a 1 s delay closes them).
+    assert_eq!(
+        dns.queries_for("h5.shop.test"),
+        1,
+        "asked once, then cached"
+    );
+    assert!(dns.queries_for("nowhere.shop.test") >= 1);
     let _ = std::fs::remove_dir_all(&dir);
 }

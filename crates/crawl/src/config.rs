@@ -135,6 +135,11 @@ pub struct Fetch {
     pub max_redirects: usize,
     pub content_types: Vec<String>,
     pub allow_private_networks: bool,
+    /// DNS servers as `ip:port`; empty: the system's.
+    pub dns_servers: Vec<std::net::SocketAddr>,
+    pub dns_timeout_secs: u64,
+    /// DNS lookups in flight at once.
+    pub dns_concurrency: Positive,
 }
 
 impl Default for Fetch {
@@ -147,6 +152,9 @@ impl Default for Fetch {
             max_redirects: 10,
             content_types: vec!["text/html".into(), "application/xhtml+xml".into()],
             allow_private_networks: false,
+            dns_servers: Vec::new(),
+            dns_timeout_secs: 5,
+            dns_concurrency: Positive(64),
         }
     }
 }

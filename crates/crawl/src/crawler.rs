@@ -169,6 +169,9 @@ impl Crawler {
             max_redirects: f.max_redirects,
             content_types: f.content_types.clone(),
             allow_private_networks: f.allow_private_networks,
+            dns_servers: f.dns_servers.clone(),
+            dns_timeout: Duration::from_secs(f.dns_timeout_secs.max(1)),
+            dns_concurrency: f.dns_concurrency.0,
             per_host_delay: Duration::from_millis(p.delay_ms),
             per_host_concurrency: p.per_host_concurrency.0,
             global_concurrency: p.global_concurrency.0,
@@ -583,12 +586,14 @@ async fn process(shared: &Arc<Shared>, entry: Entry) -> Processed {
     let url = entry.url.clone();
     let host = url.host_str().unwrap_or("").to_string();
     if !shared.fetcher.has_rules(&url) {
-        // Errors are the fetch's to report, below or next time.
-        let _ = tokio::select! {
-            r = shared.fetcher.rules_for(&url) => r.map(drop),
+        let rules = tokio::select! {
+            r = shared.fetcher.rules_for(&url) => r,
             () = stopped(shared) => return Processed::Done,
         };
-        if shared.fetcher.ready_at(&url) > Instant::now() + crate::frontier::SLACK {
+        // On an error the fetch below reports it (its robots.txt answer,
+        // cached or not, decides).
+        let later = shared.fetcher.ready_at(&url) > Instant::now() + crate::frontier::SLACK;
+        if rules.is_ok() && later {
             return Processed::NotReady(entry);
         }
     }

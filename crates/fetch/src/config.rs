@@ -27,6 +27,15 @@ pub struct FetchConfig {
     /// Fixed addresses for host names (like curl's `--resolve`); such
     /// hosts skip DNS and the address check.
     pub resolve: Vec<(String, SocketAddr)>,
+    /// Name servers to ask; empty: the system's (`/etc/resolv.conf`).
+    pub dns_servers: Vec<SocketAddr>,
+    /// Time limit of one DNS query (two are tried).
+    pub dns_timeout: Duration,
+    /// DNS lookups in flight at once.
+    pub dns_concurrency: usize,
+    /// Names whose answers are cached (each for its TTL, at most an hour;
+    /// a failed lookup for 10 s to 5 minutes).
+    pub dns_cache_size: u64,
     /// Least time between two requests to one host.
     pub per_host_delay: Duration,
     pub per_host_concurrency: usize,
@@ -60,6 +69,10 @@ impl Default for FetchConfig {
             content_types: vec!["text/html".into(), "application/xhtml+xml".into()],
             allow_private_networks: false,
             resolve: Vec::new(),
+            dns_servers: Vec::new(),
+            dns_timeout: Duration::from_secs(5),
+            dns_concurrency: 64,
+            dns_cache_size: 100_000,
             per_host_delay: Duration::from_secs(1),
             per_host_concurrency: 1,
             global_concurrency: 64,

@@ -16,7 +16,7 @@ use url::Url;
 use crate::config::FetchConfig;
 use crate::error::FetchError;
 use crate::robots::{AgentRules, Robots};
-use crate::safety::{BLOCKED_MARK, GuardedResolver, is_non_public};
+use crate::safety::{BLOCKED_MARK, Dns, GuardedResolver, is_non_public};
 
 /// A fetched response.
 #[derive(Debug, Clone)]
@@ -126,6 +126,7 @@ impl Fetcher {
             .pool_idle_timeout(Duration::from_secs(30))
             .dns_resolver(Arc::new(GuardedResolver {
                 allow_private: config.allow_private_networks,
+                dns: Arc::new(Dns::new(&config).map_err(FetchError::Dns)?),
             }));
         for (host, addr) in &config.resolve {
             builder = builder.resolve(host, *addr);
@@ -619,8 +620,10 @@ impl Fetcher {
                     host.pace.lock().unwrap().answered();
                     r
                 }
+                // A refused address or a name that does not resolve is the
+                // page's error too; a host that does not answer waits.
                 Ok(Err(e)) => match map_error(e) {
-                    blocked @ FetchError::BlockedAddress(_) => return Err(blocked),
+                    e @ (FetchError::BlockedAddress(_) | FetchError::Dns(_)) => return Err(e),
                     _ => return Ok((RobotsSource::DisallowAll, retry_soon)),
                 },
                 Err(_) => return Ok((RobotsSource::DisallowAll, retry_soon)),

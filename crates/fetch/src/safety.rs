@@ -3,8 +3,15 @@
 //! address of every request and redirect hop.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
 
+use hickory_resolver::TokioResolver;
+use hickory_resolver::config::{NameServerConfig, ResolverConfig, ResolverOpts};
+use hickory_resolver::net::runtime::TokioRuntimeProvider;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+
+use crate::config::FetchConfig;
 
 /// True for loopback, private (RFC 1918), link-local (cloud metadata lives
 /// at 169.254.169.254), CGNAT, unique-local IPv6, unspecified, multicast,
@@ -54,11 +61,66 @@ fn is_nat64_non_public(v6: Ipv6Addr) -> bool {
     false
 }
 
+/// The crawl's DNS: an async resolver (hickory) with a cache that keeps
+/// answers for their TTL and failures for a while, a time limit per query
+/// and a bound on lookups in flight, so thousands of new hosts neither
+/// flood the name servers nor tie up threads as `getaddrinfo` would.
+pub(crate) struct Dns {
+    resolver: TokioResolver,
+    permits: tokio::sync::Semaphore,
+}
+
+impl std::fmt::Debug for Dns {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dns").finish_non_exhaustive()
+    }
+}
+
+impl Dns {
+    pub(crate) fn new(config: &FetchConfig) -> Result<Dns, String> {
+        let mut opts = ResolverOpts::default();
+        opts.timeout = config.dns_timeout;
+        opts.attempts = 2;
+        opts.cache_size = config.dns_cache_size;
+        opts.positive_max_ttl = Some(Duration::from_secs(3600));
+        opts.negative_min_ttl = Some(Duration::from_secs(10));
+        opts.negative_max_ttl = Some(Duration::from_secs(300));
+        let builder = if config.dns_servers.is_empty() {
+            TokioResolver::builder_tokio().map_err(|e| format!("system DNS configuration: {e}"))?
+        } else {
+            let servers = config
+                .dns_servers
+                .iter()
+                .map(|addr| {
+                    let mut server = NameServerConfig::udp_and_tcp(addr.ip());
+                    for c in &mut server.connections {
+                        c.port = addr.port();
+                    }
+                    server
+                })
+                .collect();
+            TokioResolver::builder_with_config(
+                ResolverConfig::from_name_servers(servers),
+                TokioRuntimeProvider::default(),
+            )
+        };
+        let resolver = builder
+            .with_options(opts)
+            .build()
+            .map_err(|e| format!("DNS resolver: {e}"))?;
+        Ok(Dns {
+            resolver,
+            permits: tokio::sync::Semaphore::new(config.dns_concurrency.max(1)),
+        })
+    }
+}
+
 /// A resolver that drops non-public addresses (unless allowed), and fails
 /// a lookup that leaves none, with a message naming the refusal.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct GuardedResolver {
     pub allow_private: bool,
+    pub dns: Arc<Dns>,
 }
 
 /// Marker text in the lookup error, so the client can report the refusal
@@ -68,10 +130,17 @@ pub(crate) const BLOCKED_MARK: &str = "nearcrawl: non-public address refused";
 impl Resolve for GuardedResolver {
     fn resolve(&self, name: Name) -> Resolving {
         let allow = self.allow_private;
+        let dns = self.dns.clone();
         Box::pin(async move {
             let host = name.as_str().to_string();
-            let addrs: Vec<SocketAddr> =
-                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let lookup = {
+                let _permit = dns.permits.acquire().await.expect("semaphore open");
+                dns.resolver
+                    .lookup_ip(host.as_str())
+                    .await
+                    .map_err(|e| format!("dns error: {host}: {e}"))?
+            };
+            let addrs: Vec<SocketAddr> = lookup.iter().map(|ip| SocketAddr::new(ip, 0)).collect();
             let kept: Vec<SocketAddr> = addrs
                 .iter()
                 .copied()
