@@ -256,3 +256,19 @@ pub fn json_lines(path: &std::path::Path) -> Vec<serde_json::Value> {
         })
         .collect()
 }
+
+/// Runs `nearcrawl crawl --config dir/c.toml`, which must succeed, and
+/// returns `dir/out/stats.json`.
+pub fn crawl_ok(dir: &std::path::Path) -> serde_json::Value {
+    let out = run(
+        &["crawl", "--config", dir.join("c.toml").to_str().unwrap()],
+        b"",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stats = std::fs::read_to_string(dir.join("out/stats.json")).expect("stats.json");
+    serde_json::from_str(&stats).expect("stats.json is JSON")
+}

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
-use nearcrawl_tests::{TimedLog, run, serve_named, serve_timed};
+use nearcrawl_tests::{TimedLog, crawl_ok, serve_named, serve_timed};
 
 /// Text of its own for page `i` of host `h` (so no page is a duplicate and
 /// every page's links are followed).
@@ -115,16 +115,7 @@ fn crawl(dir: &std::path::Path, seeds: &[&str], toml: &str) -> serde_json::Value
         ),
     )
     .unwrap();
-    let out = run(
-        &["crawl", "--config", dir.join("c.toml").to_str().unwrap()],
-        b"",
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_str(&std::fs::read_to_string(dir.join("out/stats.json")).unwrap()).unwrap()
+    crawl_ok(dir)
 }
 
 #[test]

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use nearcrawl_tests::{RequestLog, article_bodies, json_lines, run, serve};
+use nearcrawl_tests::{RequestLog, article_bodies, crawl_ok, json_lines, run, serve};
 use serde_json::Value;
 
 const HEADER: &str = "<header><nav><a href='/'>Home</a> <a href='/about'>About</a> <a href='http://elsewhere.invalid/'>Partner</a></nav></header>";
@@ -143,21 +143,6 @@ fn serve_site(arts: Vec<String>) -> (u16, RequestLog) {
     );
     port.set(p).unwrap();
     (p, log)
-}
-
-/// Runs `nearcrawl crawl` with `dir/c.toml`, which must succeed, and
-/// returns `dir/out/stats.json`.
-fn crawl_ok(dir: &std::path::Path) -> Value {
-    let out = run(
-        &["crawl", "--config", dir.join("c.toml").to_str().unwrap()],
-        b"",
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_str(&std::fs::read_to_string(dir.join("out/stats.json")).unwrap()).unwrap()
 }
 
 #[test]

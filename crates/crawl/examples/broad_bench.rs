@@ -23,6 +23,8 @@
 //! delay, each as soon as it is known. No polite crawler can finish
 //! earlier; the goal is to finish within 1.15 times it.
 
+mod common;
+
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -32,23 +34,11 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
+use common::{Rng, cpu_seconds, proc_status, vocabulary};
+
 const PORT: u16 = 18_080;
 const SEEDS: usize = 20;
 const DELAY: Duration = Duration::from_secs(1);
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
 
 /// One generated host.
 struct Host {
@@ -104,25 +94,9 @@ fn build(hosts: usize, min_pages: usize, max_pages: usize) -> Vec<Host> {
         .collect()
 }
 
-fn vocabulary() -> Vec<String> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/bench/extraction/ground-truth.json");
-    let gt: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(path).expect("ground truth")).unwrap();
-    let mut words: Vec<String> = gt
-        .as_object()
-        .unwrap()
-        .values()
-        .flat_map(|v| {
-            v["articleBody"]
-                .as_str()
-                .unwrap_or("")
-                .split_whitespace()
-                .filter(|w| w.is_ascii())
-                .map(str::to_string)
-                .collect::<Vec<_>>()
-        })
-        .collect();
+/// Distinct words, so each page's text is its own.
+fn distinct_words() -> Vec<String> {
+    let mut words = vocabulary();
     words.sort();
     words.dedup();
     words
@@ -331,22 +305,6 @@ fn nearcrawl_bin() -> std::path::PathBuf {
         .join("nearcrawl")
 }
 
-/// CPU seconds (user + system) of a live process.
-fn cpu_secs(pid: u32) -> Option<f64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let fields: Vec<&str> = stat.rsplit(')').next()?.split_whitespace().collect();
-    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok());
-    Some((ticks(11)? + ticks(12)?) / 100.0)
-}
-
-fn peak_rss_kib(pid: u32) -> Option<u64> {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()?
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-}
-
 fn main() {
     let arg = |i: usize, default: usize| {
         std::env::args()
@@ -356,7 +314,7 @@ fn main() {
     };
     let (hosts, min_pages, max_pages) = (arg(1, 1000), arg(2, 20), arg(3, 50));
     let site = Arc::new(build(hosts, min_pages, max_pages.max(min_pages)));
-    let vocab = Arc::new(vocabulary());
+    let vocab = Arc::new(distinct_words());
     let reach = reachable(&site);
     let reachable_pages: usize = reach.iter().map(HashSet::len).sum();
     let reachable_hosts = reach.iter().filter(|r| !r.is_empty()).count();
@@ -416,10 +374,10 @@ fn main() {
         });
     let (mut peak, mut cpu) = (0, 0.0);
     let status = loop {
-        if let Some(kib) = peak_rss_kib(child.id()) {
-            peak = peak.max(kib);
-        }
-        cpu = cpu_secs(child.id()).unwrap_or(cpu);
+        let pid = child.id().to_string();
+        peak = peak.max(proc_status(&pid, "VmHWM:"));
+        // Zero once the process is gone: keep the last reading.
+        cpu = cpu_seconds(&pid).max(cpu);
         if let Some(status) = child.try_wait().unwrap() {
             break status;
         }

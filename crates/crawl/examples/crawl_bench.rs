@@ -17,6 +17,8 @@
 //! duplicate of the page before it (2% of words changed, another date and
 //! ad). Politeness is off (config/local.toml's settings).
 
+mod common;
+
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
@@ -27,39 +29,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use url::Url;
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
-fn vocabulary() -> Vec<String> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/bench/extraction/ground-truth.json");
-    let gt: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(path).expect("ground truth")).unwrap();
-    gt.as_object()
-        .unwrap()
-        .values()
-        .flat_map(|v| {
-            v["articleBody"]
-                .as_str()
-                .unwrap_or("")
-                .split_whitespace()
-                .map(str::to_string)
-                .collect::<Vec<_>>()
-        })
-        .filter(|w| w.is_ascii())
-        .collect()
-}
+use common::{Rng, cpu_seconds, proc_status, vocabulary};
 
 fn build_site(n: usize) -> Vec<String> {
     let vocab = vocabulary();
@@ -190,32 +160,6 @@ async fn serve(pages: Arc<Vec<String>>) -> std::net::SocketAddr {
     addr
 }
 
-fn proc_status(field: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .find(|l| l.starts_with(field))
-        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        .unwrap_or(0)
-}
-
-fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let fields: Vec<&str> = stat
-        .rsplit(')')
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (ticks(11) + ticks(12)) / 100.0
-}
-
 #[tokio::main]
 async fn main() {
     let n: usize = std::env::args()
@@ -248,8 +192,8 @@ async fn main() {
     config.politeness.global_concurrency = Positive(64);
     let seeds = vec![Url::parse(&format!("http://{addr}/")).unwrap()];
     let sink = nearcrawl_crawl::open_outputs(&config.output).unwrap();
-    let rss_before = proc_status("VmRSS:");
-    let cpu0 = cpu_seconds();
+    let rss_before = proc_status("self", "VmRSS:");
+    let cpu0 = cpu_seconds("self");
     let t = Instant::now();
     let stats = Crawler::new(config, &seeds, sink)
         .unwrap()
@@ -257,7 +201,7 @@ async fn main() {
         .await
         .unwrap();
     let secs = t.elapsed().as_secs_f64();
-    let cpu = cpu_seconds() - cpu0;
+    let cpu = cpu_seconds("self") - cpu0;
     println!(
         "crawl: {} fetched, {} written, {} exact + {} near duplicates, {} errors in {secs:.1} s = {:.0} pages/s; \
          CPU {cpu:.1} s (server and generator included: same process); RSS before {} MiB, peak {} MiB",
@@ -268,7 +212,7 @@ async fn main() {
         stats.errors.values().sum::<u64>(),
         stats.fetched as f64 / secs,
         rss_before / 1024,
-        proc_status("VmHWM:") / 1024
+        proc_status("self", "VmHWM:") / 1024
     );
     // Planted pairs: page i (i % 5 == 4) copies page i - 1.
     let dups: Vec<serde_json::Value> = std::fs::read_to_string(out.join("duplicates.jsonl"))

@@ -9,19 +9,18 @@
 //! crawl would, and pops every URL with every host always ready. Prints
 //! the process RSS before and after queueing and at the end.
 
+mod common;
+
 use std::time::Instant;
 
 use nearcrawl_crawl::frontier::{Additions, Frontier, Popped, Unpaced};
 use nearcrawl_crawl::state::Writes;
 use url::Url;
 
+use common::proc_status;
+
 fn rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        .unwrap_or(0)
+    proc_status("self", "VmRSS:")
 }
 
 fn main() {

@@ -342,9 +342,6 @@ impl Frontier {
     pub fn pop(&mut self, turns: &dyn Turns) -> Result<Popped, sled::Error> {
         self.wake(Instant::now());
         while let Some(host) = self.ready.pop_front() {
-            // Read the clock per host: `ready_at` does, and a stale `now`
-            // would make every host look early after a long pass.
-            let now = Instant::now();
             let Some((key, value)) = self
                 .tree
                 .scan_prefix(host_prefix(&host))
@@ -362,6 +359,10 @@ impl Frontier {
                 continue;
             };
             let at = turns.ready_at(&url);
+            // The clock is read after `ready_at` (which reads it too): an
+            // older `now` would make a ready host look early, after a long
+            // pass or a preempted thread.
+            let now = Instant::now();
             if at > now + SLACK {
                 tracing::trace!(
                     host,
@@ -406,8 +407,8 @@ impl Frontier {
         turn.in_flight = turn.in_flight.saturating_sub(1);
         match turn.place {
             Place::Full => {
-                let now = Instant::now();
-                self.wait(host, turns.ready_at(&entry.url), now);
+                let at = turns.ready_at(&entry.url);
+                self.wait(host, at, Instant::now());
             }
             Place::Idle if turn.in_flight == 0 => {
                 self.hosts.remove(&host);
