@@ -451,3 +451,56 @@ fn names_resolve_through_a_caching_dns_and_domain_budgets_hold() {
     assert!(dns.queries_for("nowhere.shop.test") >= 1);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn with_politeness_by_ip_names_on_one_address_share_one_delay() {
+    // Three names of one shared host, each with a home page and two pages.
+    let names: Vec<(String, &str)> = ["a", "b", "c"]
+        .iter()
+        .map(|n| (format!("{n}.hosting.test"), "127.0.0.13"))
+        .collect();
+    let (addr, log) = serve_named("127.0.0.13", |host, path| {
+        let h = host.bytes().next().map_or(0, |b| b as usize);
+        match path {
+            "/robots.txt" => (404, "text/plain", Vec::new()),
+            "/" => (
+                200,
+                "text/html",
+                page(h, 0, "<a href=\"/p/1\">1</a> <a href=\"/p/2\">2</a>"),
+            ),
+            "/p/1" => (200, "text/html", page(h, 1, "")),
+            "/p/2" => (200, "text/html", page(h, 2, "")),
+            _ => (404, "text/plain", Vec::new()),
+        }
+    });
+    let dir = std::env::temp_dir().join(format!("nearcrawl-e2e-ip-{}", std::process::id()));
+    let dns = Dnsmasq::start(&dir.join("dns"), &names);
+    let seeds: Vec<String> = names
+        .iter()
+        .map(|(n, _)| format!("http://{n}:{}/", addr.port()))
+        .collect();
+    let seeds: Vec<&str> = seeds.iter().map(String::as_str).collect();
+    let least_gap = |key: &str| {
+        log.lock().unwrap().clear();
+        let config = format!(
+            "[politeness]\ndelay_ms = 300\nkey = \"{key}\"\n\
+             [fetch]\nallow_private_networks = true\ndns_servers = [\"127.0.0.1:{}\"]",
+            dns.port
+        );
+        crawl(&dir.join(key), &seeds, &config);
+        let mut times: Vec<_> = log.lock().unwrap().iter().map(|(t, _)| *t).collect();
+        assert_eq!(times.len(), 12, "robots.txt and three pages of each name");
+        times.sort();
+        times.windows(2).map(|w| w[1] - w[0]).min().unwrap()
+    };
+    // By address: the server sees one request per delay, whatever the name.
+    let by_ip = least_gap("ip");
+    assert!(
+        by_ip + Duration::from_millis(10) >= Duration::from_millis(300),
+        "{by_ip:?}"
+    );
+    // By host: the three names are asked side by side (so the test can fail).
+    let by_host = least_gap("host");
+    assert!(by_host < Duration::from_millis(100), "{by_host:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

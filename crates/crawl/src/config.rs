@@ -109,6 +109,18 @@ pub struct Politeness {
     pub user_agent: String,
     pub contact_url: Option<String>,
     pub obey_robots: bool,
+    /// What the delay and per-host concurrency count by.
+    pub key: PolitenessKey,
+}
+
+/// `"host"`: each host; `"ip"`: each server address, shared by every
+/// name that resolves to it (shared hosting).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum PolitenessKey {
+    #[default]
+    Host,
+    Ip,
 }
 
 impl Default for Politeness {
@@ -121,6 +133,7 @@ impl Default for Politeness {
             user_agent: "nearcrawl".into(),
             contact_url: None,
             obey_robots: true,
+            key: PolitenessKey::Host,
         }
     }
 }

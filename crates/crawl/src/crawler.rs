@@ -172,6 +172,10 @@ impl Crawler {
             dns_servers: f.dns_servers.clone(),
             dns_timeout: Duration::from_secs(f.dns_timeout_secs.max(1)),
             dns_concurrency: f.dns_concurrency.0,
+            politeness_key: match p.key {
+                crate::config::PolitenessKey::Host => nearcrawl_fetch::PolitenessKey::Host,
+                crate::config::PolitenessKey::Ip => nearcrawl_fetch::PolitenessKey::Ip,
+            },
             per_host_delay: Duration::from_millis(p.delay_ms),
             per_host_concurrency: p.per_host_concurrency.0,
             global_concurrency: p.global_concurrency.0,

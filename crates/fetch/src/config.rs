@@ -1,6 +1,17 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+/// What politeness counts requests by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PolitenessKey {
+    /// Host name and port.
+    #[default]
+    Host,
+    /// The server's address: every name that resolves to it shares one
+    /// delay and one concurrency limit.
+    Ip,
+}
+
 /// How the fetcher behaves. Defaults suit a polite crawl of the open web.
 #[derive(Debug, Clone)]
 pub struct FetchConfig {
@@ -36,6 +47,9 @@ pub struct FetchConfig {
     /// Names whose answers are cached (each for its TTL, at most an hour;
     /// a failed lookup for 10 s to 5 minutes).
     pub dns_cache_size: u64,
+    /// What the delay and concurrency limits count by: each host, or each
+    /// server address (shared hosting puts thousands of hosts on one).
+    pub politeness_key: PolitenessKey,
     /// Least time between two requests to one host.
     pub per_host_delay: Duration,
     pub per_host_concurrency: usize,
@@ -73,6 +87,7 @@ impl Default for FetchConfig {
             dns_timeout: Duration::from_secs(5),
             dns_concurrency: 64,
             dns_cache_size: 100_000,
+            politeness_key: PolitenessKey::Host,
             per_host_delay: Duration::from_secs(1),
             per_host_concurrency: 1,
             global_concurrency: 64,

@@ -13,7 +13,7 @@ use reqwest::header::{CONTENT_LENGTH, CONTENT_TYPE, LOCATION, RETRY_AFTER};
 use tokio::sync::Semaphore;
 use url::Url;
 
-use crate::config::FetchConfig;
+use crate::config::{FetchConfig, PolitenessKey};
 use crate::error::FetchError;
 use crate::robots::{AgentRules, Robots};
 use crate::safety::{BLOCKED_MARK, Dns, GuardedResolver, is_non_public};
@@ -92,6 +92,10 @@ pub struct Fetcher {
     robots_store: Option<Arc<dyn RobotsStore>>,
     /// The configured per-host rate (none when the delay is zero).
     rate: Option<DefaultKeyedRateLimiter<String>>,
+    dns: Arc<Dns>,
+    /// With `PolitenessKey::Ip`: each host name's first address, once
+    /// resolved (politeness is counted by it).
+    addresses: Mutex<HashMap<String, IpAddr>>,
 }
 
 impl std::fmt::Debug for Fetcher {
@@ -118,6 +122,7 @@ impl Fetcher {
     }
 
     pub fn new(config: FetchConfig) -> Result<Fetcher, FetchError> {
+        let dns = Arc::new(Dns::new(&config).map_err(FetchError::Dns)?);
         let mut builder = reqwest::Client::builder()
             .user_agent(config.user_agent())
             .redirect(reqwest::redirect::Policy::none())
@@ -126,7 +131,7 @@ impl Fetcher {
             .pool_idle_timeout(Duration::from_secs(30))
             .dns_resolver(Arc::new(GuardedResolver {
                 allow_private: config.allow_private_networks,
-                dns: Arc::new(Dns::new(&config).map_err(FetchError::Dns)?),
+                dns: dns.clone(),
             }));
         for (host, addr) in &config.resolve {
             builder = builder.resolve(host, *addr);
@@ -145,6 +150,8 @@ impl Fetcher {
             robots: Mutex::new(HashMap::new()),
             robots_store: None,
             rate,
+            dns,
+            addresses: Mutex::new(HashMap::new()),
             config,
         })
     }
@@ -161,8 +168,46 @@ impl Fetcher {
         &self.config
     }
 
+    /// What `url`'s politeness is counted by: its host and port, or with
+    /// `PolitenessKey::Ip` its server's address once resolved (see
+    /// [`learn_address`](Fetcher::learn_address)).
+    fn pace_key(&self, url: &Url) -> String {
+        if self.config.politeness_key == PolitenessKey::Host {
+            return host_key(url);
+        }
+        match url.host() {
+            Some(url::Host::Ipv4(ip)) => ip.to_string(),
+            Some(url::Host::Ipv6(ip)) => ip.to_string(),
+            Some(url::Host::Domain(name)) => match self.addresses.lock().unwrap().get(name) {
+                Some(ip) => ip.to_string(),
+                None => host_key(url),
+            },
+            None => host_key(url),
+        }
+    }
+
+    /// With `PolitenessKey::Ip`, resolves `url`'s host (once; the resolver
+    /// caches) so its requests are counted by address. A name that does
+    /// not resolve is left to the request to report.
+    async fn learn_address(&self, url: &Url) {
+        if self.config.politeness_key != PolitenessKey::Ip {
+            return;
+        }
+        let Some(url::Host::Domain(name)) = url.host() else {
+            return;
+        };
+        if self.addresses.lock().unwrap().contains_key(name) {
+            return;
+        }
+        if let Ok(ips) = self.dns.lookup(name).await {
+            if let Some(ip) = ips.first() {
+                self.addresses.lock().unwrap().insert(name.to_string(), *ip);
+            }
+        }
+    }
+
     fn host(&self, url: &Url) -> Arc<Host> {
-        let key = host_key(url);
+        let key = self.pace_key(url);
         let mut hosts = self.hosts.lock().unwrap();
         hosts
             .entry(key)
@@ -231,6 +276,7 @@ impl Fetcher {
         wanted: Wanted,
     ) -> Result<Fetched, FetchError> {
         check_scheme(url)?;
+        self.learn_address(url).await;
         let rules = self.rules_for(url).await?;
         if !rules.is_allowed(&path_and_query(url)) {
             return Err(FetchError::RobotsDenied);
@@ -289,7 +335,7 @@ impl Fetcher {
     /// (Crawl-delay, backoff, Retry-After), which a fixed quota cannot.
     async fn wait_turn(&self, url: &Url, host: &Host) {
         if let Some(rate) = &self.rate {
-            rate.until_key_ready(&host_key(url)).await;
+            rate.until_key_ready(&self.pace_key(url)).await;
         }
         let start = {
             let mut pace = host.pace.lock().unwrap();
@@ -303,7 +349,7 @@ impl Fetcher {
     /// When a request to `url`'s host could start, were it asked now: for
     /// schedulers that would rather pick a host that is ready.
     pub fn ready_at(&self, url: &Url) -> Instant {
-        let key = host_key(url);
+        let key = self.pace_key(url);
         let host = self.hosts.lock().unwrap().get(&key).cloned();
         match host {
             Some(h) => h.pace.lock().unwrap().next_start(Instant::now()),
@@ -314,7 +360,7 @@ impl Fetcher {
     /// The least time between two starts at `url`'s host, as now known
     /// (the configured delay until its robots.txt says otherwise).
     pub fn delay_of(&self, url: &Url) -> Duration {
-        let key = host_key(url);
+        let key = self.pace_key(url);
         let host = self.hosts.lock().unwrap().get(&key).cloned();
         host.map_or(self.config.per_host_delay, |h| h.pace.lock().unwrap().delay)
     }
@@ -361,6 +407,7 @@ impl Fetcher {
                 return Err(FetchError::RobotsDenied);
             }
             redirects.push(url);
+            self.learn_address(&next).await;
             hop_host = self.host(&next);
             url = next;
         }
@@ -608,6 +655,7 @@ impl Fetcher {
         for _ in 0..=5 {
             check_address(&url, self.config.allow_private_networks)?;
             // robots.txt is a request like any other: it takes a turn.
+            self.learn_address(&url).await;
             let host = self.host(&url);
             self.wait_turn(&url, &host).await;
             let resp = match tokio::time::timeout(

@@ -26,6 +26,6 @@ mod fetcher;
 pub mod robots;
 pub mod safety;
 
-pub use config::FetchConfig;
+pub use config::{FetchConfig, PolitenessKey};
 pub use error::FetchError;
 pub use fetcher::{Fetched, Fetcher, HopCheck, RobotsStore};

@@ -113,6 +113,17 @@ impl Dns {
             permits: tokio::sync::Semaphore::new(config.dns_concurrency.max(1)),
         })
     }
+
+    /// The addresses of `host` (from the cache when it can).
+    pub(crate) async fn lookup(&self, host: &str) -> Result<Vec<IpAddr>, String> {
+        let _permit = self.permits.acquire().await.expect("semaphore open");
+        let lookup = self
+            .resolver
+            .lookup_ip(host)
+            .await
+            .map_err(|e| format!("dns error: {host}: {e}"))?;
+        Ok(lookup.iter().collect())
+    }
 }
 
 /// A resolver that drops non-public addresses (unless allowed), and fails
@@ -133,14 +144,8 @@ impl Resolve for GuardedResolver {
         let dns = self.dns.clone();
         Box::pin(async move {
             let host = name.as_str().to_string();
-            let lookup = {
-                let _permit = dns.permits.acquire().await.expect("semaphore open");
-                dns.resolver
-                    .lookup_ip(host.as_str())
-                    .await
-                    .map_err(|e| format!("dns error: {host}: {e}"))?
-            };
-            let addrs: Vec<SocketAddr> = lookup.iter().map(|ip| SocketAddr::new(ip, 0)).collect();
+            let ips = dns.lookup(&host).await?;
+            let addrs: Vec<SocketAddr> = ips.into_iter().map(|ip| SocketAddr::new(ip, 0)).collect();
             let kept: Vec<SocketAddr> = addrs
                 .iter()
                 .copied()
