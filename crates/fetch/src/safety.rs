@@ -121,7 +121,7 @@ impl Dns {
             .resolver
             .lookup_ip(host)
             .await
-            .map_err(|e| format!("dns error: {host}: {e}"))?;
+            .map_err(|e| format!("{host}: {e}"))?;
         Ok(lookup.iter().collect())
     }
 }
