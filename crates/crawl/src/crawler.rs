@@ -913,33 +913,13 @@ fn judge(shared: &Shared, entry: Entry, mut fetched: nearcrawl_fetch::Fetched) {
             ..
         } => Some((of, "near", distance, similarity)),
     };
-    let host = entry.url.host_str().unwrap_or("");
-    let delay_ms = shared.fetcher.delay_of(&entry.url).as_millis() as u64;
-    let counts = state.host_stats(host);
-    counts.fetched += 1;
-    counts.delay_ms_total += delay_ms;
-    if dup.is_some() {
-        counts.duplicates += 1;
-    } else if !page.robots.noindex {
-        counts.written += 1;
-    }
-    if let Some(trap) = core.traps.judged(host, dup.is_some()) {
-        tracing::warn!(
-            host,
-            "duplicate trap: {} of its last {} pages were duplicates",
-            trap.duplicates,
-            trap.window
-        );
-        commit.outcomes.push(Outcome::Error(ErrorRecord {
-            url: entry.url.to_string(),
-            kind: "duplicate_trap".into(),
-            detail: format!(
-                "{host}: {} of its last {} pages were duplicates; its other URLs are skipped",
-                trap.duplicates, trap.window
-            ),
-        }));
-        state.trap_host(&mut commit.writes, host, &trap);
-    }
+    let delay = shared.fetcher.delay_of(&entry.url);
+    let verdict = HostVerdict {
+        duplicate: dup.is_some(),
+        written: dup.is_none() && !page.robots.noindex,
+        delay,
+    };
+    note_host_verdict(state, &mut core.traps, &mut commit, &entry.url, verdict);
     let mut new_doc = None;
     if let Some((of, kind, distance, similarity)) = dup {
         let original = state.doc_url(of).ok().flatten().unwrap_or_default();
@@ -1022,4 +1002,47 @@ fn judge(shared: &Shared, entry: Entry, mut fetched: nearcrawl_fetch::Fetched) {
         }
     }
     apply(shared, core, commit);
+}
+
+/// What one judged page tells about its host.
+struct HostVerdict {
+    duplicate: bool,
+    written: bool,
+    /// The host's delay when the page was fetched.
+    delay: Duration,
+}
+
+/// Counts a judged page in its host's figures, and cuts the host off when
+/// the page makes it a duplicate trap (recorded in `commit`).
+fn note_host_verdict(
+    state: &mut State,
+    traps: &mut TrapDetector,
+    commit: &mut Commit,
+    url: &Url,
+    verdict: HostVerdict,
+) {
+    let host = url.host_str().unwrap_or("");
+    let counts = state.host_stats(host);
+    counts.fetched += 1;
+    counts.delay_ms_total += verdict.delay.as_millis() as u64;
+    counts.duplicates += u64::from(verdict.duplicate);
+    counts.written += u64::from(verdict.written);
+    let Some(trap) = traps.judged(host, verdict.duplicate) else {
+        return;
+    };
+    tracing::warn!(
+        host,
+        "duplicate trap: {} of its last {} pages were duplicates",
+        trap.duplicates,
+        trap.window
+    );
+    commit.outcomes.push(Outcome::Error(ErrorRecord {
+        url: url.to_string(),
+        kind: "duplicate_trap".into(),
+        detail: format!(
+            "{host}: {} of its last {} pages were duplicates; its other URLs are skipped",
+            trap.duplicates, trap.window
+        ),
+    }));
+    state.trap_host(&mut commit.writes, host, &trap);
 }
