@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
-use common::{Rng, cpu_seconds, proc_status, vocabulary};
+use common::{Rng, arg, cpu_seconds, proc_status, vocabulary};
 
 const PORT: u16 = 18_080;
 const SEEDS: usize = 20;
@@ -306,12 +306,6 @@ fn nearcrawl_bin() -> std::path::PathBuf {
 }
 
 fn main() {
-    let arg = |i: usize, default: usize| {
-        std::env::args()
-            .nth(i)
-            .map(|a| a.parse().expect("a number"))
-            .unwrap_or(default)
-    };
     let (hosts, min_pages, max_pages) = (arg(1, 1000), arg(2, 20), arg(3, 50));
     let site = Arc::new(build(hosts, min_pages, max_pages.max(min_pages)));
     let vocab = Arc::new(distinct_words());

@@ -17,19 +17,13 @@ use nearcrawl_crawl::frontier::{Additions, Frontier, Popped, Unpaced};
 use nearcrawl_crawl::state::Writes;
 use url::Url;
 
-use common::proc_status;
+use common::{arg, proc_status};
 
 fn rss_kib() -> u64 {
     proc_status("self", "VmRSS:")
 }
 
 fn main() {
-    let arg = |i: usize, default: usize| {
-        std::env::args()
-            .nth(i)
-            .map(|a| a.parse().expect("a number"))
-            .unwrap_or(default)
-    };
     let (hosts, per_host) = (arg(1, 100_000), arg(2, 2));
     let dir = std::env::temp_dir().join(format!("nearcrawl-frontier-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);

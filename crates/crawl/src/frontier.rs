@@ -325,7 +325,8 @@ impl Frontier {
         }
     }
 
-    /// Queues and applies at once (seeds, sitemaps): true if `url` was new.
+    /// Queues and applies at once: true if `url` was new (tests).
+    #[cfg(test)]
     pub fn push_now(&mut self, url: &Url, depth: u32) -> Result<bool, sled::Error> {
         let mut writes = Writes::default();
         let mut adds = Additions::default();
@@ -424,14 +425,9 @@ impl Frontier {
         self.tree.insert(prefixed(QUEUE, &entry.key), url)?;
         self.tree.remove(prefixed(IN_FLIGHT, &entry.key))?;
         self.queued += 1;
-        let host = entry.url.host_str().unwrap_or("").to_ascii_lowercase();
-        if let Some(turn) = self.hosts.get_mut(&host) {
-            if turn.place == Place::Idle {
-                // Its last URL was popped; it has one again.
-                turn.place = Place::Full;
-            }
-        }
         self.done(&entry, turns);
+        // Back in turn if it had left it (its last URL was the one popped).
+        self.schedule(entry.url.host_str().unwrap_or("").to_ascii_lowercase());
         Ok(())
     }
 

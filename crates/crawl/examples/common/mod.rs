@@ -70,3 +70,11 @@ pub fn cpu_seconds(pid: &str) -> f64 {
     };
     (ticks(11) + ticks(12)) / 100.0
 }
+
+/// The `i`th command-line argument as a number, or `default`.
+pub fn arg(i: usize, default: usize) -> usize {
+    std::env::args()
+        .nth(i)
+        .map(|a| a.parse().expect("a number"))
+        .unwrap_or(default)
+}
