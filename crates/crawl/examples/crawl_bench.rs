@@ -191,7 +191,7 @@ async fn main() {
     config.scope.max_depth = 1000;
     config.politeness.global_concurrency = Positive(64);
     let seeds = vec![Url::parse(&format!("http://{addr}/")).unwrap()];
-    let sink = nearcrawl_crawl::open_outputs(&config.output).unwrap();
+    let sink = nearcrawl_output::open(&config.output).unwrap();
     let rss_before = proc_status("self", "VmRSS:");
     let cpu0 = cpu_seconds("self");
     let t = Instant::now();

@@ -138,7 +138,7 @@ fn is_result_file(name: &str) -> bool {
 
 impl Crawler {
     /// Opens (or resumes) the crawl in `config.output.dir`, writing to `sink`
-    /// (see [`crate::open_outputs`] for the configured ones).
+    /// (`nearcrawl_output::open` gives the configured ones).
     pub fn new(config: Config, seeds: &[Url], sink: Box<dyn Sink>) -> Result<Crawler, CrawlError> {
         let out = config.output.dir.clone();
         let state_dir: PathBuf = out.join("state");

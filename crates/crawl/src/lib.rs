@@ -9,8 +9,9 @@
 //!   links to the frontier, duplicates recorded and their links dropped.
 //! - [`state`]: everything a URL changes as one atomic batch, checkpoints,
 //!   and the outbox that makes resume after a crash exact.
-//! - Outputs, pushed into a [`sink::Sink`]: [`jsonl`] (pages shards, plain
-//!   or zstd; duplicates; errors; stats) and [`warc`] (WARC 1.1).
+//! - [`sink`]: the [`sink::Sink`] trait the crawl pushes its outcomes into;
+//!   the outputs that implement it (JSONL, WARC) are the `nearcrawl-output`
+//!   crate.
 //!
 //! ```
 //! use nearcrawl_crawl::canonical::Canonicalizer;
@@ -25,36 +26,9 @@ pub mod canonical;
 pub mod config;
 pub mod crawler;
 pub mod frontier;
-pub mod jsonl;
 pub mod scope;
 pub mod seeds;
 pub mod sink;
 pub mod sitemap;
 pub mod state;
 pub mod traps;
-pub mod warc;
-
-use config::{Compression, Format, Output};
-
-/// The outputs `config` asks for, as one sink.
-pub fn open_outputs(config: &Output) -> std::io::Result<Box<dyn sink::Sink>> {
-    let mut sinks: Vec<Box<dyn sink::Sink>> = Vec::new();
-    if config.formats.contains(&Format::Jsonl) {
-        let compression = match config.compression {
-            Compression::None => jsonl::ShardCompression::None,
-            Compression::Zstd => jsonl::ShardCompression::Zstd(config.zstd_level),
-        };
-        sinks.push(Box::new(jsonl::JsonlSink::open(
-            &config.dir,
-            config.shard_bytes,
-            compression,
-        )?));
-    }
-    if config.formats.contains(&Format::Warc) {
-        sinks.push(Box::new(warc::WarcSink::open(
-            &config.dir,
-            config.shard_bytes,
-        )?));
-    }
-    Ok(Box::new(sink::Outputs::new(sinks)))
-}

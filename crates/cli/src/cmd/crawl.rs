@@ -65,7 +65,7 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let sink = nearcrawl_crawl::open_outputs(&config.output)
+    let sink = nearcrawl_output::open(&config.output)
         .with_context(|| format!("cannot write to {}", config.output.dir.display()))?;
     let out = config.output.dir.clone();
     // Extraction and the duplicate gate run on blocking threads; more of

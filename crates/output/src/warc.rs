@@ -16,7 +16,7 @@ use flate2::Compression;
 use flate2::write::GzEncoder;
 use serde_json::json;
 
-use crate::sink::{Capture, PageRecord, Position, Sink};
+use nearcrawl_crawl::sink::{Capture, PageRecord, Position, Sink};
 
 /// Writes captures as WARC; pages, duplicates and errors are for other
 /// sinks.

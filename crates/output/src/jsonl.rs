@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use crate::sink::{DuplicateRecord, ErrorRecord, PageRecord, Position, Sink};
+use nearcrawl_crawl::sink::{DuplicateRecord, ErrorRecord, PageRecord, Position, Sink};
 
 /// How page shards are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
