@@ -14,7 +14,9 @@ mod common;
 use std::time::Instant;
 
 use nearcrawl_crawl::frontier::{Additions, Frontier, Popped, Unpaced};
-use nearcrawl_crawl::state::Writes;
+use std::sync::Arc;
+
+use nearcrawl_crawl::store::{SledStore, Store, Writes};
 use url::Url;
 
 use common::{arg, proc_status};
@@ -32,11 +34,11 @@ fn main() {
         .cache_capacity(32 << 20)
         .open()
         .unwrap();
-    let tree = db.open_tree("crawl").unwrap();
+    let tree: Arc<dyn Store> = Arc::new(SledStore::open_in(&db, "crawl").unwrap());
     let before = rss_kib();
     let t = Instant::now();
     {
-        let mut f = Frontier::open_in(&tree).unwrap();
+        let mut f = Frontier::open_in(tree.clone()).unwrap();
         // In groups of 64 URLs per batch, as the crawl commits them.
         let mut writes = Writes::default();
         let mut adds = Additions::default();
@@ -48,14 +50,13 @@ fn main() {
                 let _ = f.push(&mut writes, &mut adds, &url, 1).unwrap();
                 in_group += 1;
                 if in_group == 64 {
-                    tree.apply_batch(std::mem::take(&mut writes).into_batch())
-                        .unwrap();
+                    tree.apply(std::mem::take(&mut writes)).unwrap();
                     f.added(std::mem::take(&mut adds));
                     in_group = 0;
                 }
             }
         }
-        tree.apply_batch(writes.into_batch()).unwrap();
+        tree.apply(writes).unwrap();
         f.added(adds);
         println!(
             "queued {} URLs on {hosts} hosts in {:.1} s; RSS {} MiB -> {} MiB ({:.0} B per queued host, sled cache included)",
@@ -68,7 +69,7 @@ fn main() {
     }
     // As a resumed crawl: the queue is read back from disk.
     let t = Instant::now();
-    let mut f = Frontier::open_in(&tree).unwrap();
+    let mut f = Frontier::open_in(tree.clone()).unwrap();
     println!(
         "reopened in {:.1} s: {} queued, {} hosts in turn; RSS {} MiB",
         t.elapsed().as_secs_f64(),

@@ -21,7 +21,8 @@ use crate::config::{Config, DuplicatePolicy};
 use crate::frontier::{Additions, Entry, Popped, Pushed, SeenSet, Turns};
 use crate::scope::Scope;
 use crate::sink::{Capture, DuplicateRecord, ErrorRecord, Outcome, PageRecord, Sink};
-use crate::state::{State, Stats, Writes};
+use crate::state::{RobotsCache, State, Stats};
+use crate::store::{SledStore, Store, StoreError, Writes};
 use crate::traps::TrapDetector;
 
 /// A snapshot of a running crawl, for progress displays.
@@ -41,7 +42,7 @@ pub struct Progress {
 #[derive(Debug, thiserror::Error)]
 pub enum CrawlError {
     #[error("crawl state: {0}")]
-    State(#[from] sled::Error),
+    State(#[from] StoreError),
     #[error("duplicate index: {0}")]
     Index(#[from] nearcrawl_index::IndexError),
     #[error("fetcher: {0}")]
@@ -116,7 +117,7 @@ struct Shared {
 }
 
 /// A crawl over one output directory; its state (frontier, seen set,
-/// duplicate index, pending outputs) lives there in sled, so running again
+/// duplicate index, pending outputs) lives there (a sled store), so running again
 /// continues, after a clean stop or a crash alike.
 pub struct Crawler {
     shared: Arc<Shared>,
@@ -156,7 +157,9 @@ impl Crawler {
         let db = sled::Config::new()
             .path(&state_dir)
             .cache_capacity(32 << 20)
-            .open()?;
+            .open()
+            .map_err(StoreError::from)?;
+        let store: Arc<dyn Store> = Arc::new(SledStore::open_in(&db, "crawl")?);
         let p = &config.politeness;
         let f = &config.fetch;
         let fetcher = Fetcher::new(FetchConfig {
@@ -183,7 +186,7 @@ impl Crawler {
             crawl_delay_cap: Duration::from_secs(p.crawl_delay_cap_secs),
             ..FetchConfig::default()
         })?
-        .with_robots_store(Arc::new(crate::state::RobotsCache::open_in(&db)?));
+        .with_robots_store(Arc::new(RobotsCache(store.clone())));
         let d = &config.dedup;
         let dedup = Deduper::open_in(
             &db,
@@ -204,7 +207,7 @@ impl Crawler {
             strip_params: config.scope.strip_params.clone(),
             sort_query: config.scope.sort_query,
         };
-        let state = State::open_in(&db)?;
+        let state = State::open_in(store)?;
         let outputs = format!(
             "formats {:?}, compression {:?}",
             config.output.formats, config.output.compression

@@ -1,5 +1,5 @@
 //! The frontier: URLs waiting to be fetched, URLs being fetched, and every
-//! URL ever queued, all on disk in sled.
+//! URL ever queued, all in the crawl's [`Store`] (on disk).
 //!
 //! Per-host queues, lowest depth first within a host (breadth-first), and
 //! hosts served in turn so one large host cannot starve the others. A
@@ -10,7 +10,7 @@
 //! not ready while others are. Only hosts with pending or in-flight URLs
 //! are kept in memory (about 150 bytes each); the URLs are on disk.
 //!
-//! The frontier lives in keys of the crawl's one state tree (see
+//! The frontier lives in keys of the crawl's one state store (see
 //! [`crate::state`]) so that what a page adds to it is written in the same
 //! atomic batch as the page's other effects. [`Frontier::pop`] moves a URL
 //! from the queue to the in-flight set, and [`Frontier::open_in`] puts
@@ -19,9 +19,11 @@
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
+use std::sync::Arc;
+
 use url::Url;
 
-use crate::state::Writes;
+use crate::store::{Store, StoreError, Writes};
 
 const QUEUE: u8 = b'q';
 const IN_FLIGHT: u8 = b'i';
@@ -111,7 +113,7 @@ impl Entry {
 
 #[derive(Debug)]
 pub struct Frontier {
-    tree: sled::Tree,
+    store: Arc<dyn Store>,
     /// Hosts that may be asked now, in turn.
     ready: VecDeque<String>,
     /// Hosts that may be asked at the instant (the u64 breaks ties).
@@ -140,12 +142,12 @@ fn host_prefix(host: &str) -> Vec<u8> {
 
 /// See [`Frontier::seen_set`].
 #[derive(Debug, Clone)]
-pub struct SeenSet(sled::Tree);
+pub struct SeenSet(Arc<dyn Store>);
 
 impl SeenSet {
     pub fn contains(&self, url: &Url) -> bool {
         self.0
-            .contains_key(prefixed(SEEN, url.as_str().as_bytes()))
+            .contains(&prefixed(SEEN, url.as_str().as_bytes()))
             .unwrap_or(false)
     }
 }
@@ -160,35 +162,38 @@ pub struct Additions {
 }
 
 impl Frontier {
-    /// Opens the frontier kept in `tree`, resuming what is there: URLs that
-    /// were in flight when the last run ended go back in the queue.
-    pub fn open_in(tree: &sled::Tree) -> Result<Frontier, sled::Error> {
-        let mut requeue = sled::Batch::default();
-        let mut back = 0usize;
-        for item in tree.scan_prefix([IN_FLIGHT]) {
+    /// Opens the frontier kept in `store`, resuming what is there: URLs
+    /// that were in flight when the last run ended go back in the queue.
+    pub fn open_in(store: Arc<dyn Store>) -> Result<Frontier, StoreError> {
+        let mut requeue = Writes::default();
+        for item in store.scan_prefix(&[IN_FLIGHT]) {
             let (key, url) = item?;
-            requeue.remove(key.clone());
             requeue.insert(prefixed(QUEUE, &key[1..]), url);
-            back += 1;
+            requeue.remove(key);
         }
-        if back > 0 {
-            tree.apply_batch(requeue)?;
+        if !requeue.is_empty() {
+            store.apply(requeue)?;
         }
+        let known_hosts = store.scan_prefix(&[KNOWN]).count() as u64;
         let mut f = Frontier {
-            tree: tree.clone(),
+            store,
             ready: VecDeque::new(),
             waiting: BTreeMap::new(),
             hosts: HashMap::new(),
             per_host_in_flight: u32::MAX,
             max_hosts: u64::MAX,
-            known_hosts: tree.scan_prefix([KNOWN]).count() as u64,
+            known_hosts,
             seq: 0,
             queued: 0,
         };
         // One pass over the queue's keys: the hosts with pending URLs, and a
         // sequence number above every one in use.
-        for key in tree.scan_prefix([QUEUE]).keys() {
-            let key = key?;
+        let queue: Vec<Vec<u8>> = f
+            .store
+            .scan_prefix(&[QUEUE])
+            .map(|kv| kv.map(|(k, _)| k))
+            .collect::<Result<_, _>>()?;
+        for key in queue {
             f.queued += 1;
             let Some(nul) = key.iter().position(|&b| b == 0) else {
                 continue;
@@ -270,10 +275,10 @@ impl Frontier {
     }
 
     /// Whether `host` was ever admitted (or is in `adds`).
-    fn is_known(&self, host: &str, adds: &Additions) -> Result<bool, sled::Error> {
+    fn is_known(&self, host: &str, adds: &Additions) -> Result<bool, StoreError> {
         Ok(self.hosts.contains_key(host)
             || adds.new_hosts.contains(host)
-            || self.tree.contains_key(prefixed(KNOWN, host.as_bytes()))?)
+            || self.store.contains(&prefixed(KNOWN, host.as_bytes()))?)
     }
 
     /// Queues `url` at `depth`, in `writes`, unless it was ever queued
@@ -286,7 +291,7 @@ impl Frontier {
         adds: &mut Additions,
         url: &Url,
         depth: u32,
-    ) -> Result<Pushed, sled::Error> {
+    ) -> Result<Pushed, StoreError> {
         if adds.urls.contains(url.as_str()) || self.was_seen(url)? {
             return Ok(Pushed::Seen);
         }
@@ -327,11 +332,11 @@ impl Frontier {
 
     /// Queues and applies at once: true if `url` was new (tests).
     #[cfg(test)]
-    pub fn push_now(&mut self, url: &Url, depth: u32) -> Result<bool, sled::Error> {
+    pub fn push_now(&mut self, url: &Url, depth: u32) -> Result<bool, StoreError> {
         let mut writes = Writes::default();
         let mut adds = Additions::default();
         let pushed = self.push(&mut writes, &mut adds, url, depth)?;
-        self.tree.apply_batch(writes.into_batch())?;
+        self.store.apply(writes)?;
         self.added(adds);
         Ok(pushed == Pushed::Queued)
     }
@@ -340,12 +345,12 @@ impl Frontier {
     /// lowest-depth URL. It moves to the in-flight set until
     /// [`Entry::finish`] is applied; call [`done`](Frontier::done) when its
     /// request is over.
-    pub fn pop(&mut self, turns: &dyn Turns) -> Result<Popped, sled::Error> {
+    pub fn pop(&mut self, turns: &dyn Turns) -> Result<Popped, StoreError> {
         self.wake(Instant::now());
         while let Some(host) = self.ready.pop_front() {
             let Some((key, value)) = self
-                .tree
-                .scan_prefix(host_prefix(&host))
+                .store
+                .scan_prefix(&host_prefix(&host))
                 .next()
                 .transpose()?
             else {
@@ -354,7 +359,7 @@ impl Frontier {
             };
             let Ok(url) = Url::parse(&String::from_utf8_lossy(&value)) else {
                 // Not written by us: drop it.
-                self.tree.remove(&key)?;
+                self.store.remove(&key)?;
                 self.queued = self.queued.saturating_sub(1);
                 self.ready.push_front(host);
                 continue;
@@ -376,8 +381,8 @@ impl Frontier {
             // In flight first, then out of the queue: a crash in between
             // leaves the same key in both, and reopening merges them. (Two
             // plain writes: a batch would take sled's global write lock.)
-            self.tree.insert(prefixed(IN_FLIGHT, &key[1..]), value)?;
-            self.tree.remove(&key)?;
+            self.store.insert(&prefixed(IN_FLIGHT, &key[1..]), &value)?;
+            self.store.remove(&key)?;
             self.queued = self.queued.saturating_sub(1);
             let turn = self.hosts.get_mut(&host).expect("a host in turn is known");
             turn.in_flight += 1;
@@ -420,10 +425,10 @@ impl Frontier {
 
     /// Puts a popped entry back at the head of its host's queue: its host
     /// turned out not to be ready (its robots.txt was fetched first).
-    pub fn put_back(&mut self, entry: Entry, turns: &dyn Turns) -> Result<(), sled::Error> {
+    pub fn put_back(&mut self, entry: Entry, turns: &dyn Turns) -> Result<(), StoreError> {
         let url = entry.url.as_str().as_bytes();
-        self.tree.insert(prefixed(QUEUE, &entry.key), url)?;
-        self.tree.remove(prefixed(IN_FLIGHT, &entry.key))?;
+        self.store.insert(&prefixed(QUEUE, &entry.key), url)?;
+        self.store.remove(&prefixed(IN_FLIGHT, &entry.key))?;
         self.queued += 1;
         self.done(&entry, turns);
         // Back in turn if it had left it (its last URL was the one popped).
@@ -451,9 +456,9 @@ impl Frontier {
     }
 
     /// Whether `url` was ever queued.
-    pub fn was_seen(&self, url: &Url) -> Result<bool, sled::Error> {
-        self.tree
-            .contains_key(prefixed(SEEN, url.as_str().as_bytes()))
+    pub fn was_seen(&self, url: &Url) -> Result<bool, StoreError> {
+        self.store
+            .contains(&prefixed(SEEN, url.as_str().as_bytes()))
     }
 
     /// A handle that answers [`was_seen`](Frontier::was_seen) without the
@@ -461,17 +466,17 @@ impl Frontier {
     /// lock it keeps the frontier under (and must ask `push` again for the
     /// rest, which decides).
     pub fn seen_set(&self) -> SeenSet {
-        SeenSet(self.tree.clone())
+        SeenSet(self.store.clone())
     }
 
     /// URLs ever queued (a scan: for tests and reports, not the hot path).
     pub fn seen(&self) -> usize {
-        self.tree.scan_prefix([SEEN]).count()
+        self.store.scan_prefix(&[SEEN]).count()
     }
 
     /// URLs in flight (a scan: for tests and reports).
     pub fn in_flight(&self) -> usize {
-        self.tree.scan_prefix([IN_FLIGHT]).count()
+        self.store.scan_prefix(&[IN_FLIGHT]).count()
     }
 }
 
@@ -483,9 +488,9 @@ mod tests {
         Url::parse(s).unwrap()
     }
 
-    fn tree() -> sled::Tree {
+    fn tree() -> Arc<dyn Store> {
         let db = sled::Config::new().temporary(true).open().unwrap();
-        db.open_tree("t").unwrap()
+        Arc::new(crate::store::SledStore::open_in(&db, "t").unwrap())
     }
 
     fn pop(f: &mut Frontier) -> Option<Entry> {
@@ -504,7 +509,7 @@ mod tests {
     #[test]
     fn hosts_take_turns_and_depth_comes_first() {
         let t = tree();
-        let mut f = Frontier::open_in(&t).unwrap();
+        let mut f = Frontier::open_in(t.clone()).unwrap();
         for i in 0..5 {
             f.push_now(&u(&format!("https://big.example/{i}")), 2)
                 .unwrap();
@@ -538,7 +543,7 @@ mod tests {
     #[test]
     fn a_batch_adds_nothing_until_applied_and_dedupes_its_own_urls() {
         let t = tree();
-        let mut f = Frontier::open_in(&t).unwrap();
+        let mut f = Frontier::open_in(t.clone()).unwrap();
         let mut writes = Writes::default();
         let mut adds = Additions::default();
         let mut push = |f: &mut Frontier| {
@@ -548,7 +553,7 @@ mod tests {
         assert_eq!(push(&mut f), Pushed::Queued);
         assert_eq!(push(&mut f), Pushed::Seen);
         assert!(pop(&mut f).is_none());
-        t.apply_batch(writes.into_batch()).unwrap();
+        t.apply(writes).unwrap();
         f.added(adds);
         assert_eq!(f.len(), 1);
         assert_eq!(drain(&mut f), ["https://a.example/1"]);
@@ -558,7 +563,7 @@ mod tests {
     fn reopened_frontier_resumes_and_requeues_what_was_in_flight() {
         let t = tree();
         {
-            let mut f = Frontier::open_in(&t).unwrap();
+            let mut f = Frontier::open_in(t.clone()).unwrap();
             f.push_now(&u("https://a.example/1"), 0).unwrap();
             f.push_now(&u("https://a.example/2"), 1).unwrap();
             f.push_now(&u("https://b.example/1"), 0).unwrap();
@@ -566,11 +571,11 @@ mod tests {
             assert_eq!(done.url.as_str(), "https://a.example/1");
             let mut writes = Writes::default();
             done.finish(&mut writes);
-            t.apply_batch(writes.into_batch()).unwrap();
+            t.apply(writes).unwrap();
             // Popped and never finished: the run "crashed" with it in flight.
             assert_eq!(pop(&mut f).unwrap().url.as_str(), "https://b.example/1");
         }
-        let mut f = Frontier::open_in(&t).unwrap();
+        let mut f = Frontier::open_in(t.clone()).unwrap();
         assert_eq!(f.len(), 2);
         assert_eq!(f.in_flight(), 0);
         assert!(
@@ -609,7 +614,7 @@ mod tests {
     #[test]
     fn a_host_that_must_wait_gives_its_turn_to_one_that_is_ready() {
         let t = tree();
-        let mut f = Frontier::open_in(&t).unwrap();
+        let mut f = Frontier::open_in(t.clone()).unwrap();
         f.push_now(&u("https://slow.example/1"), 0).unwrap();
         f.push_now(&u("https://slow.example/2"), 0).unwrap();
         f.push_now(&u("https://fast.example/1"), 0).unwrap();
@@ -629,7 +634,7 @@ mod tests {
             "the slow host waits for its time"
         );
         // A gap keeps a host out of turn for that long after a pop.
-        let mut f = Frontier::open_in(&tree()).unwrap();
+        let mut f = Frontier::open_in(tree()).unwrap();
         f.push_now(&u("https://a.example/1"), 0).unwrap();
         f.push_now(&u("https://a.example/2"), 0).unwrap();
         let clock = Clock(HashMap::new(), Duration::from_secs(60));
@@ -640,7 +645,7 @@ mod tests {
     #[test]
     fn a_host_at_its_in_flight_limit_waits_for_a_request_to_finish() {
         let t = tree();
-        let mut f = Frontier::open_in(&t).unwrap();
+        let mut f = Frontier::open_in(t.clone()).unwrap();
         f.set_limits(1, u64::MAX);
         for i in 0..3 {
             f.push_now(&u(&format!("https://a.example/{i}")), 0)
@@ -661,7 +666,7 @@ mod tests {
     fn hosts_beyond_max_hosts_are_refused_over_every_run() {
         let t = tree();
         {
-            let mut f = Frontier::open_in(&t).unwrap();
+            let mut f = Frontier::open_in(t.clone()).unwrap();
             f.set_limits(1, 2);
             assert!(f.push_now(&u("https://a.example/1"), 0).unwrap());
             let mut writes = Writes::default();
@@ -672,11 +677,11 @@ mod tests {
             assert_eq!(push(&mut f, "https://b.example/2"), Pushed::Queued);
             assert_eq!(push(&mut f, "https://c.example/1"), Pushed::HostLimit);
             assert_eq!(push(&mut f, "https://a.example/2"), Pushed::Queued);
-            t.apply_batch(writes.into_batch()).unwrap();
+            t.apply(writes).unwrap();
             f.added(adds);
             assert_eq!(f.known_hosts(), 2);
         }
-        let mut f = Frontier::open_in(&t).unwrap();
+        let mut f = Frontier::open_in(t.clone()).unwrap();
         f.set_limits(1, 2);
         assert!(!f.push_now(&u("https://c.example/1"), 0).unwrap());
         assert!(f.push_now(&u("https://b.example/3"), 0).unwrap());

@@ -3,12 +3,14 @@
 //!
 //! - [`config`]: the TOML config, errors naming key and line; [`seeds`].
 //! - [`canonical`]: one spelling per URL, trap detection; [`scope`].
-//! - [`frontier`]: per-host queues, in-flight URLs and the seen set in sled.
+//! - [`frontier`]: per-host queues, in-flight URLs and the seen set.
 //! - [`crawler`]: the loop: fetch (async), then extraction and the duplicate
 //!   gate on blocking threads; new pages to the [`sink::Sink`] and their
 //!   links to the frontier, duplicates recorded and their links dropped.
 //! - [`state`]: everything a URL changes as one atomic batch, checkpoints,
-//!   and the outbox that makes resume after a crash exact.
+//!   and the outbox that makes resume after a crash exact; kept in a
+//!   [`store::Store`] (sled under the output directory by default), as the
+//!   frontier is.
 //! - [`sink`]: the [`sink::Sink`] trait the crawl pushes its outcomes into;
 //!   the outputs that implement it (JSONL, WARC) are the `nearcrawl-output`
 //!   crate.
@@ -31,4 +33,5 @@ pub mod seeds;
 pub mod sink;
 pub mod sitemap;
 pub mod state;
+pub mod store;
 pub mod traps;

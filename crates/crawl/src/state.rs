@@ -1,9 +1,9 @@
-//! The crawl's durable state: one sled tree, so everything one URL changes
+//! The crawl's durable state: one [`Store`], so everything one URL changes
 //! (frontier, documents, statistics, its pending outputs) is one atomic
 //! batch.
 //!
-//! Why this shape: outputs are files, sled is sled, and nothing makes a
-//! file write and a sled write atomic together. So a URL's outputs are
+//! Why this shape: outputs are files, the store is not, and nothing makes a
+//! file write and a store write atomic together. So a URL's outputs are
 //! first written *into its batch* (the outbox), then to the files. A
 //! checkpoint now and then makes the files durable, records how long they
 //! are, and empties the outbox. After a crash the files are cut back to the
@@ -16,6 +16,7 @@
 //! sitemaps were read, `r` robots.txt files, `m` metadata.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use nearcrawl_index::Judgement;
 use serde::{Deserialize, Serialize};
@@ -23,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::frontier::Frontier;
 use crate::scope::registrable_domain;
 use crate::sink::{Outcome, Position};
+use crate::store::{Store, StoreError, Writes};
 
 const DOC: u8 = b'd';
 const OUTBOX: u8 = b'o';
@@ -40,40 +42,6 @@ const ROBOTS: u8 = b'r';
 /// id that a crash lost is never given to another page (the duplicate
 /// index may still name it).
 const DOC_BLOCK: u64 = 4096;
-
-/// Writes to the state tree gathered before being applied as one atomic
-/// batch (sled batches cannot be merged; these can).
-#[derive(Debug, Default)]
-pub struct Writes(Vec<(Vec<u8>, Option<Vec<u8>>)>);
-
-impl Writes {
-    pub fn insert(&mut self, key: impl Into<Vec<u8>>, value: impl AsRef<[u8]>) {
-        self.0.push((key.into(), Some(value.as_ref().to_vec())));
-    }
-
-    pub fn remove(&mut self, key: impl Into<Vec<u8>>) {
-        self.0.push((key.into(), None));
-    }
-
-    pub fn append(&mut self, other: Writes) {
-        self.0.extend(other.0);
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    pub fn into_batch(self) -> sled::Batch {
-        let mut b = sled::Batch::default();
-        for (k, v) in self.0 {
-            match v {
-                Some(v) => b.insert(k, v),
-                None => b.remove(k),
-            }
-        }
-        b
-    }
-}
 
 /// Counts kept during a crawl, over every run of it; written to
 /// `stats.json` at the end of each run.
@@ -203,8 +171,7 @@ pub struct Checkpoint {
 }
 
 pub struct State {
-    db: sled::Db,
-    tree: sled::Tree,
+    store: Arc<dyn Store>,
     pub frontier: Frontier,
     pub stats: Stats,
     next_doc: u64,
@@ -242,11 +209,8 @@ fn meta(name: &str) -> Vec<u8> {
 
 /// A state record that does not decode: not written by this version, or
 /// damaged on disk.
-fn corrupt(what: String) -> sled::Error {
-    sled::Error::Io(std::io::Error::new(
-        std::io::ErrorKind::InvalidData,
-        format!("crawl state: {what}"),
-    ))
+fn corrupt(what: String) -> StoreError {
+    StoreError::Corrupt(what)
 }
 
 fn be_u64(b: &[u8]) -> u64 {
@@ -254,26 +218,26 @@ fn be_u64(b: &[u8]) -> u64 {
 }
 
 impl State {
-    pub fn open_in(db: &sled::Db) -> Result<State, sled::Error> {
-        let tree = db.open_tree("crawl")?;
-        let frontier = Frontier::open_in(&tree)?;
-        let trapped = tree
-            .scan_prefix([TRAP])
-            .keys()
-            .map(|k| k.map(|k| String::from_utf8_lossy(&k[1..]).into_owned()))
+    /// Opens (or resumes) the state kept in `store`.
+    pub fn open_in(store: Arc<dyn Store>) -> Result<State, StoreError> {
+        let frontier = Frontier::open_in(store.clone())?;
+        let trapped = store
+            .scan_prefix(&[TRAP])
+            .map(|kv| kv.map(|(k, _)| String::from_utf8_lossy(&k[1..]).into_owned()))
             .collect::<Result<_, _>>()?;
-        let doc_reserved = tree.get(meta("doc_reserved"))?.map_or(0, |v| be_u64(&v));
-        let stats = tree
-            .get(meta("stats"))?
+        let doc_reserved = store.get(&meta("doc_reserved"))?.map_or(0, |v| be_u64(&v));
+        let stats = store
+            .get(&meta("stats"))?
             .and_then(|v| serde_json::from_slice(&v).ok())
             .unwrap_or_default();
-        let next_outbox = match tree.scan_prefix([OUTBOX]).keys().next_back() {
-            Some(k) => be_u64(&k?[1..]) + 1,
-            None => tree.get(meta("outbox_next"))?.map_or(0, |v| be_u64(&v)),
+        // The outbox holds at most one checkpoint interval of batches.
+        let last_outbox = store.scan_prefix(&[OUTBOX]).last().transpose()?;
+        let next_outbox = match last_outbox {
+            Some((k, _)) => be_u64(&k[1..]) + 1,
+            None => store.get(&meta("outbox_next"))?.map_or(0, |v| be_u64(&v)),
         };
         Ok(State {
-            db: db.clone(),
-            tree,
+            store,
             frontier,
             stats,
             next_doc: doc_reserved,
@@ -288,34 +252,34 @@ impl State {
 
     /// Records which outputs the crawl writes; if it wrote others before,
     /// returns those instead (positions of one set mean nothing to another).
-    pub fn set_outputs(&self, outputs: &str) -> Result<Option<String>, sled::Error> {
-        match self.tree.get(meta("outputs"))? {
-            Some(v) if v.as_ref() != outputs.as_bytes() => {
+    pub fn set_outputs(&self, outputs: &str) -> Result<Option<String>, StoreError> {
+        match self.store.get(&meta("outputs"))? {
+            Some(v) if v != outputs.as_bytes() => {
                 Ok(Some(String::from_utf8_lossy(&v).into_owned()))
             }
             Some(_) => Ok(None),
             None => {
-                self.tree.insert(meta("outputs"), outputs.as_bytes())?;
+                self.store.insert(&meta("outputs"), outputs.as_bytes())?;
                 Ok(None)
             }
         }
     }
 
     /// The last checkpoint, if the crawl has one.
-    pub fn checkpoint(&self) -> Result<Option<Checkpoint>, sled::Error> {
+    pub fn checkpoint(&self) -> Result<Option<Checkpoint>, StoreError> {
         Ok(self
-            .tree
-            .get(meta("checkpoint"))?
+            .store
+            .get(&meta("checkpoint"))?
             .and_then(|v| serde_json::from_slice(&v).ok()))
     }
 
     /// Records a checkpoint: the sink is durable at `sink`, the duplicate
     /// index holds every document so far. Empties the outbox; durable on
     /// return.
-    pub fn set_checkpoint(&mut self, sink: Position) -> Result<(), sled::Error> {
-        let mut batch = sled::Batch::default();
-        for k in self.tree.scan_prefix([OUTBOX]).keys() {
-            batch.remove(k?);
+    pub fn set_checkpoint(&mut self, sink: Position) -> Result<(), StoreError> {
+        let mut batch = Writes::default();
+        for kv in self.store.scan_prefix(&[OUTBOX]) {
+            batch.remove(kv?.0);
         }
         let cp = Checkpoint {
             sink,
@@ -325,15 +289,15 @@ impl State {
             meta("checkpoint"),
             serde_json::to_vec(&cp).expect("serializes"),
         );
-        batch.insert(meta("outbox_next"), &self.next_outbox.to_be_bytes());
-        self.tree.apply_batch(batch)?;
-        self.db.flush()?;
+        batch.insert(meta("outbox_next"), self.next_outbox.to_be_bytes());
+        self.store.apply(batch)?;
+        self.store.flush()?;
         Ok(())
     }
 
     /// The outcomes written since the last checkpoint, in order.
-    pub fn outbox(&self) -> impl Iterator<Item = Result<Vec<Outcome>, sled::Error>> + '_ {
-        self.tree.scan_prefix([OUTBOX]).map(|item| {
+    pub fn outbox(&self) -> impl Iterator<Item = Result<Vec<Outcome>, StoreError>> + '_ {
+        self.store.scan_prefix(&[OUTBOX]).map(|item| {
             let (k, v) = item?;
             let unpacked = v.get(..4).and_then(|n| {
                 let n = u32::from_be_bytes(n.try_into().ok()?) as usize;
@@ -350,9 +314,9 @@ impl State {
     pub fn docs_from(
         &self,
         first: u64,
-    ) -> impl Iterator<Item = Result<(u64, Judgement), sled::Error>> + '_ {
-        self.tree
-            .range(key(DOC, &first.to_be_bytes())..key(DOC + 1, &[]))
+    ) -> impl Iterator<Item = Result<(u64, Judgement), StoreError>> + '_ {
+        self.store
+            .range(&key(DOC, &first.to_be_bytes()), Some(&[DOC + 1][..]))
             .map(|item| {
                 let (k, v) = item?;
                 let doc = be_u64(&k[1..]);
@@ -367,12 +331,12 @@ impl State {
     }
 
     /// A new document id.
-    pub fn new_doc(&mut self) -> Result<u64, sled::Error> {
+    pub fn new_doc(&mut self) -> Result<u64, StoreError> {
         if self.next_doc >= self.doc_reserved {
             self.doc_reserved = self.next_doc + DOC_BLOCK;
-            self.tree
-                .insert(meta("doc_reserved"), &self.doc_reserved.to_be_bytes())?;
-            self.db.flush()?;
+            self.store
+                .insert(&meta("doc_reserved"), &self.doc_reserved.to_be_bytes())?;
+            self.store.flush()?;
         }
         self.next_doc += 1;
         Ok(self.next_doc - 1)
@@ -390,14 +354,17 @@ impl State {
     }
 
     /// The URL of a document.
-    pub fn doc_url(&self, doc: u64) -> Result<Option<String>, sled::Error> {
+    pub fn doc_url(&self, doc: u64) -> Result<Option<String>, StoreError> {
         if let Some(url) = self.pending_docs.get(&doc) {
             return Ok(Some(url.clone()));
         }
-        Ok(self.tree.get(key(DOC, &doc.to_be_bytes()))?.and_then(|v| {
-            let n = u16::from_be_bytes(v.get(..2)?.try_into().ok()?) as usize;
-            Some(String::from_utf8_lossy(v.get(2..2 + n)?).into_owned())
-        }))
+        Ok(self
+            .store
+            .get(&key(DOC, &doc.to_be_bytes()))?
+            .and_then(|v| {
+                let n = u16::from_be_bytes(v.get(..2)?.try_into().ok()?) as usize;
+                Some(String::from_utf8_lossy(v.get(2..2 + n)?).into_owned())
+            }))
     }
 
     /// Whether document `doc` exists (was not lost in a crash).
@@ -405,8 +372,8 @@ impl State {
         doc < self.next_doc
             && (self.pending_docs.contains_key(&doc)
                 || self
-                    .tree
-                    .contains_key(key(DOC, &doc.to_be_bytes()))
+                    .store
+                    .contains(&key(DOC, &doc.to_be_bytes()))
                     .unwrap_or(false))
     }
 
@@ -443,7 +410,7 @@ impl State {
         host: &str,
         max_per_host: u64,
         max_per_domain: u64,
-    ) -> Result<Result<(), &'static str>, sled::Error> {
+    ) -> Result<Result<(), &'static str>, StoreError> {
         if self.trapped.contains(host) {
             return Ok(Err("duplicate_trap"));
         }
@@ -476,11 +443,11 @@ impl State {
         }
     }
 
-    fn pages_taken(&mut self, budget: &[u8]) -> Result<u64, sled::Error> {
+    fn pages_taken(&mut self, budget: &[u8]) -> Result<u64, StoreError> {
         if let Some(n) = self.taken.get(budget) {
             return Ok(*n);
         }
-        let n = self.tree.get(budget)?.map_or(0, |v| be_u64(&v));
+        let n = self.store.get(budget)?.map_or(0, |v| be_u64(&v));
         self.taken.insert(budget.to_vec(), n);
         Ok(n)
     }
@@ -489,8 +456,8 @@ impl State {
     pub fn host_stats(&mut self, host: &str) -> &mut HostStats {
         if !self.host_stats.contains_key(host) {
             let stored = self
-                .tree
-                .get(key(HOST_STATS, host.as_bytes()))
+                .store
+                .get(&key(HOST_STATS, host.as_bytes()))
                 .ok()
                 .flatten();
             let stats = stored.map_or_else(HostStats::default, |v| HostStats::from_bytes(&v));
@@ -501,9 +468,9 @@ impl State {
 
     /// The `n` hosts with the most pages fetched, as `stats.json` lists
     /// them (a scan of every host's figures: for the end of a run).
-    pub fn top_hosts(&self, n: usize) -> Result<serde_json::Value, sled::Error> {
+    pub fn top_hosts(&self, n: usize) -> Result<serde_json::Value, StoreError> {
         let mut all: HashMap<String, HostStats> = HashMap::new();
-        for item in self.tree.scan_prefix([HOST_STATS]) {
+        for item in self.store.scan_prefix(&[HOST_STATS]) {
             let (k, v) = item?;
             all.insert(
                 String::from_utf8_lossy(&k[1..]).into_owned(),
@@ -531,8 +498,8 @@ impl State {
 
     /// Whether the sitemaps of `origin` were read to the end.
     pub fn sitemaps_read(&self, origin: &str) -> bool {
-        self.tree
-            .contains_key(key(SITEMAPS_READ, origin.as_bytes()))
+        self.store
+            .contains(&key(SITEMAPS_READ, origin.as_bytes()))
             .unwrap_or(false)
     }
 
@@ -542,28 +509,22 @@ impl State {
     }
 
     /// Applies `writes` as one atomic batch.
-    pub fn apply(&mut self, writes: Writes) -> Result<(), sled::Error> {
-        self.tree.apply_batch(writes.into_batch())?;
+    pub fn apply(&mut self, writes: Writes) -> Result<(), StoreError> {
+        self.store.apply(writes)?;
         self.pending_docs.clear();
         Ok(())
     }
 }
 
-/// The fetcher's robots.txt files, kept in the state tree so a resumed
+/// The fetcher's robots.txt files, kept in the state store so a resumed
 /// crawl does not fetch them again while they are fresh. A cache: written
 /// outside the atomic batches, and a lost entry only costs a fetch.
 #[derive(Debug, Clone)]
-pub struct RobotsCache(sled::Tree);
-
-impl RobotsCache {
-    pub fn open_in(db: &sled::Db) -> Result<RobotsCache, sled::Error> {
-        Ok(RobotsCache(db.open_tree("crawl")?))
-    }
-}
+pub struct RobotsCache(pub Arc<dyn Store>);
 
 impl nearcrawl_fetch::RobotsStore for RobotsCache {
     fn load(&self, origin: &str) -> Option<(std::time::SystemTime, Vec<u8>)> {
-        let v = self.0.get(key(ROBOTS, origin.as_bytes())).ok()??;
+        let v = self.0.get(&key(ROBOTS, origin.as_bytes())).ok()??;
         let secs = be_u64(v.get(..8)?);
         Some((
             std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs),
@@ -577,7 +538,7 @@ impl nearcrawl_fetch::RobotsStore for RobotsCache {
             .map_or(0, |d| d.as_secs());
         let mut v = secs.to_be_bytes().to_vec();
         v.extend_from_slice(text);
-        if let Err(e) = self.0.insert(key(ROBOTS, origin.as_bytes()), v) {
+        if let Err(e) = self.0.insert(&key(ROBOTS, origin.as_bytes()), &v) {
             tracing::warn!(origin, "robots.txt not kept: {e}");
         }
     }
@@ -590,8 +551,10 @@ mod tests {
     #[test]
     fn page_budgets_per_host_and_per_domain_hold_over_runs() {
         let db = sled::Config::new().temporary(true).open().unwrap();
+        let store: Arc<dyn Store> =
+            Arc::new(crate::store::SledStore::open_in(&db, "crawl").unwrap());
         {
-            let mut state = State::open_in(&db).unwrap();
+            let mut state = State::open_in(store.clone()).unwrap();
             let mut take = |host: &str| state.take_page(host, 2, 3).unwrap();
             assert_eq!(take("a.example.co.uk"), Ok(()));
             assert_eq!(take("a.example.co.uk"), Ok(()));
@@ -609,7 +572,7 @@ mod tests {
             }
             state.apply(writes).unwrap();
         }
-        let mut state = State::open_in(&db).unwrap();
+        let mut state = State::open_in(store).unwrap();
         assert_eq!(
             state.take_page("d.example.co.uk", 2, 3).unwrap(),
             Err("domain_page_limit")

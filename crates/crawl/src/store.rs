@@ -1,0 +1,214 @@
+//! Where the crawl state lives: the [`Store`] trait, and [`SledStore`], the
+//! embedded default (a sled tree under the output directory).
+//!
+//! The frontier and the state encode their records as ordered keys (a
+//! tag byte, then e.g. host, depth and sequence), so what they need from a
+//! store is small: point reads, ordered range scans, single writes, a batch
+//! of writes applied **atomically** (everything one URL changes, so a crash
+//! never leaves half of it), and a way to make writes durable. That is the
+//! trait. Keeping it this narrow keeps the crawl's crash-exactness argument
+//! in one place ([`crate::state`]) whatever holds the bytes.
+//!
+//! ```
+//! use nearcrawl_crawl::store::{SledStore, Store, Writes};
+//!
+//! let db = sled::Config::new().temporary(true).open().unwrap();
+//! let store = SledStore::open_in(&db, "crawl").unwrap();
+//! let mut w = Writes::default();
+//! w.insert(*b"q1", b"a");
+//! w.insert(*b"q2", b"b");
+//! w.insert(*b"s1", b"c");
+//! store.apply(w).unwrap();
+//! let queued: Vec<_> = store.scan_prefix(b"q").map(|kv| kv.unwrap().1).collect();
+//! assert_eq!(queued, [b"a".to_vec(), b"b".to_vec()]);
+//! ```
+
+use std::fmt;
+
+/// A store that failed, or a record in it that does not decode.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error(transparent)]
+    Backend(Box<dyn std::error::Error + Send + Sync>),
+    /// Not written by this version, or damaged on disk.
+    #[error("{0}")]
+    Corrupt(String),
+}
+
+impl From<sled::Error> for StoreError {
+    fn from(e: sled::Error) -> StoreError {
+        StoreError::Backend(Box::new(e))
+    }
+}
+
+/// One key and its value.
+pub type KeyValue = (Vec<u8>, Vec<u8>);
+
+/// Records in key order.
+pub type Scan<'a> = Box<dyn Iterator<Item = Result<KeyValue, StoreError>> + Send + 'a>;
+
+/// An ordered byte-key map holding the crawl state. Writes made by
+/// [`apply`](Store::apply) are atomic; [`flush`](Store::flush) makes every
+/// write before it durable. Single writes ([`insert`](Store::insert),
+/// [`remove`](Store::remove)) need not be durable until a flush.
+pub trait Store: Send + Sync + fmt::Debug {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError>;
+
+    fn contains(&self, key: &[u8]) -> Result<bool, StoreError> {
+        Ok(self.get(key)?.is_some())
+    }
+
+    /// Records with `start <= key < end` (no `end`: to the last key), in
+    /// key order.
+    fn range(&self, start: &[u8], end: Option<&[u8]>) -> Scan<'_>;
+
+    /// Records whose key starts with `prefix`, in key order.
+    fn scan_prefix(&self, prefix: &[u8]) -> Scan<'_> {
+        self.range(prefix, prefix_end(prefix).as_deref())
+    }
+
+    fn insert(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError>;
+
+    fn remove(&self, key: &[u8]) -> Result<(), StoreError>;
+
+    /// Applies every write in `writes`, all or none.
+    fn apply(&self, writes: Writes) -> Result<(), StoreError>;
+
+    /// Makes every write so far durable.
+    fn flush(&self) -> Result<(), StoreError>;
+}
+
+/// The first key after every key that starts with `prefix` (none if the
+/// prefix is all 0xff).
+fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return Some(end);
+        }
+    }
+    None
+}
+
+/// Writes gathered before being applied as one atomic batch (one URL's
+/// effects; several URLs' are merged into one batch, since each costs a
+/// store-wide lock in sled).
+#[derive(Debug, Default)]
+pub struct Writes(Vec<(Vec<u8>, Option<Vec<u8>>)>);
+
+impl Writes {
+    pub fn insert(&mut self, key: impl Into<Vec<u8>>, value: impl AsRef<[u8]>) {
+        self.0.push((key.into(), Some(value.as_ref().to_vec())));
+    }
+
+    pub fn remove(&mut self, key: impl Into<Vec<u8>>) {
+        self.0.push((key.into(), None));
+    }
+
+    pub fn append(&mut self, other: Writes) {
+        self.0.extend(other.0);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The writes in order: a value to set, or `None` to remove.
+    pub fn into_inner(self) -> Vec<(Vec<u8>, Option<Vec<u8>>)> {
+        self.0
+    }
+}
+
+/// The embedded store: one sled tree; [`flush`](Store::flush) flushes
+/// the whole database (the duplicate index shares it, and is made durable
+/// by the same flush).
+#[derive(Debug, Clone)]
+pub struct SledStore {
+    db: sled::Db,
+    tree: sled::Tree,
+}
+
+impl SledStore {
+    /// The tree `name` of `db`.
+    pub fn open_in(db: &sled::Db, name: &str) -> Result<SledStore, StoreError> {
+        Ok(SledStore {
+            db: db.clone(),
+            tree: db.open_tree(name)?,
+        })
+    }
+}
+
+impl Store for SledStore {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.tree.get(key)?.map(|v| v.to_vec()))
+    }
+
+    fn contains(&self, key: &[u8]) -> Result<bool, StoreError> {
+        Ok(self.tree.contains_key(key)?)
+    }
+
+    fn range(&self, start: &[u8], end: Option<&[u8]>) -> Scan<'_> {
+        let records = match end {
+            Some(end) => self.tree.range(start.to_vec()..end.to_vec()),
+            None => self.tree.range(start.to_vec()..),
+        };
+        Box::new(records.map(|kv| {
+            kv.map(|(k, v)| (k.to_vec(), v.to_vec()))
+                .map_err(Into::into)
+        }))
+    }
+
+    fn insert(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        self.tree.insert(key, value)?;
+        Ok(())
+    }
+
+    fn remove(&self, key: &[u8]) -> Result<(), StoreError> {
+        self.tree.remove(key)?;
+        Ok(())
+    }
+
+    fn apply(&self, writes: Writes) -> Result<(), StoreError> {
+        let mut batch = sled::Batch::default();
+        for (k, v) in writes.into_inner() {
+            match v {
+                Some(v) => batch.insert(k, v),
+                None => batch.remove(k),
+            }
+        }
+        self.tree.apply_batch(batch)?;
+        Ok(())
+    }
+
+    fn flush(&self) -> Result<(), StoreError> {
+        self.db.flush()?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefix_scans_stop_at_the_prefix_and_batches_apply_in_order() {
+        let db = sled::Config::new().temporary(true).open().unwrap();
+        let store = SledStore::open_in(&db, "t").unwrap();
+        let mut w = Writes::default();
+        for k in [&b"a\xff"[..], b"a\xff\xff", b"a", b"b", b"\xff\xff"] {
+            w.insert(k.to_vec(), k);
+        }
+        w.remove(b"b".to_vec());
+        w.insert(b"b".to_vec(), b"again");
+        store.apply(w).unwrap();
+        let keys =
+            |p: &[u8]| -> Vec<Vec<u8>> { store.scan_prefix(p).map(|kv| kv.unwrap().0).collect() };
+        assert_eq!(keys(b"a\xff"), [b"a\xff".to_vec(), b"a\xff\xff".to_vec()]);
+        assert_eq!(keys(b"a").len(), 3);
+        assert_eq!(keys(b"\xff"), [b"\xff\xff".to_vec()]);
+        assert_eq!(store.get(b"b").unwrap().as_deref(), Some(&b"again"[..]));
+        assert_eq!(prefix_end(b"a\xff"), Some(b"b".to_vec()));
+        assert_eq!(prefix_end(b"\xff"), None);
+    }
+}
