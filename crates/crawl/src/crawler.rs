@@ -129,6 +129,80 @@ impl std::fmt::Debug for Crawler {
     }
 }
 
+/// The fetcher's settings, from the config's `[politeness]` and `[fetch]`.
+fn fetch_config(config: &Config) -> FetchConfig {
+    let p = &config.politeness;
+    let f = &config.fetch;
+    FetchConfig {
+        agent: p.user_agent.clone(),
+        contact_url: p.contact_url.clone(),
+        connect_timeout: Duration::from_secs(f.connect_timeout_secs),
+        request_timeout: Duration::from_secs(f.request_timeout_secs),
+        read_timeout: Duration::from_secs(f.read_timeout_secs),
+        max_body_bytes: f.max_body_bytes,
+        max_redirects: f.max_redirects,
+        content_types: f.content_types.clone(),
+        allow_private_networks: f.allow_private_networks,
+        dns_servers: f.dns_servers.clone(),
+        dns_timeout: Duration::from_secs(f.dns_timeout_secs.max(1)),
+        dns_concurrency: f.dns_concurrency.0,
+        politeness_key: match p.key {
+            crate::config::PolitenessKey::Host => nearcrawl_fetch::PolitenessKey::Host,
+            crate::config::PolitenessKey::Ip => nearcrawl_fetch::PolitenessKey::Ip,
+        },
+        per_host_delay: Duration::from_millis(p.delay_ms),
+        per_host_concurrency: p.per_host_concurrency.0,
+        global_concurrency: p.global_concurrency.0,
+        obey_robots: p.obey_robots,
+        crawl_delay_cap: Duration::from_secs(p.crawl_delay_cap_secs),
+        ..FetchConfig::default()
+    }
+}
+
+/// The duplicate gate's settings, from the config's `[dedup]`.
+fn dedup_config(config: &Config) -> DedupConfig {
+    let d = &config.dedup;
+    DedupConfig {
+        index: IndexConfig {
+            k: d.k.0,
+            capacity: d.capacity,
+            blocks: None,
+        },
+        min_similarity: d.min_similarity.0,
+        short_features: d.short_features,
+        short_similarity: d.short_similarity.0,
+        ..DedupConfig::default()
+    }
+}
+
+/// Queues the seeds (those seen before are skipped), in batches: one
+/// sled batch per seed costs ~5 KB of memory in sled (a 100,000-line seed
+/// list took 1 GB).
+fn queue_seeds(state: &mut State, canon: &Canonicalizer, seeds: &[Url]) -> Result<(), StoreError> {
+    for chunk in seeds.chunks(SEED_BATCH) {
+        let mut writes = Writes::default();
+        let mut adds = Additions::default();
+        for c in chunk.iter().filter_map(|s| canon.canonicalize(s)) {
+            let _ = state.frontier.push(&mut writes, &mut adds, &c, 0)?;
+        }
+        state.apply(writes)?;
+        state.frontier.added(adds);
+    }
+    Ok(())
+}
+
+/// A new crawl refuses an output directory holding another crawl's
+/// results (they would be mixed, and its resume is lost with its state).
+fn refuse_foreign_output(out: &std::path::Path) -> Result<(), CrawlError> {
+    for e in std::fs::read_dir(out).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if is_result_file(&name) && e.metadata().is_ok_and(|m| m.len() > 0) {
+            return Err(CrawlError::ForeignOutput(out.to_path_buf()));
+        }
+    }
+    Ok(())
+}
+
 /// Files a crawl writes in its output directory.
 fn is_result_file(name: &str) -> bool {
     name.starts_with("pages-")
@@ -141,16 +215,9 @@ impl Crawler {
     /// Opens (or resumes) the crawl in `config.output.dir`, writing to `sink`
     /// (`nearcrawl_output::open` gives the configured ones).
     pub fn new(config: Config, seeds: &[Url], sink: Box<dyn Sink>) -> Result<Crawler, CrawlError> {
-        let out = config.output.dir.clone();
-        let state_dir: PathBuf = out.join("state");
-        let fresh = !state_dir.exists();
-        if fresh {
-            for e in std::fs::read_dir(&out).into_iter().flatten().flatten() {
-                let name = e.file_name().to_string_lossy().into_owned();
-                if is_result_file(&name) && e.metadata().is_ok_and(|m| m.len() > 0) {
-                    return Err(CrawlError::ForeignOutput(out));
-                }
-            }
+        let state_dir: PathBuf = config.output.dir.join("state");
+        if !state_dir.exists() {
+            refuse_foreign_output(&config.output.dir)?;
         }
         // 32 MiB of page cache keeps the hot part of the frontier and the
         // seen set without growing with the crawl.
@@ -160,48 +227,9 @@ impl Crawler {
             .open()
             .map_err(StoreError::from)?;
         let store: Arc<dyn Store> = Arc::new(SledStore::open_in(&db, "crawl")?);
-        let p = &config.politeness;
-        let f = &config.fetch;
-        let fetcher = Fetcher::new(FetchConfig {
-            agent: p.user_agent.clone(),
-            contact_url: p.contact_url.clone(),
-            connect_timeout: Duration::from_secs(f.connect_timeout_secs),
-            request_timeout: Duration::from_secs(f.request_timeout_secs),
-            read_timeout: Duration::from_secs(f.read_timeout_secs),
-            max_body_bytes: f.max_body_bytes,
-            max_redirects: f.max_redirects,
-            content_types: f.content_types.clone(),
-            allow_private_networks: f.allow_private_networks,
-            dns_servers: f.dns_servers.clone(),
-            dns_timeout: Duration::from_secs(f.dns_timeout_secs.max(1)),
-            dns_concurrency: f.dns_concurrency.0,
-            politeness_key: match p.key {
-                crate::config::PolitenessKey::Host => nearcrawl_fetch::PolitenessKey::Host,
-                crate::config::PolitenessKey::Ip => nearcrawl_fetch::PolitenessKey::Ip,
-            },
-            per_host_delay: Duration::from_millis(p.delay_ms),
-            per_host_concurrency: p.per_host_concurrency.0,
-            global_concurrency: p.global_concurrency.0,
-            obey_robots: p.obey_robots,
-            crawl_delay_cap: Duration::from_secs(p.crawl_delay_cap_secs),
-            ..FetchConfig::default()
-        })?
-        .with_robots_store(Arc::new(RobotsCache(store.clone())));
-        let d = &config.dedup;
-        let dedup = Deduper::open_in(
-            &db,
-            DedupConfig {
-                index: IndexConfig {
-                    k: d.k.0,
-                    capacity: d.capacity,
-                    blocks: None,
-                },
-                min_similarity: d.min_similarity.0,
-                short_features: d.short_features,
-                short_similarity: d.short_similarity.0,
-                ..DedupConfig::default()
-            },
-        )?;
+        let fetcher = Fetcher::new(fetch_config(&config))?
+            .with_robots_store(Arc::new(RobotsCache(store.clone())));
+        let dedup = Deduper::open_in(&db, dedup_config(&config))?;
         let scope = Scope::new(&config.scope, seeds)?;
         let canon = Canonicalizer {
             strip_params: config.scope.strip_params.clone(),
@@ -230,17 +258,7 @@ impl Crawler {
             u32::try_from(config.politeness.per_host_concurrency.0).unwrap_or(u32::MAX),
             config.scope.max_hosts,
         );
-        // In batches: one sled batch per seed costs ~5 KB of memory each
-        // in sled (a 100,000-line seed list took 1 GB).
-        for chunk in seeds.chunks(SEED_BATCH) {
-            let mut writes = Writes::default();
-            let mut adds = Additions::default();
-            for c in chunk.iter().filter_map(|s| canon.canonicalize(s)) {
-                let _ = core.state.frontier.push(&mut writes, &mut adds, &c, 0)?;
-            }
-            core.state.apply(writes)?;
-            core.state.frontier.added(adds);
-        }
+        queue_seeds(&mut core.state, &canon, seeds)?;
         let shared = Arc::new(Shared {
             fingerprinters: Mutex::new(Vec::new()),
             fingerprinter: core.dedup.fingerprinter(),
@@ -522,6 +540,16 @@ impl Commit {
         c
     }
 
+    /// Counts an error of `kind` and records it for the outputs.
+    fn error(&mut self, stats: &mut Stats, url: String, kind: &str, detail: String) {
+        *stats.errors.entry(kind.into()).or_default() += 1;
+        self.outcomes.push(Outcome::Error(ErrorRecord {
+            url,
+            kind: kind.into(),
+            detail,
+        }));
+    }
+
     /// A commit of no URL's (sitemaps).
     fn bare() -> Commit {
         Commit {
@@ -590,64 +618,16 @@ enum Processed {
 }
 
 async fn process(shared: &Arc<Shared>, entry: Entry) -> Processed {
-    let url = entry.url.clone();
-    let host = url.host_str().unwrap_or("").to_string();
-    if !shared.fetcher.has_rules(&url) {
-        let rules = tokio::select! {
-            r = shared.fetcher.rules_for(&url) => r,
-            () = stopped(shared) => return Processed::Done,
-        };
-        // On an error the fetch below reports it (its robots.txt answer,
-        // cached or not, decides).
-        let later = shared.fetcher.ready_at(&url) > Instant::now() + crate::frontier::SLACK;
-        if rules.is_ok() && later {
-            return Processed::NotReady(entry);
-        }
+    match robots_first(shared, &entry.url).await {
+        Turn::Now => {}
+        Turn::Later => return Processed::NotReady(entry),
+        Turn::Stopped => return Processed::Done,
     }
-    {
-        let mut core = shared.core.lock().unwrap();
-        let scope = &shared.config.scope;
-        match core
-            .state
-            .take_page(&host, scope.max_pages_per_host, scope.max_pages_per_domain)
-        {
-            Ok(Ok(())) => {}
-            Ok(Err(budget)) => {
-                *core
-                    .state
-                    .stats
-                    .out_of_scope
-                    .entry(budget.into())
-                    .or_default() += 1;
-                let commit = Commit::new(&entry);
-                apply(shared, &mut core, commit);
-                return Processed::Done;
-            }
-            Err(e) => {
-                drop(core);
-                fail(shared, format!("crawl state: {e}"));
-                return Processed::Done;
-            }
-        }
+    if !take_page(shared, &entry) {
+        return Processed::Done;
     }
     if shared.config.seeds.sitemaps {
-        let origin = url.origin().ascii_serialization();
-        let start = shared
-            .sitemap_origins
-            .lock()
-            .unwrap()
-            .insert(origin.clone())
-            && !shared.core.lock().unwrap().state.sitemaps_read(&origin);
-        if start {
-            // Counted in flight so the workers wait for its URLs.
-            shared.in_flight.fetch_add(1, Ordering::SeqCst);
-            let s = shared.clone();
-            let page = url.clone();
-            tokio::spawn(async move {
-                read_sitemaps(&s, &page, &origin).await;
-                s.in_flight.fetch_sub(1, Ordering::SeqCst);
-            });
-        }
+        start_sitemaps(shared, &entry.url);
     }
     let hop_shared = shared.clone();
     let depth = entry.depth;
@@ -660,9 +640,9 @@ async fn process(shared: &Arc<Shared>, entry: Entry) -> Processed {
     // A request still waiting for its host's turn when the crawl stops is
     // abandoned: the URL stays in flight, and the next run fetches it.
     let result = tokio::select! {
-        r = shared.fetcher.fetch(&url, &hop_ok) => r,
+        r = shared.fetcher.fetch(&entry.url, &hop_ok) => r,
         () = stopped(shared) => {
-            tracing::debug!(url = %url, "abandoned: stopping");
+            tracing::debug!(url = %entry.url, "abandoned: stopping");
             return Processed::Done;
         }
     };
@@ -671,26 +651,105 @@ async fn process(shared: &Arc<Shared>, entry: Entry) -> Processed {
             let work = shared.clone();
             let _ = tokio::task::spawn_blocking(move || judge(&work, entry, fetched)).await;
         }
-        Err(e) => {
-            tracing::debug!(url = %url, kind = e.kind(), "{e}");
-            let mut core = shared.core.lock().unwrap();
-            let stats = &mut core.state.stats;
-            if matches!(e, nearcrawl_fetch::FetchError::RobotsDenied) {
-                stats.robots_denied += 1;
-            } else {
-                *stats.errors.entry(e.kind().into()).or_default() += 1;
-                core.state.host_stats(&host).errors += 1;
-            }
-            let mut commit = Commit::new(&entry);
-            commit.outcomes.push(Outcome::Error(ErrorRecord {
-                url: url.to_string(),
-                kind: e.kind().into(),
-                detail: e.to_string(),
-            }));
-            apply(shared, &mut core, commit);
-        }
+        Err(e) => fetch_failed(shared, &entry, &e),
     }
     Processed::Done
+}
+
+/// Whether a URL's request may go now.
+enum Turn {
+    Now,
+    /// Its host's robots.txt was just fetched, and the host's next turn
+    /// is later: the URL goes back to the frontier.
+    Later,
+    Stopped,
+}
+
+/// Fetches the host's robots.txt first if its rules are not known: that
+/// request takes the host's turn.
+async fn robots_first(shared: &Shared, url: &Url) -> Turn {
+    if shared.fetcher.has_rules(url) {
+        return Turn::Now;
+    }
+    let rules = tokio::select! {
+        r = shared.fetcher.rules_for(url) => r,
+        () = stopped(shared) => return Turn::Stopped,
+    };
+    // On an error the fetch reports it (its robots.txt answer, cached or
+    // not, decides).
+    let later = shared.fetcher.ready_at(url) > Instant::now() + crate::frontier::SLACK;
+    if rules.is_ok() && later {
+        Turn::Later
+    } else {
+        Turn::Now
+    }
+}
+
+/// Takes one page of the host's and the domain's budgets; false if one is
+/// spent (the URL is then done, counted out of scope) or the state failed.
+fn take_page(shared: &Shared, entry: &Entry) -> bool {
+    let host = entry.url.host_str().unwrap_or("");
+    let mut core = shared.core.lock().unwrap();
+    let scope = &shared.config.scope;
+    let taken = core
+        .state
+        .take_page(host, scope.max_pages_per_host, scope.max_pages_per_domain);
+    match taken {
+        Ok(Ok(())) => true,
+        Ok(Err(budget)) => {
+            let out_of_scope = &mut core.state.stats.out_of_scope;
+            *out_of_scope.entry(budget.into()).or_default() += 1;
+            apply(shared, &mut core, Commit::new(entry));
+            false
+        }
+        Err(e) => {
+            drop(core);
+            fail(shared, format!("crawl state: {e}"));
+            false
+        }
+    }
+}
+
+/// Reads the sitemaps of `url`'s origin in the background, the first time
+/// the crawl meets the origin (and unless an earlier run read them).
+fn start_sitemaps(shared: &Arc<Shared>, url: &Url) {
+    let origin = url.origin().ascii_serialization();
+    let first = shared
+        .sitemap_origins
+        .lock()
+        .unwrap()
+        .insert(origin.clone());
+    if !first || shared.core.lock().unwrap().state.sitemaps_read(&origin) {
+        return;
+    }
+    // Counted in flight so the workers wait for its URLs.
+    shared.in_flight.fetch_add(1, Ordering::SeqCst);
+    let s = shared.clone();
+    let page = url.clone();
+    tokio::spawn(async move {
+        read_sitemaps(&s, &page, &origin).await;
+        s.in_flight.fetch_sub(1, Ordering::SeqCst);
+    });
+}
+
+/// A fetch that failed: counted (robots denials apart) and recorded.
+fn fetch_failed(shared: &Shared, entry: &Entry, e: &nearcrawl_fetch::FetchError) {
+    tracing::debug!(url = %entry.url, kind = e.kind(), "{e}");
+    let mut core = shared.core.lock().unwrap();
+    let mut commit = Commit::new(entry);
+    let url = entry.url.to_string();
+    if matches!(e, nearcrawl_fetch::FetchError::RobotsDenied) {
+        core.state.stats.robots_denied += 1;
+        commit.outcomes.push(Outcome::Error(ErrorRecord {
+            url,
+            kind: e.kind().into(),
+            detail: e.to_string(),
+        }));
+    } else {
+        core.state.host_stats(&commit.host).errors += 1;
+        commit.error(&mut core.state.stats, url, e.kind(), e.to_string());
+    }
+    apply(shared, &mut core, commit);
 }
 
 /// Sitemap files read per origin, at most; index levels followed.
@@ -725,14 +784,7 @@ async fn read_sitemaps(shared: &Arc<Shared>, page: &Url, origin: &str) {
         };
         let mut core = shared.core.lock().unwrap();
         match parsed {
-            Err((kind, detail)) => {
-                *core.state.stats.errors.entry(kind.into()).or_default() += 1;
-                commit.outcomes.push(Outcome::Error(ErrorRecord {
-                    url: loc,
-                    kind: kind.into(),
-                    detail,
-                }));
-            }
+            Err((kind, detail)) => commit.error(&mut core.state.stats, loc, kind, detail),
             Ok(Sitemap::Index(locs)) => {
                 if level < MAX_SITEMAP_LEVELS {
                     todo.extend(locs.into_iter().map(|l| (l, level + 1)));
@@ -808,8 +860,11 @@ fn page_name(page: &nearcrawl_extract::Page) -> Option<String> {
     }
 }
 
-/// CPU work off the reactor: extraction, fingerprints, the gate, the
-/// commit.
+/// Judges a fetched page, on a blocking thread (CPU work off the reactor):
+/// extraction and fingerprinting first (no lock),
+/// then, under the commit lock, the verdict and what it changes: a
+/// duplicate is recorded and its links dropped; a new page goes to the
+/// corpus and its links to the frontier.
 fn judge(shared: &Shared, entry: Entry, mut fetched: nearcrawl_fetch::Fetched) {
     let fetched_at = now();
     let page = extract(
@@ -820,66 +875,26 @@ fn judge(shared: &Shared, entry: Entry, mut fetched: nearcrawl_fetch::Fetched) {
             x_robots_tag: fetched.x_robots_tag.as_deref(),
         },
     );
-    // Links canonicalized and scoped before taking the lock.
-    let mut links = Vec::new();
-    let mut out_of_scope: Vec<&'static str> = Vec::new();
-    if !page.robots.nofollow {
-        for link in page.links.iter().filter(|l| !l.nofollow) {
-            let Some(c) = shared.canon.canonicalize(&link.url) else {
-                continue;
-            };
-            match shared.scope.check(&c, entry.depth + 1) {
-                // Most links were seen long ago: drop them before the lock.
-                Ok(()) if shared.seen.contains(&c) => {}
-                Ok(()) => links.push(c),
-                Err(why) => out_of_scope.push(why.name()),
-            }
-        }
-    }
+    let links = scoped_links(shared, &page, entry.depth + 1);
     let body_bytes = fetched.body.len() as u64;
     let mut commit = Commit::new(&entry);
     if shared.wants_captures {
-        // Extraction is done with the body: the capture takes it.
-        commit.outcomes.push(Outcome::Capture(Capture {
-            url: fetched.final_url.to_string(),
-            fetched_at_ms: fetched_at.as_millis() as u64,
-            request_headers: shared.fetcher.request_headers(),
-            status: fetched.status,
-            headers: std::mem::take(&mut fetched.headers),
-            body: std::mem::take(&mut fetched.body),
-            truncated: fetched.truncated,
-        }));
+        commit
+            .outcomes
+            .push(Outcome::Capture(capture(shared, &mut fetched, fetched_at)));
     }
-
-    let prepared = {
-        let pooled = shared.fingerprinters.lock().unwrap().pop();
-        let mut fp = pooled.unwrap_or_else(|| shared.fingerprinter.clone());
-        let name = page_name(&page);
-        let prepared = fp.prepare(Doc {
-            text: &page.text,
-            title: name.as_deref(),
-            host: fetched.final_url.host_str(),
-        });
-        shared.fingerprinters.lock().unwrap().push(fp);
-        prepared
-    };
+    let prepared = prepare(shared, &page, &fetched.final_url);
 
     let mut guard = shared.core.lock().unwrap();
     let core = &mut *guard;
-    let judgement = {
-        let state = &core.state;
-        match core.dedup.judge_prepared(prepared, |d| state.doc_exists(d)) {
-            Ok(j) => j,
-            Err(e) => {
-                *core.state.stats.errors.entry("index".into()).or_default() += 1;
-                commit.outcomes.push(Outcome::Error(ErrorRecord {
-                    url: entry.url.to_string(),
-                    kind: "index".into(),
-                    detail: e.to_string(),
-                }));
-                apply(shared, core, commit);
-                return;
-            }
+    let state = &core.state;
+    let judgement = match core.dedup.judge_prepared(prepared, |d| state.doc_exists(d)) {
+        Ok(j) => j,
+        Err(e) => {
+            let stats = &mut core.state.stats;
+            commit.error(stats, entry.url.to_string(), "index", e.to_string());
+            apply(shared, core, commit);
+            return;
         }
     };
     let state = &mut core.state;
@@ -889,122 +904,233 @@ fn judge(shared: &Shared, entry: Entry, mut fetched: nearcrawl_fetch::Fetched) {
     if let Some(c) = shared.canon.canonicalize(&fetched.final_url) {
         state.frontier.mark_seen(&mut commit.writes, &c);
     }
-    let decision = judgement.decision;
-    let outlinks = page.links.len();
-    // Called at most once: the record takes the page's text.
-    let record = |duplicate_of: Option<String>| PageRecord {
-        url: entry.url.to_string(),
-        final_url: fetched.final_url.to_string(),
-        status: fetched.status,
-        fetched_at: fetched_at.as_secs(),
-        depth: entry.depth,
-        title: page.title,
-        lang: page.lang,
-        text: page.text,
-        simhash: decision.simhash.fingerprint.to_string(),
-        content_hash: format!("{:032x}", decision.content_hash),
-        outlinks,
-        duplicate_of,
+    let decision = &judgement.decision;
+    let noindex = page.robots.noindex;
+    let dup = duplicate_of(&decision.verdict);
+    let verdict = HostVerdict {
+        duplicate: dup.is_some(),
+        written: dup.is_none() && !noindex,
+        delay: shared.fetcher.delay_of(&entry.url),
     };
-    let dup = match decision.verdict {
-        Verdict::New => None,
-        Verdict::Exact { of } => Some((of, "exact", 0, 1.0)),
+    note_host_verdict(state, &mut core.traps, &mut commit, &entry.url, verdict);
+    let record = page_record(&entry, &fetched, fetched_at, page, decision);
+    tracing::debug!(url = %entry.url, status = fetched.status, verdict = ?decision.verdict, "page");
+    let recorded = match dup {
+        Some(dup) => {
+            record_duplicate(shared, state, &mut commit, dup, record);
+            Ok(())
+        }
+        None => record_new(
+            core,
+            &mut commit,
+            &entry,
+            &judgement,
+            record,
+            noindex,
+            links,
+        ),
+    };
+    match recorded {
+        Ok(()) => {
+            apply(shared, core, commit);
+        }
+        Err(why) => {
+            drop(guard);
+            fail(shared, why);
+        }
+    }
+}
+
+/// A page's links that may be queued (canonical, in scope, not seen long
+/// ago), and the reasons the others are out of scope. Done before the
+/// commit lock: most links were seen long ago.
+struct ScopedLinks {
+    queue: Vec<Url>,
+    out_of_scope: Vec<&'static str>,
+}
+
+fn scoped_links(shared: &Shared, page: &nearcrawl_extract::Page, depth: u32) -> ScopedLinks {
+    let mut links = ScopedLinks {
+        queue: Vec::new(),
+        out_of_scope: Vec::new(),
+    };
+    if page.robots.nofollow {
+        return links;
+    }
+    for link in page.links.iter().filter(|l| !l.nofollow) {
+        let Some(c) = shared.canon.canonicalize(&link.url) else {
+            continue;
+        };
+        match shared.scope.check(&c, depth) {
+            Ok(()) if shared.seen.contains(&c) => {}
+            Ok(()) => links.queue.push(c),
+            Err(why) => links.out_of_scope.push(why.name()),
+        }
+    }
+    links
+}
+
+/// The raw exchange for archival sinks; extraction is done with the body,
+/// so the capture takes it.
+fn capture(shared: &Shared, fetched: &mut nearcrawl_fetch::Fetched, at: Duration) -> Capture {
+    Capture {
+        url: fetched.final_url.to_string(),
+        fetched_at_ms: at.as_millis() as u64,
+        request_headers: shared.fetcher.request_headers(),
+        status: fetched.status,
+        headers: std::mem::take(&mut fetched.headers),
+        body: std::mem::take(&mut fetched.body),
+        truncated: fetched.truncated,
+    }
+}
+
+/// The page's fingerprints and name, with a fingerprinter from the pool.
+fn prepare(
+    shared: &Shared,
+    page: &nearcrawl_extract::Page,
+    url: &Url,
+) -> nearcrawl_index::Prepared {
+    let pooled = shared.fingerprinters.lock().unwrap().pop();
+    let mut fp = pooled.unwrap_or_else(|| shared.fingerprinter.clone());
+    let name = page_name(page);
+    let prepared = fp.prepare(Doc {
+        text: &page.text,
+        title: name.as_deref(),
+        host: url.host_str(),
+    });
+    shared.fingerprinters.lock().unwrap().push(fp);
+    prepared
+}
+
+/// What a duplicate duplicates, as the duplicate record tells it.
+struct DuplicateOf {
+    of: u64,
+    /// `exact` or `near`.
+    kind: &'static str,
+    distance: u32,
+    similarity: f32,
+    /// The check that decided.
+    check: String,
+}
+
+/// `None` for a new page.
+fn duplicate_of(verdict: &Verdict) -> Option<DuplicateOf> {
+    let (of, kind, distance, similarity) = match *verdict {
+        Verdict::New => return None,
+        Verdict::Exact { of } => (of, "exact", 0, 1.0),
         Verdict::Near {
             of,
             distance,
             similarity,
             ..
-        } => Some((of, "near", distance, similarity)),
+        } => (of, "near", distance, similarity),
     };
-    let delay = shared.fetcher.delay_of(&entry.url);
-    let verdict = HostVerdict {
-        duplicate: dup.is_some(),
-        written: dup.is_none() && !page.robots.noindex,
-        delay,
-    };
-    note_host_verdict(state, &mut core.traps, &mut commit, &entry.url, verdict);
-    let mut new_doc = None;
-    if let Some((of, kind, distance, similarity)) = dup {
-        let original = state.doc_url(of).ok().flatten().unwrap_or_default();
-        if kind == "exact" {
-            state.stats.exact_duplicates += 1;
-        } else {
-            state.stats.near_duplicates += 1;
-        }
-        commit.outcomes.push(Outcome::Duplicate(DuplicateRecord {
-            url: entry.url.to_string(),
-            duplicate_of: original.clone(),
-            kind: kind.into(),
-            distance,
-            similarity,
-            check: decision
-                .verdict
-                .check()
-                .map(|c| c.name().to_string())
-                .unwrap_or_default(),
-        }));
-        if shared.config.dedup.policy == DuplicatePolicy::Record {
-            commit.outcomes.push(Outcome::Page(record(Some(original))));
-        }
-        // A duplicate's links never reach the frontier.
+    let check = verdict.check().map(|c| c.name().to_string());
+    Some(DuplicateOf {
+        of,
+        kind,
+        distance,
+        similarity,
+        check: check.unwrap_or_default(),
+    })
+}
+
+/// The corpus record of a page (it takes the page's text).
+fn page_record(
+    entry: &Entry,
+    fetched: &nearcrawl_fetch::Fetched,
+    fetched_at: Duration,
+    page: nearcrawl_extract::Page,
+    decision: &nearcrawl_index::Decision,
+) -> PageRecord {
+    PageRecord {
+        url: entry.url.to_string(),
+        final_url: fetched.final_url.to_string(),
+        status: fetched.status,
+        fetched_at: fetched_at.as_secs(),
+        depth: entry.depth,
+        outlinks: page.links.len(),
+        title: page.title,
+        lang: page.lang,
+        text: page.text,
+        simhash: decision.simhash.fingerprint.to_string(),
+        content_hash: format!("{:032x}", decision.content_hash),
+        duplicate_of: None,
+    }
+}
+
+/// A duplicate: counted and recorded (and written as a page under the
+/// `record` policy). Its links never reach the frontier.
+fn record_duplicate(
+    shared: &Shared,
+    state: &mut State,
+    commit: &mut Commit,
+    dup: DuplicateOf,
+    record: PageRecord,
+) {
+    let original = state.doc_url(dup.of).ok().flatten().unwrap_or_default();
+    if dup.kind == "exact" {
+        state.stats.exact_duplicates += 1;
     } else {
-        let doc = match state.new_doc() {
-            Ok(d) => d,
-            Err(e) => {
-                drop(guard);
-                fail(shared, format!("crawl state: {e}"));
-                return;
-            }
-        };
-        state.put_doc(&mut commit.writes, doc, entry.url.as_str(), &judgement);
-        new_doc = Some(doc);
-        if page.robots.noindex {
-            state.stats.noindex += 1;
-        } else {
-            state.stats.written += 1;
-            commit.outcomes.push(Outcome::Page(record(None)));
-        }
-        for why in out_of_scope {
-            *state.stats.out_of_scope.entry(why.into()).or_default() += 1;
-        }
-        for c in &links {
-            match state
-                .frontier
-                .push(&mut commit.writes, &mut core.group.adds, c, entry.depth + 1)
-            {
-                Ok(Pushed::HostLimit) => {
-                    *state
-                        .stats
-                        .out_of_scope
-                        .entry("host_limit".into())
-                        .or_default() += 1;
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    drop(guard);
-                    fail(shared, format!("crawl state: {e}"));
-                    return;
-                }
-            }
+        state.stats.near_duplicates += 1;
+    }
+    commit.outcomes.push(Outcome::Duplicate(DuplicateRecord {
+        url: record.url.clone(),
+        duplicate_of: original.clone(),
+        kind: dup.kind.into(),
+        distance: dup.distance,
+        similarity: dup.similarity,
+        check: dup.check,
+    }));
+    if shared.config.dedup.policy == DuplicatePolicy::Record {
+        commit.outcomes.push(Outcome::Page(PageRecord {
+            duplicate_of: Some(original),
+            ..record
+        }));
+    }
+}
+
+/// A new page: a document, the corpus (unless `noindex`), its links to the
+/// frontier, and its entry in the duplicate index. Err: why the state or
+/// the index failed.
+fn record_new(
+    core: &mut Core,
+    commit: &mut Commit,
+    entry: &Entry,
+    judgement: &nearcrawl_index::Judgement,
+    record: PageRecord,
+    noindex: bool,
+    links: ScopedLinks,
+) -> Result<(), String> {
+    let state = &mut core.state;
+    let doc = state.new_doc().map_err(|e| format!("crawl state: {e}"))?;
+    state.put_doc(&mut commit.writes, doc, entry.url.as_str(), judgement);
+    if noindex {
+        state.stats.noindex += 1;
+    } else {
+        state.stats.written += 1;
+        commit.outcomes.push(Outcome::Page(record));
+    }
+    for why in links.out_of_scope {
+        *state.stats.out_of_scope.entry(why.into()).or_default() += 1;
+    }
+    for c in &links.queue {
+        let pushed = state
+            .frontier
+            .push(&mut commit.writes, &mut core.group.adds, c, entry.depth + 1)
+            .map_err(|e| format!("crawl state: {e}"))?;
+        if pushed == Pushed::HostLimit {
+            *state
+                .stats
+                .out_of_scope
+                .entry("host_limit".into())
+                .or_default() += 1;
         }
     }
-    tracing::debug!(
-        url = %entry.url,
-        status = fetched.status,
-        verdict = ?decision.verdict,
-        "page"
-    );
     // Recorded now, so the next page (maybe in the same group) is judged
     // against it; a crash before the group is applied leaves an entry
     // naming a document that never existed, which `doc_exists` rules out.
-    if let Some(doc) = new_doc {
-        if let Err(e) = core.dedup.record(doc, &judgement) {
-            drop(guard);
-            fail(shared, format!("duplicate index: {e}"));
-            return;
-        }
-    }
-    apply(shared, core, commit);
+    (core.dedup.record(doc, judgement)).map_err(|e| format!("duplicate index: {e}"))
 }
 
 /// What one judged page tells about its host.
