@@ -230,13 +230,27 @@ impl Rules {
 /// Dropped with everything inside it, wherever it is.
 pub(crate) fn is_junk(el: &Element, rules: Rules) -> bool {
     let tag = el.name();
+    if is_junk_by_markup(tag, |name| el.attr(name)) {
+        return true;
+    }
+    // Never drop the page's outer structure on a class name.
+    if matches!(tag, "html" | "body" | "article" | "main") {
+        return false;
+    }
+    rules.class_junk && is_named_junk(el, rules.weak_junk) && !looks_like_content_container(el)
+}
+
+/// Junk by its tag and markup alone, whatever the rules: never text,
+/// boilerplate tags and roles, hidden. (All of the full-text rules: the
+/// streaming extractor, which has no element tree, asks this.)
+pub(crate) fn is_junk_by_markup<'a>(tag: &str, attr: impl Fn(&str) -> Option<&'a str>) -> bool {
     if is_never_text(tag) || is_boilerplate_tag(tag) {
         return true;
     }
-    if el.attr("hidden").is_some() || el.attr("aria-hidden") == Some("true") {
+    if attr("hidden").is_some() || attr("aria-hidden") == Some("true") {
         return true;
     }
-    if let Some(style) = el.attr("style") {
+    if let Some(style) = attr("style") {
         let s: String = style
             .chars()
             .filter(|c| !c.is_whitespace())
@@ -246,8 +260,8 @@ pub(crate) fn is_junk(el: &Element, rules: Rules) -> bool {
             return true;
         }
     }
-    if let Some(role) = el.attr("role") {
-        if matches!(
+    attr("role").is_some_and(|role| {
+        matches!(
             role,
             "navigation"
                 | "banner"
@@ -259,15 +273,8 @@ pub(crate) fn is_junk(el: &Element, rules: Rules) -> bool {
                 | "search"
                 | "alertdialog"
                 | "tablist"
-        ) {
-            return true;
-        }
-    }
-    // Never drop the page's outer structure on a class name.
-    if matches!(tag, "html" | "body" | "article" | "main") {
-        return false;
-    }
-    rules.class_junk && is_named_junk(el, rules.weak_junk) && !looks_like_content_container(el)
+        )
+    })
 }
 
 fn looks_like_content_container(el: &Element) -> bool {

@@ -1,5 +1,7 @@
 //! Bytes to text: which encoding a page is in, and decoding it.
 
+use std::borrow::Cow;
+
 use encoding_rs::{Encoding, UTF_8};
 
 /// How far into the document to look for a `<meta charset>`. The HTML spec
@@ -27,14 +29,14 @@ pub enum EncodingSource {
 /// Decodes `bytes` as HTML: byte-order mark, then valid UTF-8 (see
 /// [`EncodingSource::ValidUtf8`]), then the declared charset, then a
 /// `<meta>` prescan, then statistical detection. Malformed sequences become
-/// U+FFFD; decoding never fails.
-pub fn decode_html(
-    bytes: &[u8],
+/// U+FFFD; decoding never fails. Valid UTF-8 is borrowed, not copied.
+pub fn decode_html<'a>(
+    bytes: &'a [u8],
     declared: Option<&str>,
-) -> (String, &'static Encoding, EncodingSource) {
+) -> (Cow<'a, str>, &'static Encoding, EncodingSource) {
     if let Some((enc, bom)) = Encoding::for_bom(bytes) {
         let (text, _) = enc.decode_without_bom_handling(&bytes[bom..]);
-        return (text.into_owned(), enc, EncodingSource::ByteOrderMark);
+        return (text, enc, EncodingSource::ByteOrderMark);
     }
     let declared = declared
         .and_then(|l| Encoding::for_label(l.trim().as_bytes()))
@@ -55,7 +57,7 @@ pub fn decode_html(
         )
     };
     let (text, _) = enc.decode_without_bom_handling(bytes);
-    (text.into_owned(), enc, source)
+    (text, enc, source)
 }
 
 /// A `<meta>` can't declare UTF-16 (the spec reads it as UTF-8), and
@@ -135,7 +137,7 @@ mod tests {
         b.extend_from_slice("héllo".as_bytes());
         let (t, enc, src) = decode_html(&b, Some("windows-1252"));
         assert_eq!(
-            (t.as_str(), enc, src),
+            (&*t, enc, src),
             ("héllo", UTF_8, EncodingSource::ByteOrderMark)
         );
         let (t, _, _) = decode_html(&[0xFF, 0xFE, b'h', 0, b'i', 0], None);
@@ -147,7 +149,7 @@ mod tests {
         let (gbk, _, _) = encoding_rs::GBK.encode("中文网页");
         let (t, enc, src) = decode_html(&gbk, Some("gbk"));
         assert_eq!(
-            (t.as_str(), enc.name(), src),
+            (&*t, enc.name(), src),
             ("中文网页", "GBK", EncodingSource::Declared)
         );
         let mut page = b"<html><head><META http-equiv='Content-Type' content='text/html; charset=GB2312'></head><body>".to_vec();
@@ -167,7 +169,7 @@ mod tests {
     fn valid_utf8_beats_a_wrong_legacy_declaration() {
         let (t, enc, src) = decode_html("naïve café".as_bytes(), Some("iso-8859-1"));
         assert_eq!(
-            (t.as_str(), enc, src),
+            (&*t, enc, src),
             ("naïve café", UTF_8, EncodingSource::ValidUtf8)
         );
     }

@@ -14,6 +14,19 @@ pub struct Robots {
 }
 
 impl Robots {
+    /// Adds the directives of X-Robots-Tag header lines (newline-separated),
+    /// but for lines naming another bot.
+    pub fn add_header(&mut self, header: &str) {
+        // "otherbot: noindex" lines are for that bot only.
+        let for_a_named_bot = |line: &str| {
+            line.split_once(':')
+                .is_some_and(|(bot, _)| !bot.trim().contains(' ') && !is_directive(bot))
+        };
+        for line in header.split('\n').filter(|l| !for_a_named_bot(l)) {
+            self.add(line);
+        }
+    }
+
     /// Adds the directives of one `content` value or header line, e.g.
     /// `"noindex, nofollow"`, `"none"`, or `"googlebot: noindex"`.
     pub fn add(&mut self, directives: &str) {
@@ -47,7 +60,7 @@ fn sel(s: &str) -> Selector {
     Selector::parse(s).expect("static selector")
 }
 
-fn clean(s: &str) -> Option<String> {
+pub(crate) fn clean(s: &str) -> Option<String> {
     let t = s.split_whitespace().collect::<Vec<_>>().join(" ");
     (!t.is_empty()).then_some(t)
 }
@@ -106,14 +119,7 @@ pub(crate) fn read(doc: &Html, base: Option<&Url>, x_robots_tag: Option<&str>) -
         }
     }
     if let Some(h) = x_robots_tag {
-        // "otherbot: noindex" lines are for that bot only.
-        let for_a_named_bot = |line: &str| {
-            line.split_once(':')
-                .is_some_and(|(bot, _)| !bot.trim().contains(' ') && !is_directive(bot))
-        };
-        for line in h.split('\n').filter(|l| !for_a_named_bot(l)) {
-            robots.add(line);
-        }
+        robots.add_header(h);
     }
     Meta {
         title,

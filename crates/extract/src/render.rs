@@ -203,7 +203,7 @@ pub(crate) struct TextBuilder {
 }
 
 impl TextBuilder {
-    fn text(&mut self, t: &str) {
+    pub(crate) fn text(&mut self, t: &str) {
         for (i, word) in t.split(char::is_whitespace).enumerate() {
             if i > 0 {
                 self.pending_space = true;
@@ -225,7 +225,7 @@ impl TextBuilder {
 
     /// Preformatted text: kept as is, spaces between highlighted spans
     /// included.
-    fn raw(&mut self, t: &str) {
+    pub(crate) fn raw(&mut self, t: &str) {
         for (i, line) in t.split('\n').enumerate() {
             if i > 0 {
                 self.hard_newline();
@@ -251,7 +251,7 @@ impl TextBuilder {
         }
     }
 
-    fn newline(&mut self) {
+    pub(crate) fn newline(&mut self) {
         self.trim_line_end();
         if self.line_has_text {
             self.out.push('\n');
@@ -261,7 +261,7 @@ impl TextBuilder {
         self.cells_in_row = 0;
     }
 
-    fn cell(&mut self) {
+    pub(crate) fn cell(&mut self) {
         if self.cells_in_row > 0 && self.line_has_text {
             self.out.push_str(" | ");
             self.pending_space = false;
@@ -269,7 +269,7 @@ impl TextBuilder {
         self.cells_in_row += 1;
     }
 
-    fn end_row(&mut self) {
+    pub(crate) fn end_row(&mut self) {
         self.newline();
     }
 
