@@ -24,6 +24,10 @@ pub(crate) struct FeatureCounts {
 /// The table grows at one half full.
 const MAX_LOAD_DIVISOR: usize = 2;
 const MIN_SLOTS: usize = 64;
+/// Slots kept allocated between documents at most (1 MiB): a table grown
+/// for one huge document (a million-word index page took 19 MB) is let go
+/// rather than kept by every pooled fingerprinter for the rest of a crawl.
+const KEEP_SLOTS: usize = 1 << 16;
 
 impl FeatureCounts {
     pub(crate) fn new() -> Self {
@@ -37,15 +41,17 @@ impl FeatureCounts {
 
     /// Empties the table and sizes it for about `expected` distinct keys.
     pub(crate) fn reset(&mut self, expected: usize) {
+        let active = (expected * MAX_LOAD_DIVISOR)
+            .next_power_of_two()
+            .max(MIN_SLOTS);
+        if self.slots.len() > KEEP_SLOTS.max(active) {
+            *self = FeatureCounts::new();
+        }
         for &i in &self.used[..self.len] {
             self.slots[i as usize].1 = 0;
         }
         self.len = 0;
-        self.resize_active(
-            (expected * MAX_LOAD_DIVISOR)
-                .next_power_of_two()
-                .max(MIN_SLOTS),
-        );
+        self.resize_active(active);
     }
 
     /// Makes `active` slots (a power of two) usable; they must be empty.
@@ -108,6 +114,20 @@ impl FeatureCounts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_table_grown_for_a_huge_document_is_let_go() {
+        let mut t = FeatureCounts::new();
+        t.reset(0);
+        for k in 0..(KEEP_SLOTS as u64) {
+            t.add(k * 7919);
+        }
+        assert!(t.slots.len() > KEEP_SLOTS);
+        t.reset(100);
+        assert!(t.slots.len() <= KEEP_SLOTS);
+        t.add(5);
+        assert_eq!(t.iter().collect::<Vec<_>>(), [(5, 1)]);
+    }
 
     #[test]
     fn counts_match_a_hashmap_through_growth_and_reuse() {
