@@ -523,7 +523,12 @@ impl Fetcher {
                 .collect();
             (!v.is_empty()).then(|| v.join("\n"))
         };
-        let mut body = Vec::new();
+        // Sized once when the length is known: growing by doubling held up
+        // to twice a large body, and copied it on every step.
+        let mut body = match declared {
+            Some(len) if !compressed => Vec::with_capacity(len.min(limit) as usize),
+            _ => Vec::new(),
+        };
         let mut truncated = false;
         let mut stream = resp.bytes_stream();
         while let Some(chunk) = stream.next().await {
