@@ -5,6 +5,14 @@
 
 mod cmd;
 
+/// jemalloc, configured in `.cargo/config.toml` (one arena, freed pages
+/// returned after 200 ms): with glibc's allocator the crawl's resident
+/// memory was 1.8× its live heap (an arena per thread, freed pages kept),
+/// 188 MB on javadoc; with this, 114 MB, at the same speed.
+#[cfg(not(target_env = "msvc"))]
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
