@@ -6,7 +6,7 @@
 SITE is one of
   javadoc    Java SE 17 API docs (apt-get install -y nginx openjdk-17-doc)
   generated  crawl_bench's generated 20,000-page site with planted duplicates
-  big        a generated 3,000-page site where every 30th page is ~10 MB
+  big        a generated 1,500-page site where every 50th page is ~10 MB
              (a long table, as big generated docs pages are)
 
 Dir sites are served by nginx from 127.0.0.1. Each round runs both crawlers
@@ -95,16 +95,16 @@ def wait_listening(port):
 
 
 def build_big_site(root):
-    """3,000 pages linked in a tree; every 30th is a ~10 MB table page."""
+    """1,500 pages linked in a tree; every 50th is a ~10 MB table page."""
     rng = random.Random(11)
     words = open(os.path.join(ROOT, "crates/simhash/src/tokenize.rs")).read().split()
     words = [w for w in words if w.isalpha()] or ["word"]
     os.makedirs(root, exist_ok=True)
-    n = 3000
+    n = 1500
     for i in range(n):
         kids = [c for c in (2 * i + 1, 2 * i + 2) if c < n]
         links = "".join(f'<li><a href="p{c}.html">page {c}</a></li>' for c in kids)
-        if i % 30 == 29:
+        if i % 50 == 49:
             rows = "".join(
                 f"<tr><td>m{i}_{r}</td><td>{' '.join(rng.choice(words) for _ in range(12))}</td></tr>"
                 for r in range(60_000)
@@ -156,6 +156,7 @@ def main():
         if not os.path.exists(b):
             sys.exit(f"{b} is missing: see the build commands in {__file__}'s docstring")
     tmp = tempfile.mkdtemp(prefix="peer-bench-")
+    os.chmod(tmp, 0o755)  # nginx's workers read the generated site
     port = free_port()
     server = None
     try:
