@@ -21,6 +21,7 @@ use crate::config::{Config, DuplicatePolicy};
 use crate::frontier::{Additions, Entry, Popped, Pushed, SeenSet, Turns};
 use crate::scope::Scope;
 use crate::sink::{Capture, DuplicateRecord, ErrorRecord, Outcome, PageRecord, Sink};
+use crate::slots::ExtractionSlots;
 use crate::state::{RobotsCache, State, Stats};
 use crate::store::{SledStore, Store, StoreError, Writes};
 use crate::traps::TrapDetector;
@@ -662,83 +663,6 @@ async fn process(shared: &Arc<Shared>, entry: Entry) -> Processed {
         Err(e) => fetch_failed(shared, &entry, &e),
     }
     Processed::Done
-}
-
-/// Extraction is CPU work, and a page's parse holds many times its bytes
-/// (a tree about 13×, the extractor's streamed pass for pages over 1 MiB
-/// about 4×): so pages are judged one per core at most, and while their
-/// bytes fit a budget, so that memory is bounded by bytes and not by the
-/// requests in flight (64 large pages parsed at once took ~300 MB). And
-/// while fetched bodies wait for their turn past a bound, no new request
-/// starts (they were 36 MB on javadoc's large pages).
-#[derive(Debug)]
-struct ExtractionSlots {
-    per_core: tokio::sync::Semaphore,
-    /// In KiB.
-    bytes: tokio::sync::Semaphore,
-    budget_kib: u32,
-    /// Bytes of fetched bodies not judged yet.
-    backlog: AtomicUsize,
-    room: tokio::sync::Notify,
-}
-
-/// Body bytes being extracted at once: a page larger than this is
-/// extracted alone.
-const EXTRACTION_BUDGET: usize = 8 << 20;
-
-/// Bytes of fetched bodies waiting for extraction past which no request
-/// starts.
-const MAX_BACKLOG: usize = 4 << 20;
-
-impl ExtractionSlots {
-    fn new() -> ExtractionSlots {
-        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        let budget_kib = (EXTRACTION_BUDGET >> 10) as u32;
-        ExtractionSlots {
-            per_core: tokio::sync::Semaphore::new(cores),
-            bytes: tokio::sync::Semaphore::new(budget_kib as usize),
-            budget_kib,
-            backlog: AtomicUsize::new(0),
-            room: tokio::sync::Notify::new(),
-        }
-    }
-
-    /// Waits while the fetched bodies not judged yet are past the bound.
-    async fn wait_for_room(&self) {
-        loop {
-            let room = self.room.notified();
-            if self.backlog.load(Ordering::SeqCst) < MAX_BACKLOG {
-                return;
-            }
-            room.await;
-        }
-    }
-
-    /// A body of `len` bytes waits for extraction.
-    fn waiting(&self, len: usize) {
-        self.backlog.fetch_add(len, Ordering::SeqCst);
-    }
-
-    /// A body of `len` bytes was judged.
-    fn done(&self, len: usize) {
-        self.backlog.fetch_sub(len, Ordering::SeqCst);
-        self.room.notify_waiters();
-    }
-
-    /// Waits for a turn to extract a page of `len` bytes; the turn ends
-    /// when the permits are dropped.
-    async fn enter(
-        &self,
-        len: usize,
-    ) -> (
-        tokio::sync::SemaphorePermit<'_>,
-        tokio::sync::SemaphorePermit<'_>,
-    ) {
-        let kib = u32::try_from(len.div_ceil(1024)).unwrap_or(u32::MAX);
-        let bytes = self.bytes.acquire_many(kib.clamp(1, self.budget_kib)).await;
-        let core = self.per_core.acquire().await;
-        (bytes.expect("never closed"), core.expect("never closed"))
-    }
 }
 
 /// Whether a URL's request may go now.

@@ -32,6 +32,7 @@ pub mod scope;
 pub mod seeds;
 pub mod sink;
 pub mod sitemap;
+mod slots;
 pub mod state;
 pub mod store;
 pub mod traps;
