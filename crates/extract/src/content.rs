@@ -11,7 +11,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use ego_tree::{NodeId, NodeRef};
 use scraper::Node;
 
-use crate::classify::{Rules, base_score, class_weight, is_block, is_comment_named, is_junk};
+use crate::classify::{Rules, attr, base_score, class_weight, is_block, is_comment_named, is_junk};
 
 /// Hashes a node id (an index into the tree's arena) with one multiply:
 /// these maps are filled and read for every element on every pass, and
@@ -338,7 +338,7 @@ pub(crate) fn select<'a>(root: NodeRef<'a, Node>, a: &Analysis<'_>) -> Vec<NodeR
 /// is still cleaned when rendering.
 fn declared_main<'a>(top: NodeRef<'a, Node>, a: &Analysis<'_>) -> Option<NodeRef<'a, Node>> {
     let main = top.ancestors().find(|n| match n.value() {
-        Node::Element(e) => e.name() == "main" || e.attr("role") == Some("main"),
+        Node::Element(e) => e.name() == "main" || attr(e, "role") == Some("main"),
         _ => false,
     })?;
     let (m, t) = (a.stats.get(&main.id())?, a.stats.get(&top.id())?);

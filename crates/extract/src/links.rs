@@ -1,5 +1,6 @@
 //! Outgoing links: `<a href>`, `<area href>`, `<link rel=next|prev>`.
 
+use crate::classify::attr;
 use scraper::{ElementRef, Html, Selector};
 use url::Url;
 
@@ -40,7 +41,7 @@ pub(crate) fn base_url(doc: &Html, page: Option<&Url>) -> Option<Url> {
     let from_base = doc
         .select(&Selector::parse("base[href]").unwrap())
         .next()
-        .and_then(|b| b.value().attr("href"))
+        .and_then(|b| attr(b.value(), "href"))
         .and_then(|h| match page {
             Some(p) => p.join(h.trim()).ok(),
             None => Url::parse(h.trim()).ok(),
@@ -59,11 +60,11 @@ pub(crate) fn collect(doc: &Html, base: Option<&Url>) -> Vec<Link> {
             _ if rel.iter().any(|r| r == "next" || r == "prev") => LinkKind::Pagination,
             _ => continue,
         };
-        let Some(url) = resolve(base, e.value().attr("href").unwrap_or("")) else {
+        let Some(url) = resolve(base, attr(e.value(), "href").unwrap_or("")) else {
             continue;
         };
         let text = match kind {
-            LinkKind::Area => e.value().attr("alt").unwrap_or("").to_string(),
+            LinkKind::Area => attr(e.value(), "alt").unwrap_or("").to_string(),
             _ => e.text().collect::<String>(),
         };
         out.push(Link {

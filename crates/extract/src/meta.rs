@@ -1,7 +1,8 @@
 //! Page metadata from `<head>` and the document: title, description,
 //! language, canonical URL, publication date, robots directives.
 
-use scraper::{Html, Selector};
+use crate::classify::attr;
+use scraper::{ElementRef, Html};
 use url::Url;
 
 /// Robots directives of a page (`<meta name=robots>` and X-Robots-Tag).
@@ -56,78 +57,146 @@ pub(crate) struct Meta {
     pub robots: Robots,
 }
 
-fn sel(s: &str) -> Selector {
-    Selector::parse(s).expect("static selector")
-}
-
 pub(crate) fn clean(s: &str) -> Option<String> {
     let t = s.split_whitespace().collect::<Vec<_>>().join(" ");
     (!t.is_empty()).then_some(t)
 }
 
-fn meta_content(doc: &Html, selector: &str) -> Option<String> {
-    doc.select(&sel(selector))
-        .find_map(|e| e.value().attr("content").and_then(clean))
+/// `<meta name|property|itemprop>` values that may date a page, most
+/// trusted first.
+const PUBLISHED_META: [(&str, &str); 7] = [
+    ("property", "article:published_time"),
+    ("itemprop", "datePublished"),
+    ("name", "pubdate"),
+    ("name", "publishdate"),
+    ("name", "date"),
+    ("name", "dc.date"),
+    ("name", "DC.date.issued"),
+];
+
+/// The first value found of each kind, in document order; `read` picks
+/// among them by precedence.
+#[derive(Default)]
+struct Found {
+    og_title: Option<String>,
+    title: Option<String>,
+    h1: Option<String>,
+    class_title: Option<String>,
+    description: Option<String>,
+    og_description: Option<String>,
+    html_lang: Option<String>,
+    content_language: Option<String>,
+    canonical: Option<Url>,
+    published_meta: [Option<String>; PUBLISHED_META.len()],
+    published_time: Option<String>,
+    robots: Robots,
 }
 
-pub(crate) fn read(doc: &Html, base: Option<&Url>, x_robots_tag: Option<&str>) -> Meta {
-    let title = meta_content(doc, r#"meta[property="og:title"]"#)
-        .or_else(|| {
-            doc.select(&sel("title"))
-                .find_map(|e| clean(&e.text().collect::<String>()))
-        })
-        .or_else(|| {
-            doc.select(&sel("h1"))
-                .find_map(|e| clean(&e.text().collect::<String>()))
-        });
-    // Generators that style the page heading rather than mark it up
-    // (doxygen's `div.title`) name the class; a heading element wins.
-    let heading = ["h1", "body .title"].iter().find_map(|s| {
-        doc.select(&sel(s))
-            .find_map(|e| clean(&e.text().collect::<String>()))
-    });
-    let description = meta_content(doc, r#"meta[name="description"]"#)
-        .or_else(|| meta_content(doc, r#"meta[property="og:description"]"#));
-    let lang = doc
-        .select(&sel("html[lang]"))
-        .find_map(|e| e.value().attr("lang").and_then(clean))
-        .or_else(|| meta_content(doc, r#"meta[http-equiv="content-language"]"#))
-        .map(|l| l.to_ascii_lowercase());
-    let canonical = doc
-        .select(&sel(r#"link[rel~="canonical"][href]"#))
-        .find_map(|e| resolve(base, e.value().attr("href")?));
-    let published = [
-        r#"meta[property="article:published_time"]"#,
-        r#"meta[itemprop="datePublished"]"#,
-        r#"meta[name="pubdate"]"#,
-        r#"meta[name="publishdate"]"#,
-        r#"meta[name="date"]"#,
-        r#"meta[name="dc.date"]"#,
-        r#"meta[name="DC.date.issued"]"#,
-    ]
-    .iter()
-    .find_map(|s| meta_content(doc, s))
-    .or_else(|| {
-        doc.select(&sel(r#"[itemprop="datePublished"][datetime], time[pubdate][datetime], article time[datetime]"#))
-            .find_map(|e| e.value().attr("datetime").and_then(clean))
-    });
-    let mut robots = Robots::default();
-    for e in doc.select(&sel(r#"meta[name][content]"#)) {
-        let name = e.value().attr("name").unwrap_or("").to_ascii_lowercase();
-        if name == "robots" {
-            robots.add(e.value().attr("content").unwrap_or(""));
+fn element_text(el: ElementRef<'_>) -> Option<String> {
+    clean(&el.text().collect::<String>())
+}
+
+fn set(slot: &mut Option<String>, value: impl FnOnce() -> Option<String>) {
+    if slot.is_none() {
+        *slot = value();
+    }
+}
+
+fn has_ancestor(el: ElementRef<'_>, name: &str) -> bool {
+    el.ancestors()
+        .filter_map(ElementRef::wrap)
+        .any(|a| a.value().name() == name)
+}
+
+impl Found {
+    fn element(&mut self, el: ElementRef<'_>, base: Option<&Url>) {
+        let e = el.value();
+        let content = || attr(e, "content").and_then(clean);
+        match e.name() {
+            "html" => set(&mut self.html_lang, || attr(e, "lang").and_then(clean)),
+            "title" => set(&mut self.title, || element_text(el)),
+            "h1" => set(&mut self.h1, || element_text(el)),
+            "meta" => self.meta(e, content),
+            "link" if self.canonical.is_none() => {
+                let canonical = e
+                    .attr("rel")
+                    .is_some_and(|r| r.split_ascii_whitespace().any(|t| t == "canonical"));
+                if canonical {
+                    self.canonical = attr(e, "href").and_then(|h| resolve(base, h));
+                }
+            }
+            _ => {}
+        }
+        // Generators that style the page heading rather than mark it up
+        // (doxygen's `div.title`) name the class.
+        if self.class_title.is_none()
+            && e.classes().any(|c| c == "title")
+            && has_ancestor(el, "body")
+        {
+            self.class_title = element_text(el);
+        }
+        if self.published_time.is_none() && attr(e, "datetime").is_some() {
+            let dated = attr(e, "itemprop") == Some("datePublished")
+                || (e.name() == "time"
+                    && (attr(e, "pubdate").is_some() || has_ancestor(el, "article")));
+            if dated {
+                self.published_time = attr(e, "datetime").and_then(clean);
+            }
         }
     }
+
+    fn meta(&mut self, e: &scraper::node::Element, content: impl Fn() -> Option<String>) {
+        if attr(e, "content").is_some() {
+            if let Some(name) = attr(e, "name") {
+                if name.eq_ignore_ascii_case("robots") {
+                    self.robots.add(attr(e, "content").unwrap_or(""));
+                }
+            }
+        }
+        match (attr(e, "name"), attr(e, "property")) {
+            (Some("description"), _) => set(&mut self.description, &content),
+            (_, Some("og:title")) => set(&mut self.og_title, &content),
+            (_, Some("og:description")) => set(&mut self.og_description, &content),
+            _ => {}
+        }
+        if attr(e, "http-equiv").is_some_and(|v| v.eq_ignore_ascii_case("content-language")) {
+            set(&mut self.content_language, &content);
+        }
+        for (i, (key, value)) in PUBLISHED_META.iter().enumerate() {
+            if attr(e, key) == Some(*value) {
+                set(&mut self.published_meta[i], &content);
+            }
+        }
+    }
+}
+
+/// The page's metadata, in one pass over its elements.
+pub(crate) fn read(doc: &Html, base: Option<&Url>, x_robots_tag: Option<&str>) -> Meta {
+    let mut found = Found::default();
+    for node in doc.tree.root().descendants() {
+        if let Some(el) = ElementRef::wrap(node) {
+            found.element(el, base);
+        }
+    }
+    let mut robots = found.robots;
     if let Some(h) = x_robots_tag {
         robots.add_header(h);
     }
     Meta {
-        title,
-        heading,
-        description,
-        lang,
-        canonical,
-        published,
+        title: found.og_title.or(found.title).or_else(|| found.h1.clone()),
+        heading: found.h1.or(found.class_title),
+        description: found.description.or(found.og_description),
+        lang: found
+            .html_lang
+            .or(found.content_language)
+            .map(|l| l.to_ascii_lowercase()),
+        canonical: found.canonical,
+        published: found
+            .published_meta
+            .into_iter()
+            .flatten()
+            .next()
+            .or(found.published_time),
         robots,
     }
 }
