@@ -9,6 +9,11 @@
 //! trait. Keeping it this narrow keeps the crawl's crash-exactness argument
 //! in one place ([`crate::state`]) whatever holds the bytes.
 //!
+//! A store shared by many workers (a Redis Cluster) cannot offer atomic
+//! batches across its partitions; it will need operations at the level of
+//! a partition (queue, seen set, leases of one politeness key), a coarser
+//! trait beside this one, not this one over the network.
+//!
 //! ```
 //! use nearcrawl_crawl::store::{SledStore, Store, Writes};
 //!
