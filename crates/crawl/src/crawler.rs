@@ -237,7 +237,7 @@ impl Crawler {
             strip_params: config.scope.strip_params.clone(),
             sort_query: config.scope.sort_query,
         };
-        let state = State::open_in(store)?;
+        let state = State::open_in(store, &state_dir.join("outbox"))?;
         let outputs = format!(
             "formats {:?}, compression {:?}",
             config.output.formats, config.output.compression
@@ -373,8 +373,8 @@ fn recover(core: &mut Core) -> Result<(), CrawlError> {
     if let Some(cp) = state.checkpoint()? {
         sink.rewind(&cp.sink)?;
         let (mut replayed, mut restored) = (0usize, 0usize);
-        for outcomes in state.outbox() {
-            for o in outcomes? {
+        for outcomes in state.outbox()? {
+            for o in outcomes {
                 o.send(sink.as_mut())?;
                 replayed += 1;
             }
@@ -598,7 +598,7 @@ fn flush_group(core: &mut Core) -> Result<(), CrawlError> {
     for host in &g.hosts {
         state.put_host(&mut g.writes, host);
     }
-    state.put_outcomes(&mut g.writes, &g.outcomes);
+    state.put_outcomes(&mut g.writes, &g.outcomes)?;
     state.put_stats(&mut g.writes);
     state.apply(g.writes)?;
     state.frontier.added(g.adds);

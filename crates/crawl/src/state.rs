@@ -4,7 +4,8 @@
 //!
 //! Why this shape: outputs are files, the store is not, and nothing makes a
 //! file write and a store write atomic together. So a URL's outputs are
-//! first written *into its batch* (the outbox), then to the files. A
+//! first written to the outbox (see [`crate::outbox`]), durably, with its
+//! batch naming the outbox's new length, then to the files. A
 //! checkpoint now and then makes the files durable, records how long they
 //! are, and empties the outbox. After a crash the files are cut back to the
 //! last checkpoint and the outbox, which holds exactly the outcomes of the
@@ -12,7 +13,7 @@
 //! it left its URL in flight, and it is fetched again.
 //!
 //! Keys, by first byte: `q`/`i`/`s` the frontier (see [`Frontier`]), `d`
-//! documents, `o` the outbox, `h` pages per host, `x` origins whose
+//! documents, `o` the outbox of earlier versions (read once, then gone), `h` pages per host, `x` origins whose
 //! sitemaps were read, `r` robots.txt files, `m` metadata.
 
 use std::collections::HashMap;
@@ -22,12 +23,14 @@ use nearcrawl_index::Judgement;
 use serde::{Deserialize, Serialize};
 
 use crate::frontier::Frontier;
+use crate::outbox::Outbox;
 use crate::scope::registrable_domain;
 use crate::sink::{Outcome, Position};
 use crate::store::{Store, StoreError, Writes};
 
 const DOC: u8 = b'd';
-const OUTBOX: u8 = b'o';
+/// Outbox entries as earlier versions kept them, in the store.
+const OLD_OUTBOX: u8 = b'o';
 const HOST: u8 = b'h';
 const DOMAIN: u8 = b'g';
 /// Hosts cut off as duplicate traps.
@@ -176,7 +179,7 @@ pub struct State {
     pub stats: Stats,
     next_doc: u64,
     doc_reserved: u64,
-    next_outbox: u64,
+    outbox: Outbox,
     /// Pages taken per host and per registrable domain (fetches started,
     /// committed or not), by their state key.
     taken: HashMap<Vec<u8>, u64>,
@@ -213,13 +216,18 @@ fn corrupt(what: String) -> StoreError {
     StoreError::Corrupt(what)
 }
 
+fn io_error(e: std::io::Error) -> StoreError {
+    StoreError::Backend(Box::new(e))
+}
+
 fn be_u64(b: &[u8]) -> u64 {
     u64::from_be_bytes(b.try_into().unwrap_or([0; 8]))
 }
 
 impl State {
-    /// Opens (or resumes) the state kept in `store`.
-    pub fn open_in(store: Arc<dyn Store>) -> Result<State, StoreError> {
+    /// Opens (or resumes) the state kept in `store`, with its outbox file
+    /// at `outbox`.
+    pub fn open_in(store: Arc<dyn Store>, outbox: &std::path::Path) -> Result<State, StoreError> {
         let frontier = Frontier::open_in(store.clone())?;
         let trapped = store
             .scan_prefix(&[TRAP])
@@ -230,19 +238,15 @@ impl State {
             .get(&meta("stats"))?
             .and_then(|v| serde_json::from_slice(&v).ok())
             .unwrap_or_default();
-        // The outbox holds at most one checkpoint interval of batches.
-        let last_outbox = store.scan_prefix(&[OUTBOX]).last().transpose()?;
-        let next_outbox = match last_outbox {
-            Some((k, _)) => be_u64(&k[1..]) + 1,
-            None => store.get(&meta("outbox_next"))?.map_or(0, |v| be_u64(&v)),
-        };
+        let recorded = store.get(&meta("outbox_len"))?.map_or(0, |v| be_u64(&v));
+        let outbox = Outbox::open(outbox, recorded).map_err(io_error)?;
         Ok(State {
             store,
             frontier,
             stats,
             next_doc: doc_reserved,
             doc_reserved,
-            next_outbox,
+            outbox,
             taken: HashMap::new(),
             trapped,
             host_stats: HashMap::new(),
@@ -278,7 +282,7 @@ impl State {
     /// return.
     pub fn set_checkpoint(&mut self, sink: Position) -> Result<(), StoreError> {
         let mut batch = Writes::default();
-        for kv in self.store.scan_prefix(&[OUTBOX]) {
+        for kv in self.store.scan_prefix(&[OLD_OUTBOX]) {
             batch.remove(kv?.0);
         }
         let cp = Checkpoint {
@@ -289,25 +293,33 @@ impl State {
             meta("checkpoint"),
             serde_json::to_vec(&cp).expect("serializes"),
         );
-        batch.insert(meta("outbox_next"), self.next_outbox.to_be_bytes());
+        batch.insert(meta("outbox_len"), 0u64.to_be_bytes());
         self.store.apply(batch)?;
         self.store.flush()?;
+        // Emptied once the store no longer names its contents.
+        self.outbox.clear().map_err(io_error)?;
         Ok(())
     }
 
     /// The outcomes written since the last checkpoint, in order.
-    pub fn outbox(&self) -> impl Iterator<Item = Result<Vec<Outcome>, StoreError>> + '_ {
-        self.store.scan_prefix(&[OUTBOX]).map(|item| {
+    pub fn outbox(&mut self) -> Result<Vec<Vec<Outcome>>, StoreError> {
+        let mut blocks = Vec::new();
+        for item in self.store.scan_prefix(&[OLD_OUTBOX]) {
             let (k, v) = item?;
             let unpacked = v.get(..4).and_then(|n| {
                 let n = u32::from_be_bytes(n.try_into().ok()?) as usize;
                 zstd::bulk::decompress(&v[4..], n).ok()
             });
             // Losing these silently would lose pages: say so instead.
-            unpacked
+            let block = unpacked
                 .and_then(|b| Outcome::decode_all(&b))
-                .ok_or_else(|| corrupt(format!("outbox entry {} is unreadable", be_u64(&k[1..]))))
-        })
+                .ok_or_else(|| {
+                    corrupt(format!("outbox entry {} is unreadable", be_u64(&k[1..])))
+                })?;
+            blocks.push(block);
+        }
+        blocks.extend(self.outbox.read_all().map_err(io_error)?);
+        Ok(blocks)
     }
 
     /// Documents from `first` on, with their judgements.
@@ -377,22 +389,19 @@ impl State {
                     .unwrap_or(false))
     }
 
-    /// Adds outcomes to the outbox, in `batch`: zstd-compressed, since
-    /// page texts are most of what the state writes.
-    pub fn put_outcomes(&mut self, batch: &mut Writes, outcomes: &[Outcome]) {
+    /// Appends outcomes to the outbox, durably, and names its new length
+    /// in `batch`: `batch` must be applied next (see [`crate::outbox`]).
+    pub fn put_outcomes(
+        &mut self,
+        batch: &mut Writes,
+        outcomes: &[Outcome],
+    ) -> Result<(), StoreError> {
         if outcomes.is_empty() {
-            return;
+            return Ok(());
         }
-        let mut bytes = Vec::new();
-        for o in outcomes {
-            o.encode(&mut bytes);
-        }
-        let packed = zstd::bulk::compress(&bytes, 1).expect("compressing to memory");
-        let mut value = Vec::with_capacity(packed.len() + 4);
-        value.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
-        value.extend_from_slice(&packed);
-        batch.insert(key(OUTBOX, &self.next_outbox.to_be_bytes()), value);
-        self.next_outbox += 1;
+        let len = self.outbox.append(outcomes).map_err(io_error)?;
+        batch.insert(meta("outbox_len"), len.to_be_bytes());
+        Ok(())
     }
 
     /// Writes the statistics, in `batch`.
@@ -553,8 +562,9 @@ mod tests {
         let db = sled::Config::new().temporary(true).open().unwrap();
         let store: Arc<dyn Store> =
             Arc::new(crate::store::SledStore::open_in(&db, "crawl").unwrap());
+        let outbox = std::env::temp_dir().join(format!("nearcrawl-budgets-{}", std::process::id()));
         {
-            let mut state = State::open_in(store.clone()).unwrap();
+            let mut state = State::open_in(store.clone(), &outbox).unwrap();
             let mut take = |host: &str| state.take_page(host, 2, 3).unwrap();
             assert_eq!(take("a.example.co.uk"), Ok(()));
             assert_eq!(take("a.example.co.uk"), Ok(()));
@@ -572,7 +582,7 @@ mod tests {
             }
             state.apply(writes).unwrap();
         }
-        let mut state = State::open_in(store).unwrap();
+        let mut state = State::open_in(store, &outbox).unwrap();
         assert_eq!(
             state.take_page("d.example.co.uk", 2, 3).unwrap(),
             Err("domain_page_limit")
@@ -582,5 +592,6 @@ mod tests {
             state.take_page("other.co.uk", 2, 3).unwrap(),
             Err("host_page_limit")
         );
+        std::fs::remove_file(&outbox).unwrap();
     }
 }

@@ -1,0 +1,68 @@
+//! Where a crawl's state bytes go: live keys and values per tree and per
+//! record kind (the key's first byte), against the size on disk.
+//!
+//! ```text
+//! cargo run --release -p nearcrawl-crawl --example state_bytes -- OUT_DIR
+//! ```
+//!
+//! Run it on a finished crawl's output directory (it opens `OUT_DIR/state`).
+
+use std::collections::BTreeMap;
+
+fn main() {
+    let out = std::env::args().nth(1).expect("usage: state_bytes OUT_DIR");
+    let dir = std::path::Path::new(&out).join("state");
+    let on_disk: u64 = walk(&dir);
+    let db = sled::Config::new()
+        .path(&dir)
+        .open()
+        .expect("opens the state");
+    let mut total = 0u64;
+    for name in db.tree_names() {
+        let tree = db.open_tree(&name).expect("tree");
+        let mut kinds: BTreeMap<u8, (u64, u64)> = BTreeMap::new();
+        for kv in tree.iter() {
+            let (k, v) = kv.expect("readable");
+            let e = kinds.entry(k.first().copied().unwrap_or(0)).or_default();
+            e.0 += 1;
+            e.1 += (k.len() + v.len()) as u64;
+        }
+        let bytes: u64 = kinds.values().map(|e| e.1).sum();
+        total += bytes;
+        println!(
+            "tree {:?}: {} records, {} bytes",
+            String::from_utf8_lossy(&name),
+            kinds.values().map(|e| e.0).sum::<u64>(),
+            bytes
+        );
+        // Tagged keys (the crawl tree) by kind; hashed ones only in total.
+        if kinds.len() > 32 {
+            continue;
+        }
+        for (kind, (n, b)) in kinds {
+            let shown = if kind.is_ascii_graphic() {
+                (kind as char).to_string()
+            } else {
+                format!("0x{kind:02x}")
+            };
+            println!(
+                "  {shown}: {n} records, {b} bytes ({:.0} B each)",
+                b as f64 / n.max(1) as f64
+            );
+        }
+    }
+    println!("live keys and values: {total} bytes; on disk: {on_disk} bytes");
+}
+
+fn walk(p: &std::path::Path) -> u64 {
+    std::fs::read_dir(p)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| match e.metadata() {
+            Ok(m) if m.is_dir() => walk(&e.path()),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        })
+        .sum()
+}
