@@ -13,7 +13,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use nearcrawl_extract::{Input, extract};
 use nearcrawl_fetch::{FetchConfig, Fetcher};
-use nearcrawl_index::{DedupConfig, Deduper, Doc, Fingerprinter, IndexConfig, Verdict};
+use nearcrawl_index::{DedupConfig, Deduper, Doc, Fingerprinter, IndexConfig, Judgement, Verdict};
 use url::Url;
 
 use crate::canonical::Canonicalizer;
@@ -373,16 +373,25 @@ fn recover(core: &mut Core) -> Result<(), CrawlError> {
     if let Some(cp) = state.checkpoint()? {
         sink.rewind(&cp.sink)?;
         let (mut replayed, mut restored) = (0usize, 0usize);
-        for outcomes in state.outbox()? {
-            for o in outcomes {
-                o.send(sink.as_mut())?;
-                replayed += 1;
-            }
-        }
+        // Documents whose records still carry their judgements (written by
+        // earlier versions), then the outbox's.
         for doc in state.docs_from(cp.dedup_through) {
             let (doc, judgement) = doc?;
             dedup.record(doc, &judgement)?;
             restored += 1;
+        }
+        for block in state.outbox()? {
+            for (doc, bytes) in block.docs {
+                let judgement = Judgement::from_bytes(&bytes).ok_or_else(|| {
+                    StoreError::Corrupt(format!("the outbox's judgement of document {doc}"))
+                })?;
+                dedup.record(doc, &judgement)?;
+                restored += 1;
+            }
+            for o in block.outcomes {
+                o.send(sink.as_mut())?;
+                replayed += 1;
+            }
         }
         tracing::info!(
             queued = state.frontier.len(),

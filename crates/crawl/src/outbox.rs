@@ -7,6 +7,11 @@
 //! the state). Appended to a file that each checkpoint empties, it costs
 //! nothing once the checkpoint is made.
 //!
+//! Each block also carries the judgements of the documents its batch
+//! created: the duplicate index is made durable only at checkpoints, and
+//! after a crash these restore it. Older judgements are the index's own, so
+//! the store keeps only each document's URL.
+//!
 //! How it stays exact: a group's outcomes are appended and made durable
 //! *before* the group's batch is applied, and the batch records the
 //! outbox's new length. So whatever batches made it into the store, the
@@ -19,6 +24,14 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use crate::sink::Outcome;
+
+/// What one group of batches left in the outbox.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Block {
+    /// New documents and their judgements (`Judgement::to_bytes`).
+    pub docs: Vec<(u64, Vec<u8>)>,
+    pub outcomes: Vec<Outcome>,
+}
 
 #[derive(Debug)]
 pub(crate) struct Outbox {
@@ -56,27 +69,37 @@ impl Outbox {
         })
     }
 
-    /// Appends `outcomes` as one block (zstd-compressed: page texts are
-    /// most of it), durable on return; the outbox's length after it.
-    pub(crate) fn append(&mut self, outcomes: &[Outcome]) -> io::Result<u64> {
+    /// Appends a block of `docs` and `outcomes` (zstd-compressed: page
+    /// texts are most of it), durable on return; the outbox's length after.
+    pub(crate) fn append(
+        &mut self,
+        docs: &[(u64, Vec<u8>)],
+        outcomes: &[Outcome],
+    ) -> io::Result<u64> {
         let mut bytes = Vec::new();
+        bytes.extend_from_slice(&(docs.len() as u32).to_be_bytes());
+        for (doc, judgement) in docs {
+            bytes.extend_from_slice(&doc.to_be_bytes());
+            bytes.extend_from_slice(&(judgement.len() as u32).to_be_bytes());
+            bytes.extend_from_slice(judgement);
+        }
         for o in outcomes {
             o.encode(&mut bytes);
         }
         let packed = zstd::bulk::compress(&bytes, 1)?;
-        let mut block = Vec::with_capacity(packed.len() + 8);
-        block.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
-        block.extend_from_slice(&(packed.len() as u32).to_be_bytes());
-        block.extend_from_slice(&packed);
+        let mut framed = Vec::with_capacity(packed.len() + 8);
+        framed.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
+        framed.extend_from_slice(&(packed.len() as u32).to_be_bytes());
+        framed.extend_from_slice(&packed);
         self.file.seek(SeekFrom::Start(self.len))?;
-        self.file.write_all(&block)?;
+        self.file.write_all(&framed)?;
         self.file.sync_data()?;
-        self.len += block.len() as u64;
+        self.len += framed.len() as u64;
         Ok(self.len)
     }
 
     /// Every block, in order.
-    pub(crate) fn read_all(&mut self) -> io::Result<Vec<Vec<Outcome>>> {
+    pub(crate) fn read_all(&mut self) -> io::Result<Vec<Block>> {
         let mut bytes = Vec::with_capacity(self.len as usize);
         self.file.seek(SeekFrom::Start(0))?;
         (&mut self.file).take(self.len).read_to_end(&mut bytes)?;
@@ -107,13 +130,27 @@ impl Outbox {
 }
 
 /// Decodes the block at the head of `rest` and moves past it.
-fn next_block(rest: &mut &[u8]) -> Option<Vec<Outcome>> {
+fn next_block(rest: &mut &[u8]) -> Option<Block> {
     let raw = u32::from_be_bytes(rest.get(..4)?.try_into().ok()?) as usize;
     let packed = u32::from_be_bytes(rest.get(4..8)?.try_into().ok()?) as usize;
     let body = rest.get(8..8 + packed)?;
     let bytes = zstd::bulk::decompress(body, raw).ok()?;
     *rest = &rest[8 + packed..];
-    Outcome::decode_all(&bytes)
+    let mut b = &bytes[..];
+    let take = |b: &mut &[u8], n: usize| -> Option<Vec<u8>> {
+        let head = b.get(..n)?.to_vec();
+        *b = &b[n..];
+        Some(head)
+    };
+    let n = u32::from_be_bytes(take(&mut b, 4)?.try_into().ok()?);
+    let mut docs = Vec::new();
+    for _ in 0..n {
+        let doc = u64::from_be_bytes(take(&mut b, 8)?.try_into().ok()?);
+        let len = u32::from_be_bytes(take(&mut b, 4)?.try_into().ok()?) as usize;
+        docs.push((doc, take(&mut b, len)?));
+    }
+    let outcomes = Outcome::decode_all(b)?;
+    Some(Block { docs, outcomes })
 }
 
 #[cfg(test)]
@@ -133,15 +170,18 @@ mod tests {
     fn blocks_past_the_recorded_length_are_cut_at_open() {
         let dir = std::env::temp_dir().join(format!("nearcrawl-outbox-{}", std::process::id()));
         let _ = std::fs::remove_file(&dir);
+        let block = |docs: Vec<(u64, Vec<u8>)>, outcomes: Vec<Outcome>| Block { docs, outcomes };
         let mut o = Outbox::open(&dir, 0).unwrap();
-        let first = o.append(&[error(1), error(2)]).unwrap();
-        o.append(&[error(3)]).unwrap();
+        let a = block(vec![(7, b"judgement".to_vec())], vec![error(1), error(2)]);
+        let first = o.append(&a.docs, &a.outcomes).unwrap();
+        o.append(&[], &[error(3)]).unwrap();
         drop(o);
         // The second block's batch never made it: the store names `first`.
         let mut o = Outbox::open(&dir, first).unwrap();
-        assert_eq!(o.read_all().unwrap(), vec![vec![error(1), error(2)]]);
-        let second = o.append(&[error(4)]).unwrap();
-        assert_eq!(o.read_all().unwrap()[1], vec![error(4)]);
+        assert_eq!(o.read_all().unwrap(), vec![a]);
+        let d = block(vec![(8, vec![]), (9, vec![1, 2])], vec![]);
+        let second = o.append(&d.docs, &d.outcomes).unwrap();
+        assert_eq!(o.read_all().unwrap()[1], d);
         o.clear().unwrap();
         assert!(o.read_all().unwrap().is_empty());
         drop(o);

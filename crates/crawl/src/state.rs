@@ -23,7 +23,7 @@ use nearcrawl_index::Judgement;
 use serde::{Deserialize, Serialize};
 
 use crate::frontier::Frontier;
-use crate::outbox::Outbox;
+use crate::outbox::{Block, Outbox};
 use crate::scope::registrable_domain;
 use crate::sink::{Outcome, Position};
 use crate::store::{Store, StoreError, Writes};
@@ -189,6 +189,8 @@ pub struct State {
     trapped: std::collections::HashSet<String>,
     /// Documents written but not applied yet: their URLs.
     pending_docs: HashMap<u64, String>,
+    /// Their judgements, for the outbox (see [`State::put_outcomes`]).
+    pending_judgements: Vec<(u64, Vec<u8>)>,
 }
 
 impl std::fmt::Debug for State {
@@ -251,6 +253,7 @@ impl State {
             trapped,
             host_stats: HashMap::new(),
             pending_docs: HashMap::new(),
+            pending_judgements: Vec::new(),
         })
     }
 
@@ -301,8 +304,9 @@ impl State {
         Ok(())
     }
 
-    /// The outcomes written since the last checkpoint, in order.
-    pub fn outbox(&mut self) -> Result<Vec<Vec<Outcome>>, StoreError> {
+    /// The outcomes written since the last checkpoint, in order, and the
+    /// judgements of the documents created since (to restore the index).
+    pub(crate) fn outbox(&mut self) -> Result<Vec<Block>, StoreError> {
         let mut blocks = Vec::new();
         for item in self.store.scan_prefix(&[OLD_OUTBOX]) {
             let (k, v) = item?;
@@ -316,13 +320,17 @@ impl State {
                 .ok_or_else(|| {
                     corrupt(format!("outbox entry {} is unreadable", be_u64(&k[1..])))
                 })?;
-            blocks.push(block);
+            blocks.push(Block {
+                docs: Vec::new(),
+                outcomes: block,
+            });
         }
         blocks.extend(self.outbox.read_all().map_err(io_error)?);
         Ok(blocks)
     }
 
-    /// Documents from `first` on, with their judgements.
+    /// Documents from `first` on whose records carry their judgements
+    /// (written by earlier versions; now the outbox carries them).
     pub fn docs_from(
         &self,
         first: u64,
@@ -336,10 +344,9 @@ impl State {
                     .get(..2)
                     .map(|n| u16::from_be_bytes([n[0], n[1]]) as usize)
                     .and_then(|url_len| Judgement::from_bytes(v.get(2 + url_len..)?));
-                judgement
-                    .map(|j| (doc, j))
-                    .ok_or_else(|| corrupt(format!("document {doc} is unreadable")))
+                Ok(judgement.map(|j| (doc, j)))
             })
+            .filter_map(Result::transpose)
     }
 
     /// A new document id.
@@ -354,14 +361,15 @@ impl State {
         Ok(self.next_doc - 1)
     }
 
-    /// Records document `doc` (its URL and judgement) in `batch`.
+    /// Records document `doc`'s URL in `batch`; its judgement goes to the
+    /// outbox with the group (the index keeps it after the checkpoint).
     pub fn put_doc(&mut self, batch: &mut Writes, doc: u64, url: &str, judgement: &Judgement) {
         self.pending_docs.insert(doc, url.to_string());
+        self.pending_judgements.push((doc, judgement.to_bytes()));
         let url = &url.as_bytes()[..url.len().min(u16::MAX as usize)];
-        let mut v = Vec::with_capacity(2 + url.len() + 300);
+        let mut v = Vec::with_capacity(2 + url.len());
         v.extend_from_slice(&(url.len() as u16).to_be_bytes());
         v.extend_from_slice(url);
-        v.extend_from_slice(&judgement.to_bytes());
         batch.insert(key(DOC, &doc.to_be_bytes()), v);
     }
 
@@ -389,17 +397,19 @@ impl State {
                     .unwrap_or(false))
     }
 
-    /// Appends outcomes to the outbox, durably, and names its new length
-    /// in `batch`: `batch` must be applied next (see [`crate::outbox`]).
+    /// Appends outcomes, and the judgements of the documents put since the
+    /// last call, to the outbox, durably, and names its new length in
+    /// `batch`: `batch` must be applied next (see [`crate::outbox`]).
     pub fn put_outcomes(
         &mut self,
         batch: &mut Writes,
         outcomes: &[Outcome],
     ) -> Result<(), StoreError> {
-        if outcomes.is_empty() {
+        let docs = std::mem::take(&mut self.pending_judgements);
+        if docs.is_empty() && outcomes.is_empty() {
             return Ok(());
         }
-        let len = self.outbox.append(outcomes).map_err(io_error)?;
+        let len = self.outbox.append(&docs, outcomes).map_err(io_error)?;
         batch.insert(meta("outbox_len"), len.to_be_bytes());
         Ok(())
     }
