@@ -340,11 +340,16 @@ impl State {
             .map(|item| {
                 let (k, v) = item?;
                 let doc = be_u64(&k[1..]);
-                let judgement = v
+                let url_len = v
                     .get(..2)
-                    .map(|n| u16::from_be_bytes([n[0], n[1]]) as usize)
-                    .and_then(|url_len| Judgement::from_bytes(v.get(2 + url_len..)?));
-                Ok(judgement.map(|j| (doc, j)))
+                    .map_or(0, |n| u16::from_be_bytes([n[0], n[1]]) as usize);
+                // Nothing after the URL: a record of this version.
+                let Some(rest) = v.get(2 + url_len..).filter(|r| !r.is_empty()) else {
+                    return Ok(None);
+                };
+                Judgement::from_bytes(rest)
+                    .map(|j| Some((doc, j)))
+                    .ok_or_else(|| corrupt(format!("document {doc} is unreadable")))
             })
             .filter_map(Result::transpose)
     }
@@ -566,6 +571,51 @@ impl nearcrawl_fetch::RobotsStore for RobotsCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn outbox_entries_of_earlier_versions_are_read_then_gone() {
+        use crate::sink::ErrorRecord;
+        let db = sled::Config::new().temporary(true).open().unwrap();
+        let store: Arc<dyn Store> =
+            Arc::new(crate::store::SledStore::open_in(&db, "crawl").unwrap());
+        let outbox =
+            std::env::temp_dir().join(format!("nearcrawl-old-outbox-{}", std::process::id()));
+        let error = |n: u32| {
+            Outcome::Error(ErrorRecord {
+                url: format!("http://a.example/{n}"),
+                kind: "status".into(),
+                detail: "404".into(),
+            })
+        };
+        // As earlier versions wrote it: a store key per group, zstd inside.
+        let mut raw = Vec::new();
+        error(1).encode(&mut raw);
+        let mut value = (raw.len() as u32).to_be_bytes().to_vec();
+        value.extend_from_slice(&zstd::bulk::compress(&raw, 1).unwrap());
+        store
+            .insert(&key(OLD_OUTBOX, &0u64.to_be_bytes()), &value)
+            .unwrap();
+
+        let mut state = State::open_in(store.clone(), &outbox).unwrap();
+        let mut batch = Writes::default();
+        state.put_outcomes(&mut batch, &[error(2)]).unwrap();
+        state.apply(batch).unwrap();
+        let outcomes: Vec<Outcome> = state
+            .outbox()
+            .unwrap()
+            .into_iter()
+            .flat_map(|b| b.outcomes)
+            .collect();
+        assert_eq!(
+            outcomes,
+            [error(1), error(2)],
+            "the old entry first, then the file's"
+        );
+        state.set_checkpoint(serde_json::Value::Null).unwrap();
+        assert!(state.outbox().unwrap().is_empty());
+        assert_eq!(store.scan_prefix(&[OLD_OUTBOX]).count(), 0);
+        std::fs::remove_file(&outbox).unwrap();
+    }
 
     #[test]
     fn page_budgets_per_host_and_per_domain_hold_over_runs() {
