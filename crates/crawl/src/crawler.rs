@@ -1033,16 +1033,7 @@ struct DuplicateOf {
 
 /// `None` for a new page.
 fn duplicate_of(verdict: &Verdict) -> Option<DuplicateOf> {
-    let (of, kind, distance, similarity) = match *verdict {
-        Verdict::New => return None,
-        Verdict::Exact { of } => (of, "exact", 0, 1.0),
-        Verdict::Near {
-            of,
-            distance,
-            similarity,
-            ..
-        } => (of, "near", distance, similarity),
-    };
+    let (of, kind, distance, similarity) = verdict.duplicate_of()?;
     let check = verdict.check().map(|c| c.name().to_string());
     Some(DuplicateOf {
         of,

@@ -180,21 +180,7 @@ pub fn extract(bytes: &[u8], input: &Input<'_>) -> Page {
         render::render(root, render::Cleaning::None, &mut full);
         (full.finish(), ContentPath::FullText)
     };
-    let lang = meta.lang.or_else(|| detect_lang(&text));
-    Page {
-        title: meta.title,
-        heading: meta.heading,
-        description: meta.description,
-        lang,
-        canonical: meta.canonical,
-        published: meta.published,
-        robots: meta.robots,
-        text,
-        path,
-        links,
-        encoding: enc.name(),
-        encoding_source,
-    }
+    page(meta, text, path, links, enc, encoding_source)
 }
 
 /// A page too large for an element tree (see [`stream`]): its full
@@ -206,21 +192,40 @@ fn extract_streamed(
     encoding_source: EncodingSource,
 ) -> Page {
     let s = stream::extract(html, input.url);
-    let mut robots = s.robots;
+    let mut meta = s.meta;
     if let Some(h) = input.x_robots_tag {
-        robots.add_header(h);
+        meta.robots.add_header(h);
     }
+    page(
+        meta,
+        s.text,
+        ContentPath::FullText,
+        s.links,
+        enc,
+        encoding_source,
+    )
+}
+
+/// The page of its parts; the language detected when none is declared.
+fn page(
+    meta: meta::Meta,
+    text: String,
+    path: ContentPath,
+    links: Vec<Link>,
+    enc: &'static encoding_rs::Encoding,
+    encoding_source: EncodingSource,
+) -> Page {
     Page {
-        lang: s.lang.or_else(|| detect_lang(&s.text)),
-        title: s.title,
-        heading: s.heading,
-        description: s.description,
-        canonical: s.canonical,
-        published: s.published,
-        robots,
-        text: s.text,
-        path: ContentPath::FullText,
-        links: s.links,
+        lang: meta.lang.or_else(|| detect_lang(&text)),
+        title: meta.title,
+        heading: meta.heading,
+        description: meta.description,
+        canonical: meta.canonical,
+        published: meta.published,
+        robots: meta.robots,
+        text,
+        path,
+        links,
         encoding: enc.name(),
         encoding_source,
     }

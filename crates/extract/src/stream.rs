@@ -21,7 +21,7 @@ use url::Url;
 
 use crate::classify::{is_block, is_junk_by_markup};
 use crate::links::{Link, LinkKind};
-use crate::meta::{Robots, clean, resolve};
+use crate::meta::{Meta, Robots, clean, resolve};
 use crate::render::TextBuilder;
 
 /// Pages whose markup (script and style bodies left out) is longer than
@@ -35,13 +35,8 @@ const MAX_OPEN: usize = 512;
 
 /// What one pass over the tokens found.
 pub(crate) struct Streamed {
-    pub title: Option<String>,
-    pub heading: Option<String>,
-    pub description: Option<String>,
-    pub lang: Option<String>,
-    pub canonical: Option<Url>,
-    pub published: Option<String>,
-    pub robots: Robots,
+    /// As the tree's metadata (X-Robots-Tag not yet added).
+    pub meta: Meta,
     pub text: String,
     pub links: Vec<Link>,
 }
@@ -386,7 +381,7 @@ impl State {
                 })
             })
             .collect();
-        Streamed {
+        let meta = Meta {
             title: self.og_title.or(self.title).or_else(|| self.h1.clone()),
             heading: self.h1.or(self.class_title),
             description: self.description.or(self.og_description),
@@ -397,6 +392,9 @@ impl State {
             canonical: self.canonical.and_then(|c| resolve(base, &c)),
             published: self.published,
             robots: self.robots,
+        };
+        Streamed {
+            meta,
             text: self.text.finish(),
             links,
         }
@@ -437,12 +435,12 @@ mod tests {
             <p>one<p>two<br>three <a href="mailto:a@b">mail</a></body></html>"#;
         let page = Url::parse("http://h.example/root/page.html").unwrap();
         let s = extract(html, Some(&page));
-        assert_eq!(s.title.as_deref(), Some("Index & more"));
-        assert_eq!(s.heading.as_deref(), Some("All classes"));
-        assert_eq!(s.lang.as_deref(), Some("en"));
-        assert!(s.robots.nofollow && !s.robots.noindex);
+        assert_eq!(s.meta.title.as_deref(), Some("Index & more"));
+        assert_eq!(s.meta.heading.as_deref(), Some("All classes"));
+        assert_eq!(s.meta.lang.as_deref(), Some("en"));
+        assert!(s.meta.robots.nofollow && !s.meta.robots.noindex);
         assert_eq!(
-            s.canonical.unwrap().as_str(),
+            s.meta.canonical.unwrap().as_str(),
             "http://h.example/docs/index.html"
         );
         assert_eq!(
@@ -515,8 +513,8 @@ mod agreement {
             same_text += usize::from(jaccard >= 0.95);
             let urls = |l: &[Link]| l.iter().map(|l| l.url.to_string()).collect::<HashSet<_>>();
             same_links += usize::from(urls(&tree.links) == urls(&s.links));
-            if tree.title != s.title {
-                eprintln!("title: {:?} vs {:?}", tree.title, s.title);
+            if tree.title != s.meta.title {
+                eprintln!("title: {:?} vs {:?}", tree.title, s.meta.title);
             }
         }
         eprintln!(

@@ -126,6 +126,21 @@ impl Verdict {
             Verdict::Near { check, .. } => Some(*check),
         }
     }
+
+    /// What a duplicate's record names: the earlier document, `"exact"` or
+    /// `"near"`, the distance and the similarity; none for a new document.
+    pub fn duplicate_of(&self) -> Option<(u64, &'static str, u32, f32)> {
+        match *self {
+            Verdict::New => None,
+            Verdict::Exact { of } => Some((of, "exact", 0, 1.0)),
+            Verdict::Near {
+                of,
+                distance,
+                similarity,
+                ..
+            } => Some((of, "near", distance, similarity)),
+        }
+    }
 }
 
 /// The verdict and what it was based on.

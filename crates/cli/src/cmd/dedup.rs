@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Context;
-use nearcrawl_index::{DedupConfig, Deduper, Doc, Verdict};
+use nearcrawl_index::{DedupConfig, Deduper, Doc};
 use serde_json::{Value, json};
 
 #[derive(Debug, clap::Args)]
@@ -133,15 +133,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             },
         )?;
         counts.short += u64::from(decision.short);
-        let (of, kind, distance, similarity) = match decision.verdict {
-            Verdict::New => continue,
-            Verdict::Exact { of } => (of, "exact", 0, 1.0),
-            Verdict::Near {
-                of,
-                distance,
-                similarity,
-                ..
-            } => (of, "near", distance, similarity),
+        let Some((of, kind, distance, similarity)) = decision.verdict.duplicate_of() else {
+            continue;
         };
         let check = decision.verdict.check().map_or("", |c| c.name());
         if kind == "exact" {
