@@ -709,9 +709,12 @@ fn take_page(shared: &Shared, entry: &Entry) -> bool {
     let host = entry.url.host_str().unwrap_or("");
     let mut core = shared.core.lock().unwrap();
     let scope = &shared.config.scope;
-    let taken = core
-        .state
-        .take_page(host, scope.max_pages_per_host, scope.max_pages_per_domain);
+    let taken = core.state.take_page(
+        host,
+        &crate::traps::section(&entry.url),
+        scope.max_pages_per_host,
+        scope.max_pages_per_domain,
+    );
     match taken {
         Ok(Ok(())) => true,
         Ok(Err(budget)) => {
@@ -1150,8 +1153,8 @@ struct HostVerdict {
     delay: Duration,
 }
 
-/// Counts a judged page in its host's figures, and cuts the host off when
-/// the page makes it a duplicate trap (recorded in `commit`).
+/// Counts a judged page in its host's figures, and cuts the page's section
+/// off when the page makes it a duplicate trap (recorded in `commit`).
 fn note_host_verdict(
     state: &mut State,
     traps: &mut TrapDetector,
@@ -1165,11 +1168,12 @@ fn note_host_verdict(
     counts.delay_ms_total += verdict.delay.as_millis() as u64;
     counts.duplicates += u64::from(verdict.duplicate);
     counts.written += u64::from(verdict.written);
-    let Some(trap) = traps.judged(host, verdict.duplicate) else {
+    let section = crate::traps::section(url);
+    let Some(trap) = traps.judged(&section, verdict.duplicate) else {
         return;
     };
     tracing::warn!(
-        host,
+        section,
         "duplicate trap: {} of its last {} pages were duplicates",
         trap.duplicates,
         trap.window
@@ -1178,9 +1182,9 @@ fn note_host_verdict(
         url: url.to_string(),
         kind: "duplicate_trap".into(),
         detail: format!(
-            "{host}: {} of its last {} pages were duplicates; its other URLs are skipped",
+            "{section}: {} of its last {} pages were duplicates; its other URLs are skipped",
             trap.duplicates, trap.window
         ),
     }));
-    state.trap_host(&mut commit.writes, host, &trap);
+    state.trap_section(&mut commit.writes, host, &section, &trap);
 }

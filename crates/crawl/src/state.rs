@@ -33,7 +33,8 @@ const DOC: u8 = b'd';
 const OLD_OUTBOX: u8 = b'o';
 const HOST: u8 = b'h';
 const DOMAIN: u8 = b'g';
-/// Hosts cut off as duplicate traps.
+/// Sections of sites (`host/first-segment/`; a bare host from earlier
+/// versions: all of it) cut off as duplicate traps.
 const TRAP: u8 = b't';
 /// Per-host figures for `stats.json`.
 const HOST_STATS: u8 = b'p';
@@ -62,7 +63,7 @@ pub struct Stats {
     pub out_of_scope: std::collections::BTreeMap<String, u64>,
     pub errors: std::collections::BTreeMap<String, u64>,
     pub bytes: u64,
-    /// Hosts cut off as duplicate traps (the first 100, with why).
+    /// Sections cut off as duplicate traps (the first 100, with why).
     #[serde(default)]
     pub duplicate_traps: Vec<TrappedHost>,
     /// This run only.
@@ -155,10 +156,13 @@ impl HostStats {
     }
 }
 
-/// A host cut off as a duplicate trap, in `stats.json`.
+/// A section of a host cut off as a duplicate trap, in `stats.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrappedHost {
     pub host: String,
+    /// The section cut off (see [`crate::traps::section`]).
+    #[serde(default)]
+    pub section: String,
     /// Duplicates among its last `window` judged pages.
     pub duplicates: u32,
     pub window: u32,
@@ -185,7 +189,7 @@ pub struct State {
     taken: HashMap<Vec<u8>, u64>,
     /// Per-host figures of hosts crawled in this run (on disk too).
     host_stats: HashMap<String, HostStats>,
-    /// Hosts cut off as duplicate traps (few: all kept in memory).
+    /// Sections cut off as duplicate traps (few: all kept in memory).
     trapped: std::collections::HashSet<String>,
     /// Documents written but not applied yet: their URLs.
     pending_docs: HashMap<u64, String>,
@@ -428,14 +432,16 @@ impl State {
     }
 
     /// Takes one page of `host`'s budget and of its registrable domain's;
-    /// when one is spent, takes nothing and names it.
+    /// when one is spent, or the page's `section` is a trap, takes nothing
+    /// and names why.
     pub fn take_page(
         &mut self,
         host: &str,
+        section: &str,
         max_per_host: u64,
         max_per_domain: u64,
     ) -> Result<Result<(), &'static str>, StoreError> {
-        if self.trapped.contains(host) {
+        if self.trapped.contains(section) || self.trapped.contains(host) {
             return Ok(Err("duplicate_trap"));
         }
         let host_key = key(HOST, host.as_bytes());
@@ -452,14 +458,21 @@ impl State {
         Ok(Ok(()))
     }
 
-    /// Cuts `host` off as a duplicate trap: no more of its pages are
-    /// taken, over every run. The record goes in `batch`.
-    pub fn trap_host(&mut self, batch: &mut Writes, host: &str, trap: &crate::traps::Trap) {
-        if self.trapped.insert(host.to_string()) {
-            batch.insert(key(TRAP, host.as_bytes()), []);
+    /// Cuts `section` of `host` off as a duplicate trap: no more of its
+    /// pages are taken, over every run. The record goes in `batch`.
+    pub fn trap_section(
+        &mut self,
+        batch: &mut Writes,
+        host: &str,
+        section: &str,
+        trap: &crate::traps::Trap,
+    ) {
+        if self.trapped.insert(section.to_string()) {
+            batch.insert(key(TRAP, section.as_bytes()), []);
             if self.stats.duplicate_traps.len() < 100 {
                 self.stats.duplicate_traps.push(TrappedHost {
                     host: host.to_string(),
+                    section: section.to_string(),
                     duplicates: trap.duplicates,
                     window: trap.window,
                 });
@@ -625,7 +638,7 @@ mod tests {
         let outbox = std::env::temp_dir().join(format!("nearcrawl-budgets-{}", std::process::id()));
         {
             let mut state = State::open_in(store.clone(), &outbox).unwrap();
-            let mut take = |host: &str| state.take_page(host, 2, 3).unwrap();
+            let mut take = |host: &str| state.take_page(host, "-", 2, 3).unwrap();
             assert_eq!(take("a.example.co.uk"), Ok(()));
             assert_eq!(take("a.example.co.uk"), Ok(()));
             assert_eq!(take("a.example.co.uk"), Err("host_page_limit"));
@@ -644,12 +657,12 @@ mod tests {
         }
         let mut state = State::open_in(store, &outbox).unwrap();
         assert_eq!(
-            state.take_page("d.example.co.uk", 2, 3).unwrap(),
+            state.take_page("d.example.co.uk", "-", 2, 3).unwrap(),
             Err("domain_page_limit")
         );
-        assert_eq!(state.take_page("other.co.uk", 2, 3).unwrap(), Ok(()));
+        assert_eq!(state.take_page("other.co.uk", "-", 2, 3).unwrap(), Ok(()));
         assert_eq!(
-            state.take_page("other.co.uk", 2, 3).unwrap(),
+            state.take_page("other.co.uk", "-", 2, 3).unwrap(),
             Err("host_page_limit")
         );
         std::fs::remove_file(&outbox).unwrap();

@@ -1,22 +1,43 @@
-//! Duplicate traps: a host whose recent pages are mostly duplicates (a
-//! calendar, faceted search, session ids in URLs) is cut off.
+//! Duplicate traps: a section of a site whose recent pages are mostly
+//! duplicates (a calendar, faceted search, session ids in URLs, a mirror)
+//! is cut off.
 //!
 //! The gate already keeps a duplicate's links out of the frontier, but a
 //! trap queues its URLs from the pages that were new: a category page
 //! that links to a thousand facet combinations, each a near copy of the
-//! others. Counting, per host, how many of the last `window` judged pages
-//! were duplicates finds such hosts while their URLs are still queued.
-//! The signal is the gate's own verdicts, so it needs no URL patterns.
+//! others. Counting, per section, how many of the last `window` judged
+//! pages were duplicates finds such sections while their URLs are still
+//! queued. The signal is the gate's own verdicts, so it needs no URL
+//! patterns.
+//!
+//! Why sections and not hosts: a documentation site with a mirrored copy
+//! reached late in the crawl made its whole host a trap, and pages of the
+//! original still queued were lost (4 of javadoc's overview pages). A
+//! section is the host and the first path segment ([`section`]).
 
 use std::collections::HashMap;
 
-/// The last judged pages of each host that has not made a full window
-/// clean yet; about 40 bytes per host while it is being crawled.
+use url::Url;
+
+/// The part of a site a trap is judged on: the host and the URL's first
+/// path segment when the path goes deeper (`host/mirror/`), else the
+/// host's top level (`host/`, where query-string traps live).
+pub fn section(url: &Url) -> String {
+    let host = url.host_str().unwrap_or("");
+    let mut segments = url.path_segments().into_iter().flatten();
+    match (segments.next(), segments.next()) {
+        (Some(first), Some(_)) => format!("{host}/{first}/"),
+        _ => format!("{host}/"),
+    }
+}
+
+/// The last judged pages of each section that has not made a full window
+/// clean yet; about 40 bytes per section while it is being crawled.
 #[derive(Debug)]
 pub struct TrapDetector {
     window: u32,
     share: f32,
-    hosts: HashMap<String, Recent>,
+    sections: HashMap<String, Recent>,
 }
 
 /// The last `len` verdicts, newest in bit 0 (1 = duplicate).
@@ -34,23 +55,24 @@ pub struct Trap {
 }
 
 impl TrapDetector {
-    /// A host is a trap when at least `share` of its last `window` judged
-    /// pages (at most 64; 0 turns detection off) were duplicates.
+    /// A section is a trap when at least `share` of its last `window`
+    /// judged pages (at most 64; 0 turns detection off) were duplicates.
     pub fn new(window: u32, share: f32) -> TrapDetector {
         TrapDetector {
             window: window.min(64),
             share,
-            hosts: HashMap::new(),
+            sections: HashMap::new(),
         }
     }
 
-    /// Notes a judged page of `host`; returns the trap when this page makes
-    /// the host one. A host is reported once: it is forgotten after.
-    pub fn judged(&mut self, host: &str, duplicate: bool) -> Option<Trap> {
+    /// Notes a judged page of `section`; returns the trap when this page
+    /// makes the section one. A section is reported once: it is forgotten
+    /// after.
+    pub fn judged(&mut self, section: &str, duplicate: bool) -> Option<Trap> {
         if self.window == 0 {
             return None;
         }
-        let recent = self.hosts.entry(host.to_string()).or_default();
+        let recent = self.sections.entry(section.to_string()).or_default();
         recent.bits = (recent.bits << 1) | u64::from(duplicate);
         recent.len = (recent.len + 1).min(self.window);
         if recent.len < self.window {
@@ -63,7 +85,7 @@ impl TrapDetector {
         };
         let duplicates = (recent.bits & mask).count_ones();
         if duplicates as f32 >= self.share * self.window as f32 {
-            self.hosts.remove(host);
+            self.sections.remove(section);
             return Some(Trap {
                 duplicates,
                 window: self.window,
@@ -71,7 +93,7 @@ impl TrapDetector {
         }
         if duplicates == 0 {
             // A clean window: nothing to remember until the next duplicate.
-            self.hosts.remove(host);
+            self.sections.remove(section);
         }
         None
     }
@@ -80,6 +102,18 @@ impl TrapDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sections_are_the_host_and_the_first_segment_of_deeper_paths() {
+        let s = |u: &str| section(&Url::parse(u).unwrap());
+        assert_eq!(
+            s("http://a.example:8080/mirror/java/lang/Long.html"),
+            "a.example/mirror/"
+        );
+        assert_eq!(s("http://a.example/search?f=1"), "a.example/");
+        assert_eq!(s("http://a.example/"), "a.example/");
+        assert_eq!(s("http://a.example/docs/"), "a.example/docs/");
+    }
 
     #[test]
     fn a_host_of_mostly_duplicates_is_a_trap_once_its_window_is_full() {
