@@ -31,13 +31,13 @@ import json
 import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from urllib.parse import unquote, urlparse
+
+import localsite
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -63,28 +63,15 @@ SITES = {
     ),
 }
 
-NGINX_CONF = """
-daemon off;
-worker_processes 1;
-pid {tmp}/nginx.pid;
-error_log {tmp}/error.log;
-events {{ worker_connections 1024; }}
-http {{
-    types {{ text/html html; text/css css; application/javascript js; }}
-    default_type application/octet-stream;
-    access_log off;
-    client_body_temp_path {tmp}/body;
-    proxy_temp_path {tmp}/proxy;
-    fastcgi_temp_path {tmp}/fastcgi;
-    uwsgi_temp_path {tmp}/uwsgi;
-    scgi_temp_path {tmp}/scgi;
+# The planted mirror: every page under /mirror/ too, with a timestamp
+# after the content marker; the original pages link to their mirror.
+MIRROR_HTTP = """
     map $uri $mirror_link {{
         "~{mirror_re}" '<p><a href="/mirror$uri">Mirror of this page</a></p>';
         default "";
     }}
-    server {{
-        listen 127.0.0.1:{port};
-        root {root};
+"""
+MIRROR_SERVER = """
         location /mirror/ {{
             alias {root}/;
             sub_filter_once on;
@@ -94,8 +81,6 @@ http {{
             sub_filter_once on;
             sub_filter '</body>' '$mirror_link</body>';
         }}
-    }}
-}}
 """
 
 CONFIG = """
@@ -121,12 +106,6 @@ policy = "record"
 [output]
 dir = "{out}"
 """
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def item_of(root, url):
@@ -181,27 +160,15 @@ def main():
     root, seed, marker, mirror_re = SITES[args.site]
     if not os.path.isdir(root):
         sys.exit(f"{root} is missing: apt-get install the site's package (see --help)")
-    if not shutil.which("nginx") and not os.path.exists("/usr/sbin/nginx"):
-        sys.exit("nginx is missing: apt-get install -y nginx")
     tmp = tempfile.mkdtemp(prefix="docs-gate-")
     out = args.out or os.path.join(tmp, "out")
-    port = free_port()
-    with open(os.path.join(tmp, "nginx.conf"), "w") as f:
-        f.write(NGINX_CONF.format(tmp=tmp, port=port, root=root, marker=marker, mirror_re=mirror_re))
     with open(os.path.join(tmp, "crawl.toml"), "w") as f:
         f.write(CONFIG.format(max_pages=args.max_pages, out=out))
-    with open(os.path.join(tmp, "seeds.txt"), "w") as f:
-        f.write(f"http://127.0.0.1:{port}{seed}\n")
-    nginx = subprocess.Popen(
-        [shutil.which("nginx") or "/usr/sbin/nginx", "-c", os.path.join(tmp, "nginx.conf")]
-    )
-    try:
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.05)
+    http_extra = MIRROR_HTTP.format(mirror_re=mirror_re)
+    server_extra = MIRROR_SERVER.format(root=root, marker=marker)
+    with localsite.nginx(root, http_extra, server_extra) as port:
+        with open(os.path.join(tmp, "seeds.txt"), "w") as f:
+            f.write(f"http://127.0.0.1:{port}{seed}\n")
         started = time.time()
         subprocess.run(
             [args.binary, "crawl", "--config", os.path.join(tmp, "crawl.toml"),
@@ -209,9 +176,6 @@ def main():
             check=True, stdout=subprocess.DEVNULL,
         )
         elapsed = time.time() - started
-    finally:
-        nginx.send_signal(signal.SIGQUIT)
-        nginx.wait()
 
     stats = json.load(open(os.path.join(out, "stats.json")))
     text = {}

@@ -23,37 +23,20 @@ Needs, built once:
 Env: NEARCRAWL_BIN, SPIDER_BIN, CRAWL_BENCH_BIN override the paths.
 """
 import argparse
+import contextlib
+import json
 import os
 import random
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
+import localsite
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 JAVADOC = "/usr/share/doc/openjdk-17-jre-headless/api"
-
-NGINX_CONF = """
-daemon off;
-worker_processes 2;
-pid {tmp}/nginx.pid;
-error_log {tmp}/error.log;
-events {{ worker_connections 1024; }}
-http {{
-    types {{ text/html html; text/css css; application/javascript js; }}
-    default_type application/octet-stream;
-    access_log off;
-    client_body_temp_path {tmp}/body;
-    proxy_temp_path {tmp}/proxy;
-    fastcgi_temp_path {tmp}/fastcgi;
-    uwsgi_temp_path {tmp}/uwsgi;
-    scgi_temp_path {tmp}/scgi;
-    server {{ listen 127.0.0.1:{port}; root {root}; }}
-}}
-"""
 
 CONFIG = """
 [scope]
@@ -74,24 +57,6 @@ request_timeout_secs = 30
 [dedup]
 capacity = 1000000
 """
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def wait_listening(port):
-    for _ in range(600):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    sys.exit(f"nothing listens on 127.0.0.1:{port}")
 
 
 def build_big_site(root):
@@ -157,66 +122,69 @@ def main():
             sys.exit(f"{b} is missing: see the build commands in {__file__}'s docstring")
     tmp = tempfile.mkdtemp(prefix="peer-bench-")
     os.chmod(tmp, 0o755)  # nginx's workers read the generated site
-    port = free_port()
-    server = None
     try:
-        if args.site == "generated":
-            server = subprocess.Popen([crawl_bench, "20000", "--serve"], stdout=subprocess.PIPE,
-                                      stderr=subprocess.DEVNULL, text=True)
+        with served(args.site, tmp, crawl_bench) as seed:
+            with open(os.path.join(tmp, "crawl.toml"), "w") as f:
+                f.write(CONFIG.format(max_pages=args.max_pages))
+            with open(os.path.join(tmp, "seeds.txt"), "w") as f:
+                f.write(seed + "\n")
+            print(f"site {args.site}: {seed}")
+            print("crawler    round   pages   wall s  pages/s   CPU s  CPU ms/page  peak RSS MiB  state B/page")
+            for r in range(args.rounds):
+                order = ["nearcrawl", "spider"] if r % 2 == 0 else ["spider", "nearcrawl"]
+                for who in order:
+                    run_one(who, r, tmp, seed, nearcrawl if who == "nearcrawl" else spider)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def served(site, tmp, crawl_bench):
+    """Serves `site` until the block ends; yields its seed URL."""
+    if site == "generated":
+        server = subprocess.Popen([crawl_bench, "20000", "--serve"], stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, text=True)
+        try:
             seed = None
             while seed is None:
                 line = server.stdout.readline()
                 if not line:
                     sys.exit("crawl_bench --serve did not start")
                 seed = next((w for w in line.split() if w.startswith("http://")), None)
-            port = int(seed.split(":")[2].split("/")[0])
-        else:
-            if args.site == "javadoc":
-                root, path = JAVADOC, "/index.html"
-                if not os.path.isdir(root):
-                    sys.exit(f"{root} is missing: apt-get install -y openjdk-17-doc")
-            else:
-                root = os.path.join(tmp, "site")
-                path = build_big_site(root)
-            with open(os.path.join(tmp, "nginx.conf"), "w") as f:
-                f.write(NGINX_CONF.format(tmp=tmp, port=port, root=root))
-            server = subprocess.Popen([shutil.which("nginx") or "/usr/sbin/nginx", "-c",
-                                       os.path.join(tmp, "nginx.conf")])
-            seed = f"http://127.0.0.1:{port}{path}"
-        wait_listening(port)
-        with open(os.path.join(tmp, "crawl.toml"), "w") as f:
-            f.write(CONFIG.format(max_pages=args.max_pages))
-        with open(os.path.join(tmp, "seeds.txt"), "w") as f:
-            f.write(seed + "\n")
-        print(f"site {args.site}: {seed}")
-        print("crawler    round   pages   wall s  pages/s   CPU s  CPU ms/page  peak RSS MiB  state B/page")
-        for r in range(args.rounds):
-            order = ["nearcrawl", "spider"] if r % 2 == 0 else ["spider", "nearcrawl"]
-            for who in order:
-                out = os.path.join(tmp, f"out-{who}")
-                shutil.rmtree(out, ignore_errors=True)
-                if who == "nearcrawl":
-                    wall, cpu, rss, _ = run_measured(
-                        [nearcrawl, "crawl", "--config", os.path.join(tmp, "crawl.toml"),
-                         "--seeds", os.path.join(tmp, "seeds.txt"), "--out", out])
-                    import json
-                    stats = json.load(open(os.path.join(out, "stats.json")))
-                    pages = stats["fetched"]
-                    state = f"{du(os.path.join(out, 'state')) / max(pages, 1):12.0f}"
-                else:
-                    wall, cpu, rss, text = run_measured([spider, seed, out, "64"])
-                    fields = dict(kv.split("=") for kv in text.split())
-                    pages = int(fields["pages"])
-                    state = "           -"
-                print(f"{who:10} {r + 1:5} {pages:7} {wall:8.2f} {pages / wall:8.0f} {cpu:7.2f}"
-                      f" {1000 * cpu / max(pages, 1):12.2f} {rss:13.0f} {state}", flush=True)
-                shutil.rmtree(out, ignore_errors=True)
-    finally:
-        if server:
-            server.send_signal(signal.SIGQUIT if args.site != "generated" else signal.SIGTERM)
+            localsite.wait_listening(int(seed.split(":")[2].split("/")[0]))
+            yield seed
+        finally:
+            server.terminate()
             server.wait()
-        shutil.rmtree(tmp, ignore_errors=True)
+        return
+    if site == "javadoc":
+        root, path = JAVADOC, "/index.html"
+        if not os.path.isdir(root):
+            sys.exit(f"{root} is missing: apt-get install -y openjdk-17-doc")
+    else:
+        root = os.path.join(tmp, "site")
+        path = build_big_site(root)
+    with localsite.nginx(root, workers=2) as port:
+        yield f"http://127.0.0.1:{port}{path}"
 
+
+def run_one(who, r, tmp, seed, binary):
+    """One crawl from a fresh output directory; prints its figures."""
+    out = os.path.join(tmp, f"out-{who}")
+    shutil.rmtree(out, ignore_errors=True)
+    if who == "nearcrawl":
+        wall, cpu, rss, _ = run_measured(
+            [binary, "crawl", "--config", os.path.join(tmp, "crawl.toml"),
+             "--seeds", os.path.join(tmp, "seeds.txt"), "--out", out])
+        pages = json.load(open(os.path.join(out, "stats.json")))["fetched"]
+        state = f"{du(os.path.join(out, 'state')) / max(pages, 1):12.0f}"
+    else:
+        wall, cpu, rss, text = run_measured([binary, seed, out, "64"])
+        pages = int(dict(kv.split("=") for kv in text.split())["pages"])
+        state = "           -"
+    print(f"{who:10} {r + 1:5} {pages:7} {wall:8.2f} {pages / wall:8.0f} {cpu:7.2f}"
+          f" {1000 * cpu / max(pages, 1):12.2f} {rss:13.0f} {state}", flush=True)
+    shutil.rmtree(out, ignore_errors=True)
 
 if __name__ == "__main__":
     main()
