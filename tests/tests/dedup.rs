@@ -141,11 +141,14 @@ fn a_persistent_index_carries_over_between_runs() {
         let i: usize = r["id"].as_str().unwrap()["again".len()..].parse().unwrap();
         assert_eq!(r["duplicate_of"], json!(i), "{r}");
     }
-    // Other settings against the same index: refused, with the reason.
-    let out = run(&["dedup", "--index", index, "-k", "3"], b"");
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("k=8") && err.contains("k=3"), "{err}");
+    // k bounds only the verification, so a later run may change it: at
+    // k = 64 every copy within the sketch threshold is found again.
+    let out = run(
+        &["dedup", "--index", index, "--id-field", "id", "-k", "64"],
+        jsonl(&second).as_bytes(),
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(output(&out).len() >= rows.len());
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -515,6 +515,18 @@ impl RecordWriter {
     }
 }
 
+/// Every (fingerprint, document) entry of the log of the index named
+/// `name` in `db`, in insertion order (for converting older gate state).
+pub(crate) fn log_entries(db: &sled::Db, name: &str) -> Result<Vec<(u64, u64)>, IndexError> {
+    let mut entries = Vec::new();
+    for record in db.open_tree(format!("{name}.log"))?.iter() {
+        let (key, value) = record?;
+        decode_record(&value, &mut entries)
+            .ok_or_else(|| IndexError::Corrupt(format!("log record {key:?} is truncated")))?;
+    }
+    Ok(entries)
+}
+
 /// Appends the entries of one record; `None` if it is cut short.
 fn decode_record(bytes: &[u8], out: &mut Vec<(u64, u64)>) -> Option<()> {
     let mut i = 0;

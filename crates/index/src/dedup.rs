@@ -2,12 +2,14 @@
 
 use std::path::Path;
 
+use nearcrawl_simhash::hash::fmix64;
 use nearcrawl_simhash::{Fingerprint, Options, Simhash, Simhasher, Weighting};
 
-use crate::band_index::{BandIndex, IndexConfig};
+use crate::band_index::IndexConfig;
 use crate::error::IndexError;
+use crate::key_table::KeyTable;
 use crate::names::{self, TitleModel};
-use crate::sketch::{Sketch, SketchBuilder};
+use crate::sketch::{BANDS, Sketch, SketchBuilder};
 
 /// How duplicates are decided. The defaults were measured with
 /// `examples/dedup_quality.rs` and the docs-site gate bench
@@ -178,6 +180,34 @@ pub struct Prepared {
     title: Vec<u32>,
 }
 
+impl Prepared {
+    /// A long document made of `features` (shingle hashes) with the given
+    /// fingerprint, as [`Fingerprinter::prepare`] would make it: for
+    /// benchmarks at sizes where generating texts would take longer than
+    /// what they measure (`examples/gate_bench.rs`).
+    #[doc(hidden)]
+    pub fn synthetic(fingerprint: u64, features: &[u64]) -> Prepared {
+        let mut sketch = SketchBuilder::default();
+        let mut content = ContentHash::default();
+        for &f in features {
+            sketch.add(f);
+            content.add(f);
+        }
+        Prepared {
+            simhash: Simhash {
+                fingerprint: Fingerprint(fingerprint),
+                features: features.len() as u32,
+            },
+            content_hash: content.finish(),
+            short: false,
+            sketch,
+            words: Vec::new(),
+            host: 0,
+            title: Vec::new(),
+        }
+    }
+}
+
 impl Fingerprinter {
     pub fn new(config: &DedupConfig) -> Result<Fingerprinter, IndexError> {
         let fingerprinter =
@@ -238,32 +268,40 @@ impl Fingerprinter {
 ///   must hold at least `short_similarity` of the shorter's words, in
 ///   order.
 ///
-/// Empty texts (no tokens) are never duplicates and are not recorded:
-/// nothing can be said about them.
+/// Candidates come from MinHash LSH ([`Sketch::band_keys`]: 16 bands of two
+/// bins) over the sketch of a long text or the word sketch of a short one,
+/// most shared bands first; see the crate docs for why not the simhash
+/// band index. Empty texts (no tokens) are never duplicates and are not
+/// recorded: nothing can be said about them.
 #[derive(Debug)]
 pub struct Deduper {
     config: DedupConfig,
     db: sled::Db,
-    index: BandIndex,
-    /// Content hash ++ document: every recorded text, since two documents
-    /// with one text but different names are both kept.
-    exact: sled::Tree,
-    /// Document -> what the checks need of it (`DocRecord`).
-    docs: sled::Tree,
+    /// Slot -> the record of a new document ([`SlotRecord`]), slots
+    /// numbered from 0 in recording order.
+    records: sled::Tree,
+    next_slot: u32,
+    /// One table per LSH band: band key -> slots. Documents with the same
+    /// text have the same sketch, so they share every band: the exact
+    /// check needs no table of its own.
+    bands: Vec<KeyTable>,
+    /// The top 32 bits of each slot's fingerprint: a candidate more than k
+    /// bits away there is passed over without reading its record.
+    fingerprint_tops: Vec<u32>,
     names: TitleModel,
-    /// Fingerprint ++ document for every document whose fingerprint an
-    /// earlier one already has in the band index (which holds one document
-    /// per fingerprint): pages of one template can share a fingerprint and
-    /// differ in name, and a copy must still find its own page.
-    same_fingerprint: sled::Tree,
-    /// Fingerprints with an entry there, so only they cost a lookup.
-    shared: std::collections::HashSet<u64>,
     prepare: Fingerprinter,
 }
 
 /// Documents with one text whose names are compared before an exact
 /// match is given up.
 const MAX_EXACT_CANDIDATES: usize = 8;
+/// Candidate records read per near check, as a multiple of
+/// `max_candidates`: those of dead documents or beyond k bits are read
+/// and skipped.
+const READS_PER_CANDIDATE: usize = 4;
+/// Stored with the gate's records; "gate 2" state (simhash band index,
+/// records by document) is converted at open.
+const GATE_VERSION: &str = "gate 3";
 
 impl Deduper {
     /// Opens (or creates) a deduper in its own sled database at `path`.
@@ -274,71 +312,64 @@ impl Deduper {
 
     /// Opens (or creates) a deduper in trees of an open sled database.
     pub fn open_in(db: &sled::Db, config: DedupConfig) -> Result<Self, IndexError> {
-        let bad = |what: String| Err(IndexError::Config(what));
-        if config.sketch_shingle == 0 || config.sketch_shingle > nearcrawl_simhash::MAX_SHINGLE {
-            return bad(format!(
-                "sketch_shingle must be 1 to {}",
-                nearcrawl_simhash::MAX_SHINGLE
-            ));
-        }
-        for (name, v) in [
-            ("min_similarity", config.min_similarity),
-            ("short_similarity", config.short_similarity),
-        ] {
-            if !(0.0..=1.0).contains(&v) {
-                return bad(format!("{name} must be 0 to 1, got {v}"));
-            }
-        }
+        check_config(&config)?;
         let prepare = Fingerprinter::new(&config)?;
-
-        // Fingerprints, sketches and records made with other settings (or
-        // by an earlier version of the gate) are not comparable with new
-        // ones.
-        let meta = db.open_tree("dedup.meta")?;
-        let settings = format!(
-            "gate 2; simhash shingle={} weighting={:?}; sketch shingle={}; short={}",
-            config.simhash.shingle,
-            config.simhash.weighting,
-            config.sketch_shingle,
-            config.short_features
-        );
-        match meta.get("settings")? {
-            None => {
-                meta.insert("settings", settings.as_bytes())?;
-            }
-            Some(stored) if stored.as_ref() != settings.as_bytes() => {
-                return Err(IndexError::LayoutMismatch {
-                    stored: String::from_utf8_lossy(&stored).into_owned(),
-                    requested: settings,
-                });
-            }
-            Some(_) => {}
-        }
-        let same_fingerprint = db.open_tree("dedup.same_fingerprint")?;
-        Ok(Deduper {
-            index: BandIndex::open_in(db, "dedup.simhash", config.index)?,
-            exact: db.open_tree("dedup.exact")?,
-            docs: db.open_tree("dedup.docs")?,
+        let records = db.open_tree("dedup.records")?;
+        check_settings(db, &records, &config)?;
+        let expected = config.index.capacity;
+        let mut dedup = Deduper {
+            bands: (0..BANDS).map(|_| KeyTable::new(expected)).collect(),
+            fingerprint_tops: Vec::new(),
             names: TitleModel::open_in(db)?,
-            shared: same_fingerprint
-                .iter()
-                .keys()
-                .map(|k| key_part(&k?, 0, "same-fingerprint key"))
-                .collect::<Result<_, IndexError>>()?,
-            same_fingerprint,
+            records,
+            next_slot: 0,
             db: db.clone(),
             config,
             prepare,
-        })
+        };
+        dedup.load()?;
+        Ok(dedup)
+    }
+
+    /// Fills the tables from the stored records.
+    fn load(&mut self) -> Result<(), IndexError> {
+        for entry in self.records.iter() {
+            let (key, value) = entry?;
+            let slot = slot_of(&key)?;
+            if slot != self.next_slot {
+                return Err(IndexError::Corrupt(format!(
+                    "gate record {slot} follows {}",
+                    self.next_slot
+                )));
+            }
+            let r = SlotRecord::from_bytes(&value)
+                .ok_or_else(|| IndexError::Corrupt(format!("gate record {slot}")))?;
+            self.index(slot, &r);
+            self.next_slot += 1;
+        }
+        Ok(())
     }
 
     pub fn config(&self) -> &DedupConfig {
         &self.config
     }
 
-    /// Documents with a fingerprint in the near-duplicate index.
+    /// Documents recorded as new (the ones later documents are compared
+    /// with).
     pub fn indexed(&self) -> usize {
-        self.index.len()
+        self.next_slot as usize
+    }
+
+    /// Bytes of the in-memory tables.
+    pub fn memory_bytes(&self) -> usize {
+        self.bands.iter().map(KeyTable::memory_bytes).sum::<usize>()
+            + self.fingerprint_tops.capacity() * 4
+    }
+
+    /// Bits by which the top halves of two fingerprints differ: at most
+    /// their distance.
+    fn top_distance(&self, slot: u32, fingerprint: Fingerprint) -> u32 {
+        (self.fingerprint_tops[slot as usize] ^ (fingerprint.0 >> 32) as u32).count_ones()
     }
 
     /// Judges a document (its text, or a [`Doc`] with title and host) as
@@ -414,33 +445,44 @@ impl Deduper {
                 TextSummary::Sketch(Box::new(sketch.finish()))
             },
         };
-        if let Some(of) = self.exact_match(content_hash, &record, &live)? {
+        let this = SlotRecord {
+            doc: 0,
+            fingerprint: simhash.fingerprint,
+            content_hash,
+            record,
+        };
+        let candidates = match this.record.band_keys() {
+            Some(keys) => self.candidates(&keys),
+            None => Vec::new(),
+        };
+        if let Some(of) = self.exact_match(&this, &candidates, &live)? {
             return Ok(decide(Verdict::Exact { of }, None));
         }
-        if let Some(near) = self.near_match(simhash.fingerprint, &record, &live)? {
+        if let Some(near) = self.near_match(&this, &candidates, &live)? {
             return Ok(decide(near, None));
         }
-        Ok(decide(Verdict::New, Some(record)))
+        Ok(decide(Verdict::New, Some(this.record)))
     }
 
-    /// An earlier live document with the same text and the same name.
+    /// An earlier live document with the same text and the same name:
+    /// among the candidates that share every band.
     fn exact_match(
         &mut self,
-        content_hash: u128,
-        record: &DocRecord,
+        this: &SlotRecord,
+        candidates: &[(u32, usize)],
         live: &impl Fn(u64) -> bool,
     ) -> Result<Option<u64>, IndexError> {
         let mut tried = 0;
-        for key in self.exact.scan_prefix(content_hash.to_be_bytes()).keys() {
-            let of = key_part(&key?, 16, "exact-duplicate key")?;
-            if !live(of) {
+        for &(slot, _) in candidates.iter().take_while(|&&(_, n)| n == BANDS) {
+            if self.top_distance(slot, this.fingerprint) != 0 {
                 continue;
             }
-            let Some(other) = self.doc_record(of)? else {
+            let other = self.slot_record(slot)?;
+            if other.content_hash != this.content_hash || !live(other.doc) {
                 continue;
-            };
-            if self.same_name(record, &other)? {
-                return Ok(Some(of));
+            }
+            if self.same_name(&this.record, &other.record)? {
+                return Ok(Some(other.doc));
             }
             tried += 1;
             if tried == MAX_EXACT_CANDIDATES {
@@ -450,19 +492,31 @@ impl Deduper {
         Ok(None)
     }
 
-    /// The closest simhash candidate with the same name whose text passes
-    /// verification.
+    /// The earlier live document with the same name, within k bits, whose
+    /// text passes verification, trying those that share the most bands
+    /// first (then the earliest).
     fn near_match(
         &mut self,
-        fingerprint: Fingerprint,
-        record: &DocRecord,
+        this: &SlotRecord,
+        candidates: &[(u32, usize)],
         live: &impl Fn(u64) -> bool,
     ) -> Result<Option<Verdict>, IndexError> {
-        for (doc, distance) in self.candidates(fingerprint, live)? {
-            let Some(other) = self.doc_record(doc)? else {
+        let k = self.config.index.k;
+        let mut verified = 0;
+        let reads = self.config.max_candidates * READS_PER_CANDIDATE;
+        let near: Vec<u32> = candidates
+            .iter()
+            .map(|&(slot, _)| slot)
+            .filter(|&slot| self.top_distance(slot, this.fingerprint) <= k)
+            .take(reads)
+            .collect();
+        for slot in near {
+            let other = self.slot_record(slot)?;
+            let distance = (this.fingerprint.0 ^ other.fingerprint.0).count_ones();
+            if distance > k || !live(other.doc) {
                 continue;
-            };
-            let (similarity, check, threshold) = match (&record.text, &other.text) {
+            }
+            let (similarity, check, threshold) = match (&this.record.text, &other.record.text) {
                 (TextSummary::Sketch(a), TextSummary::Sketch(b)) => {
                     (a.similarity(b), Check::Sketch, self.config.min_similarity)
                 }
@@ -474,68 +528,68 @@ impl Deduper {
                 // A short text and a long one are not copies of each other.
                 _ => continue,
             };
-            if similarity >= threshold && self.same_name(record, &other)? {
+            if similarity >= threshold && self.same_name(&this.record, &other.record)? {
                 return Ok(Some(Verdict::Near {
-                    of: doc,
+                    of: other.doc,
                     distance,
                     similarity,
                     check,
                 }));
             }
+            verified += 1;
+            if verified == self.config.max_candidates {
+                break;
+            }
         }
         Ok(None)
     }
 
-    /// Live documents within k bits, closest first, at most
-    /// `max_candidates`: (document, distance).
-    fn candidates(
-        &self,
-        fingerprint: Fingerprint,
-        live: &impl Fn(u64) -> bool,
-    ) -> Result<Vec<(u64, u32)>, IndexError> {
-        let max = self.config.max_candidates;
-        let mut out = Vec::new();
-        let mut add = |doc: u64, distance: u32| {
-            if out.len() < max && live(doc) {
-                out.push((doc, distance));
-            }
-            out.len() < max
-        };
-        for m in self.index.query(fingerprint) {
-            let fp = m.fingerprint.0;
-            if !add(m.doc, m.distance) {
-                break;
-            }
-            if self.shared.contains(&fp) {
-                for key in self.same_fingerprint.scan_prefix(fp.to_be_bytes()).keys() {
-                    let doc = key_part(&key?, 8, "same-fingerprint key")?;
-                    if !add(doc, m.distance) {
-                        break;
-                    }
-                }
+    /// Slots sharing at least one band key, with how many they share; most
+    /// shared first, then the earliest.
+    fn candidates(&self, keys: &[u32; BANDS]) -> Vec<(u32, usize)> {
+        let mut slots = Vec::new();
+        for (table, &key) in self.bands.iter().zip(keys) {
+            table.get(key, &mut slots);
+        }
+        slots.sort_unstable();
+        let mut counted: Vec<(u32, usize)> = Vec::new();
+        for slot in slots {
+            match counted.last_mut() {
+                Some((s, n)) if *s == slot => *n += 1,
+                _ => counted.push((slot, 1)),
             }
         }
-        Ok(out)
+        counted.sort_by_key(|&(slot, n)| (std::cmp::Reverse(n), slot));
+        counted
     }
 
     fn same_name(&mut self, a: &DocRecord, b: &DocRecord) -> Result<bool, IndexError> {
         self.names.same_name((a.host, &a.title), (b.host, &b.title))
     }
 
-    fn doc_record(&self, doc: u64) -> Result<Option<DocRecord>, IndexError> {
-        match self.docs.get(doc.to_be_bytes())? {
-            None => Ok(None),
-            Some(b) => DocRecord::from_bytes(&b)
-                .map(Some)
-                .ok_or_else(|| IndexError::Corrupt(format!("record of document {doc}"))),
+    fn slot_record(&self, slot: u32) -> Result<SlotRecord, IndexError> {
+        let bytes = self
+            .records
+            .get(slot.to_be_bytes())?
+            .ok_or_else(|| IndexError::Corrupt(format!("gate record {slot} is missing")))?;
+        SlotRecord::from_bytes(&bytes)
+            .ok_or_else(|| IndexError::Corrupt(format!("gate record {slot}")))
+    }
+
+    /// Adds a recorded document's keys to the tables.
+    fn index(&mut self, slot: u32, r: &SlotRecord) {
+        debug_assert_eq!(slot as usize, self.fingerprint_tops.len());
+        self.fingerprint_tops.push((r.fingerprint.0 >> 32) as u32);
+        if let Some(keys) = r.record.band_keys() {
+            for (table, key) in self.bands.iter_mut().zip(keys) {
+                table.insert(key, slot);
+            }
         }
     }
 
     /// Records a document judged [`Verdict::New`] as `doc`; does nothing for
-    /// duplicates and empty texts. Recording the same document again is
-    /// harmless for the verdicts (a title counted twice only nudges the
-    /// host's title statistics), which is what replaying a crash's lost
-    /// tail needs.
+    /// duplicates, empty texts, and a document recorded before with the same
+    /// text (which is what replaying a crash's lost tail does).
     pub fn record(&mut self, doc: u64, judgement: &Judgement) -> Result<(), IndexError> {
         let d = &judgement.decision;
         let Some(record) = &judgement.record else {
@@ -544,43 +598,131 @@ impl Deduper {
         if d.verdict != Verdict::New || d.simhash.features == 0 {
             return Ok(());
         }
-        self.exact
-            .insert(key_with_doc(&d.content_hash.to_be_bytes(), doc), &[])?;
-        self.docs.insert(doc.to_be_bytes(), record.to_bytes())?;
-        let fp = d.simhash.fingerprint;
-        if !self.index.insert(fp, doc) && self.index.doc_of(fp.0) != Some(doc) {
-            self.same_fingerprint
-                .insert(key_with_doc(&fp.0.to_be_bytes(), doc), &[])?;
-            self.shared.insert(fp.0);
+        let same_text = match record.band_keys() {
+            Some(keys) => self.candidates(&keys),
+            None => Vec::new(),
+        };
+        for &(slot, _) in same_text.iter().take_while(|&&(_, n)| n == BANDS) {
+            let other = self.slot_record(slot)?;
+            if other.doc == doc && other.content_hash == d.content_hash {
+                return Ok(());
+            }
         }
+        let r = SlotRecord {
+            doc,
+            fingerprint: d.simhash.fingerprint,
+            content_hash: d.content_hash,
+            record: record.clone(),
+        };
+        let slot = self.next_slot;
+        self.records.insert(slot.to_be_bytes(), r.to_bytes())?;
+        self.next_slot += 1;
+        self.index(slot, &r);
         self.names.add(record.host, &record.title)?;
         Ok(())
     }
 
     /// Makes every recorded document durable.
     pub fn flush(&mut self) -> Result<(), IndexError> {
-        self.index.flush()?;
         self.names.flush()?;
         self.db.flush()?;
         Ok(())
     }
 }
 
-/// A sled key: `prefix` (a content hash or a fingerprint) ++ document, so
-/// every document under one prefix is one range scan.
-fn key_with_doc(prefix: &[u8], doc: u64) -> Vec<u8> {
-    let mut key = Vec::with_capacity(prefix.len() + 8);
-    key.extend_from_slice(prefix);
-    key.extend_from_slice(&doc.to_be_bytes());
-    key
+fn check_config(config: &DedupConfig) -> Result<(), IndexError> {
+    let bad = |what: String| Err(IndexError::Config(what));
+    if config.sketch_shingle == 0 || config.sketch_shingle > nearcrawl_simhash::MAX_SHINGLE {
+        return bad(format!(
+            "sketch_shingle must be 1 to {}",
+            nearcrawl_simhash::MAX_SHINGLE
+        ));
+    }
+    if config.index.k > 64 {
+        return bad(format!("k must be 0 to 64, got {}", config.index.k));
+    }
+    for (name, v) in [
+        ("min_similarity", config.min_similarity),
+        ("short_similarity", config.short_similarity),
+    ] {
+        if !(0.0..=1.0).contains(&v) {
+            return bad(format!("{name} must be 0 to 1, got {v}"));
+        }
+    }
+    Ok(())
 }
 
-/// The big-endian u64 at `at` in a key; a short key is corrupt state.
-fn key_part(key: &[u8], at: usize, what: &str) -> Result<u64, IndexError> {
-    key.get(at..at + 8)
-        .and_then(|b| b.try_into().ok())
-        .map(u64::from_be_bytes)
-        .ok_or_else(|| IndexError::Corrupt(format!("{what} is {} bytes", key.len())))
+/// Fingerprints, sketches and records made with other settings (or by an
+/// earlier version of the gate) are not comparable with new ones; state of
+/// the previous version is converted.
+fn check_settings(
+    db: &sled::Db,
+    records: &sled::Tree,
+    config: &DedupConfig,
+) -> Result<(), IndexError> {
+    let meta = db.open_tree("dedup.meta")?;
+    let settings = |version: &str| {
+        format!(
+            "{version}; simhash shingle={} weighting={:?}; sketch shingle={}; short={}",
+            config.simhash.shingle,
+            config.simhash.weighting,
+            config.sketch_shingle,
+            config.short_features
+        )
+    };
+    let wanted = settings(GATE_VERSION);
+    match meta.get("settings")? {
+        None => {}
+        Some(stored) if stored.as_ref() == wanted.as_bytes() => return Ok(()),
+        Some(stored) if stored.as_ref() == settings("gate 2").as_bytes() => {
+            crate::upgrade::gate2_records(db, records)?;
+        }
+        Some(stored) => {
+            return Err(IndexError::LayoutMismatch {
+                stored: String::from_utf8_lossy(&stored).into_owned(),
+                requested: wanted,
+            });
+        }
+    }
+    meta.insert("settings", wanted.as_bytes())?;
+    Ok(())
+}
+
+fn slot_of(key: &[u8]) -> Result<u32, IndexError> {
+    key.try_into()
+        .map(u32::from_be_bytes)
+        .map_err(|_| IndexError::Corrupt(format!("gate record key {key:?}")))
+}
+
+/// What the gate stores of a new document, under its slot: the caller's
+/// document id, the fingerprint (for the k-bit check), the content hash
+/// (for the exact check), and the [`DocRecord`].
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct SlotRecord {
+    pub(crate) doc: u64,
+    pub(crate) fingerprint: Fingerprint,
+    pub(crate) content_hash: u128,
+    pub(crate) record: DocRecord,
+}
+
+impl SlotRecord {
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
+        let mut b = Vec::with_capacity(32 + 16 + SKETCH_BYTES);
+        b.extend_from_slice(&self.doc.to_be_bytes());
+        b.extend_from_slice(&self.fingerprint.0.to_be_bytes());
+        b.extend_from_slice(&self.content_hash.to_be_bytes());
+        b.extend_from_slice(&self.record.to_bytes());
+        b
+    }
+
+    fn from_bytes(b: &[u8]) -> Option<SlotRecord> {
+        Some(SlotRecord {
+            doc: u64::from_be_bytes(b.get(..8)?.try_into().ok()?),
+            fingerprint: Fingerprint(u64::from_be_bytes(b.get(8..16)?.try_into().ok()?)),
+            content_hash: u128::from_be_bytes(b.get(16..32)?.try_into().ok()?),
+            record: DocRecord::from_bytes(b.get(32..)?)?,
+        })
+    }
 }
 
 /// How much of the shorter text the longer one holds in order: the longest
@@ -636,7 +778,7 @@ mod tests {
 /// What the checks need of a recorded document: its host and title words
 /// for the name, and a summary of its text.
 #[derive(Debug, Clone, PartialEq)]
-struct DocRecord {
+pub(crate) struct DocRecord {
     host: u64,
     title: Vec<u32>,
     text: TextSummary,
@@ -651,7 +793,18 @@ enum TextSummary {
 }
 
 impl DocRecord {
-    fn to_bytes(&self) -> Vec<u8> {
+    /// LSH keys of the text: of the sketch of a long text, of a sketch of
+    /// the words of a short one.
+    fn band_keys(&self) -> Option<[u32; BANDS]> {
+        match &self.text {
+            TextSummary::Sketch(s) => s.band_keys(),
+            TextSummary::Words(words) => {
+                Sketch::of(words.iter().map(|&w| fmix64(u64::from(w)))).band_keys()
+            }
+        }
+    }
+
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
         let mut b = Vec::with_capacity(16 + self.title.len() * 4 + SKETCH_BYTES);
         b.extend_from_slice(&self.host.to_be_bytes());
         b.push(self.title.len() as u8);
@@ -673,7 +826,7 @@ impl DocRecord {
         b
     }
 
-    fn from_bytes(b: &[u8]) -> Option<DocRecord> {
+    pub(crate) fn from_bytes(b: &[u8]) -> Option<DocRecord> {
         let host = u64::from_be_bytes(b.get(..8)?.try_into().ok()?);
         let n = usize::from(*b.get(8)?);
         let words = |s: &[u8]| -> Option<Vec<u32>> {
@@ -701,7 +854,7 @@ impl DocRecord {
 pub struct Judgement {
     pub decision: Decision,
     /// What the checks need of a new, non-empty document.
-    record: Option<DocRecord>,
+    pub(crate) record: Option<DocRecord>,
 }
 
 const NEW: u8 = 0;
@@ -808,7 +961,6 @@ impl ContentHash {
     }
 
     fn finish(&self) -> u128 {
-        use nearcrawl_simhash::hash::fmix64;
         let a = fmix64(self.a ^ self.n);
         let b = fmix64(self.b ^ self.n.rotate_left(32));
         (u128::from(a) << 64) | u128::from(b)

@@ -31,7 +31,7 @@ pub struct Args {
     /// Field holding each document's URL, for its host.
     #[arg(long, default_value = "url", value_name = "NAME")]
     url_field: String,
-    /// Simhash candidates: fingerprints within this many bits.
+    /// A near duplicate's fingerprint is within this many bits (default 8).
     #[arg(short, long, value_name = "N")]
     k: Option<u32>,
     /// A candidate is a near duplicate at this estimated Jaccard similarity
