@@ -147,7 +147,11 @@ fn a_persistent_index_carries_over_between_runs() {
         &["dedup", "--index", index, "--id-field", "id", "-k", "64"],
         jsonl(&second).as_bytes(),
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(output(&out).len() >= rows.len());
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -9,6 +9,7 @@ use crate::band_index::IndexConfig;
 use crate::error::IndexError;
 use crate::key_table::KeyTable;
 use crate::names::{self, TitleModel};
+use crate::records::RecordLog;
 use crate::sketch::{BANDS, Sketch, SketchBuilder};
 
 /// How duplicates are decided. The defaults were measured with
@@ -277,17 +278,10 @@ impl Fingerprinter {
 pub struct Deduper {
     config: DedupConfig,
     db: sled::Db,
-    /// Slot -> the record of a new document ([`SlotRecord`]), slots
-    /// numbered from 0 in recording order.
-    records: sled::Tree,
-    next_slot: u32,
-    /// One table per LSH band: band key -> slots. Documents with the same
-    /// text have the same sketch, so they share every band: the exact
-    /// check needs no table of its own.
-    bands: Vec<KeyTable>,
-    /// The top 32 bits of each slot's fingerprint: a candidate more than k
-    /// bits away there is passed over without reading its record.
-    fingerprint_tops: Vec<u32>,
+    /// The records of new documents ([`SlotRecord`]) by slot, numbered
+    /// from 0 in recording order.
+    records: RecordLog,
+    tables: Tables,
     names: TitleModel,
     prepare: Fingerprinter,
 }
@@ -316,13 +310,15 @@ impl Deduper {
         let prepare = Fingerprinter::new(&config)?;
         let records = db.open_tree("dedup.records")?;
         check_settings(db, &records, &config)?;
+        let records = RecordLog::open(records);
         let expected = config.index.capacity;
         let mut dedup = Deduper {
-            bands: (0..BANDS).map(|_| KeyTable::new(expected)).collect(),
-            fingerprint_tops: Vec::new(),
+            tables: Tables {
+                bands: (0..BANDS).map(|_| KeyTable::new(expected)).collect(),
+                fingerprint_tops: Vec::new(),
+            },
             names: TitleModel::open_in(db)?,
             records,
-            next_slot: 0,
             db: db.clone(),
             config,
             prepare,
@@ -333,21 +329,17 @@ impl Deduper {
 
     /// Fills the tables from the stored records.
     fn load(&mut self) -> Result<(), IndexError> {
-        for entry in self.records.iter() {
-            let (key, value) = entry?;
-            let slot = slot_of(&key)?;
-            if slot != self.next_slot {
-                return Err(IndexError::Corrupt(format!(
-                    "gate record {slot} follows {}",
-                    self.next_slot
-                )));
-            }
-            let r = SlotRecord::from_bytes(&value)
-                .ok_or_else(|| IndexError::Corrupt(format!("gate record {slot}")))?;
-            self.index(slot, &r);
-            self.next_slot += 1;
+        let mut bad = None;
+        let tables = &mut self.tables;
+        self.records
+            .load(|slot, bytes| match SlotRecord::from_bytes(bytes) {
+                Some(r) => tables.index(slot, r.fingerprint, r.record.band_keys()),
+                None => bad = bad.or(Some(slot)),
+            })?;
+        match bad {
+            Some(slot) => Err(IndexError::Corrupt(format!("gate record {slot}"))),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     pub fn config(&self) -> &DedupConfig {
@@ -357,19 +349,12 @@ impl Deduper {
     /// Documents recorded as new (the ones later documents are compared
     /// with).
     pub fn indexed(&self) -> usize {
-        self.next_slot as usize
+        self.records.len() as usize
     }
 
     /// Bytes of the in-memory tables.
     pub fn memory_bytes(&self) -> usize {
-        self.bands.iter().map(KeyTable::memory_bytes).sum::<usize>()
-            + self.fingerprint_tops.capacity() * 4
-    }
-
-    /// Bits by which the top halves of two fingerprints differ: at most
-    /// their distance.
-    fn top_distance(&self, slot: u32, fingerprint: Fingerprint) -> u32 {
-        (self.fingerprint_tops[slot as usize] ^ (fingerprint.0 >> 32) as u32).count_ones()
+        self.tables.memory_bytes()
     }
 
     /// Judges a document (its text, or a [`Doc`] with title and host) as
@@ -452,7 +437,7 @@ impl Deduper {
             record,
         };
         let candidates = match this.record.band_keys() {
-            Some(keys) => self.candidates(&keys),
+            Some(keys) => self.tables.candidates(&keys),
             None => Vec::new(),
         };
         if let Some(of) = self.exact_match(&this, &candidates, &live)? {
@@ -474,7 +459,7 @@ impl Deduper {
     ) -> Result<Option<u64>, IndexError> {
         let mut tried = 0;
         for &(slot, _) in candidates.iter().take_while(|&&(_, n)| n == BANDS) {
-            if self.top_distance(slot, this.fingerprint) != 0 {
+            if self.tables.top_distance(slot, this.fingerprint) != 0 {
                 continue;
             }
             let other = self.slot_record(slot)?;
@@ -507,7 +492,7 @@ impl Deduper {
         let near: Vec<u32> = candidates
             .iter()
             .map(|&(slot, _)| slot)
-            .filter(|&slot| self.top_distance(slot, this.fingerprint) <= k)
+            .filter(|&slot| self.tables.top_distance(slot, this.fingerprint) <= k)
             .take(reads)
             .collect();
         for slot in near {
@@ -544,9 +529,85 @@ impl Deduper {
         Ok(None)
     }
 
+    fn same_name(&mut self, a: &DocRecord, b: &DocRecord) -> Result<bool, IndexError> {
+        self.names.same_name((a.host, &a.title), (b.host, &b.title))
+    }
+
+    fn slot_record(&self, slot: u32) -> Result<SlotRecord, IndexError> {
+        self.records
+            .with(slot, SlotRecord::from_bytes)?
+            .ok_or_else(|| IndexError::Corrupt(format!("gate record {slot}")))
+    }
+
+    /// Records a document judged [`Verdict::New`] as `doc`; does nothing for
+    /// duplicates, empty texts, and a document recorded before with the same
+    /// text (which is what replaying a crash's lost tail does).
+    pub fn record(&mut self, doc: u64, judgement: &Judgement) -> Result<(), IndexError> {
+        let d = &judgement.decision;
+        let Some(record) = &judgement.record else {
+            return Ok(());
+        };
+        if d.verdict != Verdict::New || d.simhash.features == 0 {
+            return Ok(());
+        }
+        // Recorded before (a replay): the same document with the same text,
+        // which shares every band, so the first band is enough to look in.
+        let keys = record.band_keys();
+        let mut same_text = Vec::new();
+        if let Some(keys) = &keys {
+            self.tables.bands[0].get(keys[0], &mut same_text);
+        }
+        for slot in same_text {
+            if self.tables.top_distance(slot, d.simhash.fingerprint) != 0 {
+                continue;
+            }
+            let other = self.slot_record(slot)?;
+            if other.doc == doc && other.content_hash == d.content_hash {
+                return Ok(());
+            }
+        }
+        let r = SlotRecord {
+            doc,
+            fingerprint: d.simhash.fingerprint,
+            content_hash: d.content_hash,
+            record: record.clone(),
+        };
+        let slot = self.records.push(r.to_bytes())?;
+        self.tables.index(slot, r.fingerprint, keys);
+        self.names.add(record.host, &record.title)?;
+        Ok(())
+    }
+
+    /// Makes every recorded document durable.
+    pub fn flush(&mut self) -> Result<(), IndexError> {
+        self.records.write_partial()?;
+        self.names.flush()?;
+        self.db.flush()?;
+        Ok(())
+    }
+}
+
+/// What the gate keeps in memory to find candidates.
+#[derive(Debug)]
+struct Tables {
+    /// One table per LSH band: band key -> slots. Documents with the same
+    /// text have the same sketch, so they share every band: the exact
+    /// check needs no table of its own.
+    bands: Vec<KeyTable>,
+    /// The top 32 bits of each slot's fingerprint: a candidate more than k
+    /// bits away there is passed over without reading its record.
+    fingerprint_tops: Vec<u32>,
+}
+
+impl Tables {
     /// Slots sharing at least one band key, with how many they share; most
     /// shared first, then the earliest.
     fn candidates(&self, keys: &[u32; BANDS]) -> Vec<(u32, usize)> {
+        let mut touched = 0;
+        for (table, &key) in self.bands.iter().zip(keys) {
+            touched ^= table.touch(key);
+        }
+        std::hint::black_box(touched);
         let mut slots = Vec::new();
         for (table, &key) in self.bands.iter().zip(keys) {
             table.get(key, &mut slots);
@@ -563,70 +624,24 @@ impl Deduper {
         counted
     }
 
-    fn same_name(&mut self, a: &DocRecord, b: &DocRecord) -> Result<bool, IndexError> {
-        self.names.same_name((a.host, &a.title), (b.host, &b.title))
-    }
-
-    fn slot_record(&self, slot: u32) -> Result<SlotRecord, IndexError> {
-        let bytes = self
-            .records
-            .get(slot.to_be_bytes())?
-            .ok_or_else(|| IndexError::Corrupt(format!("gate record {slot} is missing")))?;
-        SlotRecord::from_bytes(&bytes)
-            .ok_or_else(|| IndexError::Corrupt(format!("gate record {slot}")))
-    }
-
-    /// Adds a recorded document's keys to the tables.
-    fn index(&mut self, slot: u32, r: &SlotRecord) {
+    /// Adds a recorded document's fingerprint and band keys to the tables.
+    fn index(&mut self, slot: u32, fingerprint: Fingerprint, keys: Option<[u32; BANDS]>) {
         debug_assert_eq!(slot as usize, self.fingerprint_tops.len());
-        self.fingerprint_tops.push((r.fingerprint.0 >> 32) as u32);
-        if let Some(keys) = r.record.band_keys() {
-            for (table, key) in self.bands.iter_mut().zip(keys) {
-                table.insert(key, slot);
-            }
+        self.fingerprint_tops.push((fingerprint.0 >> 32) as u32);
+        for (table, key) in self.bands.iter_mut().zip(keys.into_iter().flatten()) {
+            table.insert(key, slot);
         }
     }
 
-    /// Records a document judged [`Verdict::New`] as `doc`; does nothing for
-    /// duplicates, empty texts, and a document recorded before with the same
-    /// text (which is what replaying a crash's lost tail does).
-    pub fn record(&mut self, doc: u64, judgement: &Judgement) -> Result<(), IndexError> {
-        let d = &judgement.decision;
-        let Some(record) = &judgement.record else {
-            return Ok(());
-        };
-        if d.verdict != Verdict::New || d.simhash.features == 0 {
-            return Ok(());
-        }
-        let same_text = match record.band_keys() {
-            Some(keys) => self.candidates(&keys),
-            None => Vec::new(),
-        };
-        for &(slot, _) in same_text.iter().take_while(|&&(_, n)| n == BANDS) {
-            let other = self.slot_record(slot)?;
-            if other.doc == doc && other.content_hash == d.content_hash {
-                return Ok(());
-            }
-        }
-        let r = SlotRecord {
-            doc,
-            fingerprint: d.simhash.fingerprint,
-            content_hash: d.content_hash,
-            record: record.clone(),
-        };
-        let slot = self.next_slot;
-        self.records.insert(slot.to_be_bytes(), r.to_bytes())?;
-        self.next_slot += 1;
-        self.index(slot, &r);
-        self.names.add(record.host, &record.title)?;
-        Ok(())
+    /// Bits by which the top halves of two fingerprints differ: at most
+    /// their distance.
+    fn top_distance(&self, slot: u32, fingerprint: Fingerprint) -> u32 {
+        (self.fingerprint_tops[slot as usize] ^ (fingerprint.0 >> 32) as u32).count_ones()
     }
 
-    /// Makes every recorded document durable.
-    pub fn flush(&mut self) -> Result<(), IndexError> {
-        self.names.flush()?;
-        self.db.flush()?;
-        Ok(())
+    fn memory_bytes(&self) -> usize {
+        self.bands.iter().map(KeyTable::memory_bytes).sum::<usize>()
+            + self.fingerprint_tops.capacity() * 4
     }
 }
 
@@ -688,12 +703,6 @@ fn check_settings(
     Ok(())
 }
 
-fn slot_of(key: &[u8]) -> Result<u32, IndexError> {
-    key.try_into()
-        .map(u32::from_be_bytes)
-        .map_err(|_| IndexError::Corrupt(format!("gate record key {key:?}")))
-}
-
 /// What the gate stores of a new document, under its slot: the caller's
 /// document id, the fingerprint (for the k-bit check), the content hash
 /// (for the exact check), and the [`DocRecord`].
@@ -715,7 +724,7 @@ impl SlotRecord {
         b
     }
 
-    fn from_bytes(b: &[u8]) -> Option<SlotRecord> {
+    pub(crate) fn from_bytes(b: &[u8]) -> Option<SlotRecord> {
         Some(SlotRecord {
             doc: u64::from_be_bytes(b.get(..8)?.try_into().ok()?),
             fingerprint: Fingerprint(u64::from_be_bytes(b.get(8..16)?.try_into().ok()?)),

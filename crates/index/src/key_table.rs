@@ -4,7 +4,7 @@
 //! Six bytes per entry and nothing else per entry: a merged part in
 //! compressed-sparse-row form (the entries of bucket b, by the key's top
 //! bits, are at `offsets[b]..offsets[b + 1]`), and a small part of recent
-//! inserts in coarser buckets, merged in when it passes a sixteenth of the
+//! inserts in coarser buckets, merged in when it passes an eighth of the
 //! whole. A hash map of vectors would cost four to eight times as much.
 //!
 //! A merged entry keeps the slot and only the low 16 bits of its key: there
@@ -56,6 +56,18 @@ impl KeyTable {
         self.slots.len() + self.recent_len
     }
 
+    /// Loads the memory a [`get`](KeyTable::get) of `key` reads. A gate
+    /// check looks up one key in each of 16 tables, each a few cache
+    /// misses: touching all of them first lets the misses overlap.
+    #[inline]
+    pub(crate) fn touch(&self, key: u32) -> u64 {
+        let run = self.merged_run(key);
+        let recent = self.recent_run(key);
+        let k = self.keys.get(run.start).copied().unwrap_or(0);
+        let s = self.slots.get(run.start).copied().unwrap_or(0);
+        u64::from(k) ^ u64::from(s) ^ recent.first().copied().unwrap_or(0)
+    }
+
     /// Appends to `out` the slots held under `key`, earliest first, at most
     /// [`MAX_PER_KEY`].
     pub(crate) fn get(&self, key: u32, out: &mut Vec<u32>) {
@@ -96,7 +108,7 @@ impl KeyTable {
         let r = self.bucket(key) >> RECENT_SHIFT;
         self.recent[r].push(u64::from(key) << 32 | u64::from(slot));
         self.recent_len += 1;
-        if self.recent_len > (self.slots.len() / 16).max(MIN_RECENT) {
+        if self.recent_len > (self.slots.len() / 8).max(MIN_RECENT) {
             self.merge();
         }
         true

@@ -83,6 +83,7 @@ mod error;
 mod key_table;
 mod layout;
 mod names;
+mod records;
 mod sketch;
 mod store;
 mod upgrade;

@@ -5,6 +5,17 @@
 pub const SKETCH_BINS: usize = 128;
 const EMPTY: u16 = u16::MAX;
 const BIN_SHIFT: u32 = 64 - SKETCH_BINS.trailing_zeros();
+/// Mixes the bits of a band key, one to one: tables bucket keys by their top
+/// bits, and a bin whose minimum is a phrase many pages share would
+/// otherwise put all those pages in one bucket.
+fn fmix32(mut h: u32) -> u32 {
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x85eb_ca6b);
+    h ^= h >> 13;
+    h = h.wrapping_mul(0xc2b2_ae35);
+    h ^ (h >> 16)
+}
+
 /// LSH bands of a sketch ([`Sketch::band_keys`]), two bins each.
 pub const BANDS: usize = 16;
 
@@ -115,7 +126,7 @@ impl Sketch {
         };
         let mut keys = [0u32; BANDS];
         for (b, key) in keys.iter_mut().enumerate() {
-            *key = value(2 * b) << 16 | value(2 * b + 1);
+            *key = fmix32(value(2 * b) << 16 | value(2 * b + 1));
         }
         Some(keys)
     }

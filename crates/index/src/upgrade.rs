@@ -7,6 +7,7 @@ use nearcrawl_simhash::Fingerprint;
 
 use crate::dedup::{DocRecord, SlotRecord};
 use crate::error::IndexError;
+use crate::records::RecordLog;
 
 /// "gate 2" kept records by document (`dedup.docs`), the fingerprints in a
 /// simhash band index (`dedup.simhash.*`, and `dedup.same_fingerprint` for
@@ -40,7 +41,7 @@ pub(crate) fn gate2_records(db: &sled::Db, records: &sled::Tree) -> Result<(), I
         content_hash.insert(part(&key, 16, "exact-duplicate")?, hash);
     }
     records.clear()?;
-    let mut slot = 0u32;
+    let mut log = RecordLog::open(records.clone());
     for entry in docs.iter() {
         let (key, value) = entry?;
         let doc = part(&key, 0, "document")?;
@@ -57,9 +58,9 @@ pub(crate) fn gate2_records(db: &sled::Db, records: &sled::Tree) -> Result<(), I
             content_hash: hash,
             record,
         };
-        records.insert(slot.to_be_bytes(), r.to_bytes())?;
-        slot += 1;
+        log.push(r.to_bytes())?;
     }
+    log.write_partial()?;
     records.flush()?;
     for tree in [
         "dedup.docs",
