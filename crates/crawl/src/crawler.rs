@@ -231,7 +231,7 @@ impl Crawler {
         let store: Arc<dyn Store> = Arc::new(SledStore::open_in(&db, "crawl")?);
         let fetcher = Fetcher::new(fetch_config(&config))?
             .with_robots_store(Arc::new(RobotsCache(store.clone())));
-        let dedup = Deduper::open_in(&db, dedup_config(&config))?;
+        let dedup = Deduper::open_in(&db, &state_dir, dedup_config(&config))?;
         let scope = Scope::new(&config.scope, seeds)?;
         let canon = Canonicalizer {
             strip_params: config.scope.strip_params.clone(),

@@ -10,7 +10,7 @@ use crate::error::IndexError;
 use crate::key_table::KeyTable;
 use crate::names::{self, TitleModel};
 use crate::records::RecordLog;
-use crate::sketch::{BANDS, Sketch, SketchBuilder};
+use crate::sketch::{BANDS, SKETCH_BYTES, Sketch, SketchBuilder};
 
 /// How duplicates are decided. The defaults were measured with
 /// `examples/dedup_quality.rs` and the docs-site gate bench
@@ -296,50 +296,54 @@ const READS_PER_CANDIDATE: usize = 4;
 /// Stored with the gate's records; "gate 2" state (simhash band index,
 /// records by document) is converted at open.
 const GATE_VERSION: &str = "gate 3";
+/// The file of the gate's records, in the directory given at open.
+pub const RECORDS_FILE: &str = "gate.records";
 
 impl Deduper {
     /// Opens (or creates) a deduper in its own sled database at `path`.
     pub fn open(path: impl AsRef<Path>, config: DedupConfig) -> Result<Self, IndexError> {
         let db = crate::store::open_db(path.as_ref())?;
-        Self::open_in(&db, config)
+        Self::open_in(&db, path.as_ref(), config)
     }
 
-    /// Opens (or creates) a deduper in trees of an open sled database.
-    pub fn open_in(db: &sled::Db, config: DedupConfig) -> Result<Self, IndexError> {
+    /// Opens (or creates) a deduper in trees of an open sled database, its
+    /// records in the file [`RECORDS_FILE`] of `dir` (the database's own
+    /// directory will do).
+    pub fn open_in(db: &sled::Db, dir: &Path, config: DedupConfig) -> Result<Self, IndexError> {
         check_config(&config)?;
         let prepare = Fingerprinter::new(&config)?;
-        let records = db.open_tree("dedup.records")?;
-        check_settings(db, &records, &config)?;
-        let records = RecordLog::open(records);
-        let expected = config.index.capacity;
+        let stored = stored_settings(db, &config)?;
+        let mut tables = Tables::new(config.index.capacity);
+        let mut bad = None;
+        let path = dir.join(RECORDS_FILE);
+        let records = RecordLog::open(&path, db.open_tree("dedup.records")?, |slot, bytes| {
+            match SlotRecord::from_bytes(bytes) {
+                Some(r) => tables.index(slot, r.fingerprint, r.record.band_keys()),
+                None => bad = bad.or(Some(slot)),
+            }
+        })?;
+        if let Some(slot) = bad {
+            return Err(IndexError::Corrupt(format!("gate record {slot}")));
+        }
         let mut dedup = Deduper {
-            tables: Tables {
-                bands: (0..BANDS).map(|_| KeyTable::new(expected)).collect(),
-                fingerprint_tops: Vec::new(),
-            },
+            tables,
             names: TitleModel::open_in(db)?,
             records,
             db: db.clone(),
             config,
             prepare,
         };
-        dedup.load()?;
-        Ok(dedup)
-    }
-
-    /// Fills the tables from the stored records.
-    fn load(&mut self) -> Result<(), IndexError> {
-        let mut bad = None;
-        let tables = &mut self.tables;
-        self.records
-            .load(|slot, bytes| match SlotRecord::from_bytes(bytes) {
-                Some(r) => tables.index(slot, r.fingerprint, r.record.band_keys()),
-                None => bad = bad.or(Some(slot)),
-            })?;
-        match bad {
-            Some(slot) => Err(IndexError::Corrupt(format!("gate record {slot}"))),
-            None => Ok(()),
+        if stored == Stored::Gate2 {
+            // A conversion that was flushed but not finished is not redone.
+            if dedup.indexed() == 0 {
+                crate::upgrade::gate2_records(db, |r| dedup.append(r))?;
+                dedup.flush()?;
+            }
+            crate::upgrade::drop_gate2_trees(db)?;
         }
+        db.open_tree("dedup.meta")?
+            .insert("settings", settings(GATE_VERSION, &config).as_bytes())?;
+        Ok(dedup)
     }
 
     pub fn config(&self) -> &DedupConfig {
@@ -433,7 +437,7 @@ impl Deduper {
         let this = SlotRecord {
             doc: 0,
             fingerprint: simhash.fingerprint,
-            content_hash,
+            text_hash: content_hash as u64,
             record,
         };
         let candidates = match this.record.band_keys() {
@@ -463,7 +467,9 @@ impl Deduper {
                 continue;
             }
             let other = self.slot_record(slot)?;
-            if other.content_hash != this.content_hash || !live(other.doc) {
+            let same_text =
+                other.text_hash == this.text_hash && other.fingerprint == this.fingerprint;
+            if !same_text || !live(other.doc) {
                 continue;
             }
             if self.same_name(&this.record, &other.record)? {
@@ -562,25 +568,28 @@ impl Deduper {
                 continue;
             }
             let other = self.slot_record(slot)?;
-            if other.doc == doc && other.content_hash == d.content_hash {
+            if other.doc == doc && other.text_hash == d.content_hash as u64 {
                 return Ok(());
             }
         }
-        let r = SlotRecord {
+        self.append(SlotRecord {
             doc,
             fingerprint: d.simhash.fingerprint,
-            content_hash: d.content_hash,
+            text_hash: d.content_hash as u64,
             record: record.clone(),
-        };
-        let slot = self.records.push(r.to_bytes())?;
-        self.tables.index(slot, r.fingerprint, keys);
-        self.names.add(record.host, &record.title)?;
-        Ok(())
+        })
+    }
+
+    /// Stores a new document's record and adds it to the tables.
+    fn append(&mut self, r: SlotRecord) -> Result<(), IndexError> {
+        let slot = self.records.push(&r.to_bytes())?;
+        self.tables.index(slot, r.fingerprint, r.record.band_keys());
+        self.names.add(r.record.host, &r.record.title)
     }
 
     /// Makes every recorded document durable.
     pub fn flush(&mut self) -> Result<(), IndexError> {
-        self.records.write_partial()?;
+        self.records.flush()?;
         self.names.flush()?;
         self.db.flush()?;
         Ok(())
@@ -600,6 +609,13 @@ struct Tables {
 }
 
 impl Tables {
+    fn new(expected: u64) -> Tables {
+        Tables {
+            bands: (0..BANDS).map(|_| KeyTable::new(expected)).collect(),
+            fingerprint_tops: Vec::new(),
+        }
+    }
+
     /// Slots sharing at least one band key, with how many they share; most
     /// shared first, then the earliest.
     fn candidates(&self, keys: &[u32; BANDS]) -> Vec<(u32, usize)> {
@@ -667,50 +683,52 @@ fn check_config(config: &DedupConfig) -> Result<(), IndexError> {
     Ok(())
 }
 
+/// Which gate wrote the state found.
+#[derive(Debug, PartialEq)]
+enum Stored {
+    Nothing,
+    Current,
+    Gate2,
+}
+
+fn settings(version: &str, config: &DedupConfig) -> String {
+    format!(
+        "{version}; simhash shingle={} weighting={:?}; sketch shingle={}; short={}",
+        config.simhash.shingle,
+        config.simhash.weighting,
+        config.sketch_shingle,
+        config.short_features
+    )
+}
+
 /// Fingerprints, sketches and records made with other settings (or by an
 /// earlier version of the gate) are not comparable with new ones; state of
 /// the previous version is converted.
-fn check_settings(
-    db: &sled::Db,
-    records: &sled::Tree,
-    config: &DedupConfig,
-) -> Result<(), IndexError> {
-    let meta = db.open_tree("dedup.meta")?;
-    let settings = |version: &str| {
-        format!(
-            "{version}; simhash shingle={} weighting={:?}; sketch shingle={}; short={}",
-            config.simhash.shingle,
-            config.simhash.weighting,
-            config.sketch_shingle,
-            config.short_features
-        )
-    };
-    let wanted = settings(GATE_VERSION);
-    match meta.get("settings")? {
-        None => {}
-        Some(stored) if stored.as_ref() == wanted.as_bytes() => return Ok(()),
-        Some(stored) if stored.as_ref() == settings("gate 2").as_bytes() => {
-            crate::upgrade::gate2_records(db, records)?;
+fn stored_settings(db: &sled::Db, config: &DedupConfig) -> Result<Stored, IndexError> {
+    let wanted = settings(GATE_VERSION, config);
+    match db.open_tree("dedup.meta")?.get("settings")? {
+        None => Ok(Stored::Nothing),
+        Some(stored) if stored.as_ref() == wanted.as_bytes() => Ok(Stored::Current),
+        Some(stored) if stored.as_ref() == settings("gate 2", config).as_bytes() => {
+            Ok(Stored::Gate2)
         }
-        Some(stored) => {
-            return Err(IndexError::LayoutMismatch {
-                stored: String::from_utf8_lossy(&stored).into_owned(),
-                requested: wanted,
-            });
-        }
+        Some(stored) => Err(IndexError::LayoutMismatch {
+            stored: String::from_utf8_lossy(&stored).into_owned(),
+            requested: wanted,
+        }),
     }
-    meta.insert("settings", wanted.as_bytes())?;
-    Ok(())
 }
 
 /// What the gate stores of a new document, under its slot: the caller's
 /// document id, the fingerprint (for the k-bit check), the content hash
-/// (for the exact check), and the [`DocRecord`].
+/// (its low half, for the exact check), and the [`DocRecord`].
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct SlotRecord {
     pub(crate) doc: u64,
     pub(crate) fingerprint: Fingerprint,
-    pub(crate) content_hash: u128,
+    /// The low half of the content hash: with the fingerprint, 128 bits
+    /// that must agree for an exact duplicate.
+    pub(crate) text_hash: u64,
     pub(crate) record: DocRecord,
 }
 
@@ -719,7 +737,7 @@ impl SlotRecord {
         let mut b = Vec::with_capacity(32 + 16 + SKETCH_BYTES);
         b.extend_from_slice(&self.doc.to_be_bytes());
         b.extend_from_slice(&self.fingerprint.0.to_be_bytes());
-        b.extend_from_slice(&self.content_hash.to_be_bytes());
+        b.extend_from_slice(&self.text_hash.to_be_bytes());
         b.extend_from_slice(&self.record.to_bytes());
         b
     }
@@ -728,8 +746,8 @@ impl SlotRecord {
         Some(SlotRecord {
             doc: u64::from_be_bytes(b.get(..8)?.try_into().ok()?),
             fingerprint: Fingerprint(u64::from_be_bytes(b.get(8..16)?.try_into().ok()?)),
-            content_hash: u128::from_be_bytes(b.get(16..32)?.try_into().ok()?),
-            record: DocRecord::from_bytes(b.get(32..)?)?,
+            text_hash: u64::from_be_bytes(b.get(16..24)?.try_into().ok()?),
+            record: DocRecord::from_bytes(b.get(24..)?)?,
         })
     }
 }
@@ -949,8 +967,6 @@ impl Judgement {
         })
     }
 }
-
-const SKETCH_BYTES: usize = crate::sketch::SKETCH_BINS * 2;
 
 /// 128-bit hash of a sequence of feature hashes: two independent 64-bit
 /// chains, so a collision among billions of documents stays negligible.

@@ -10,6 +10,8 @@ pub enum IndexError {
     LayoutMismatch { stored: String, requested: String },
     #[error("bad index config: {0}")]
     Config(String),
+    #[error("index file: {0}")]
+    Io(String),
     #[error("index data is corrupt: {0}")]
     Corrupt(String),
 }

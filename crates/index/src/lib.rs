@@ -95,4 +95,4 @@ pub use dedup::{
 pub use error::IndexError;
 pub use layout::Layout;
 pub use names::MIN_TITLES;
-pub use sketch::{BANDS, SKETCH_BINS, Sketch, SketchBuilder};
+pub use sketch::{BANDS, SKETCH_BINS, SKETCH_BYTES, Sketch, SketchBuilder};

@@ -1,58 +1,113 @@
-//! The gate's document records, packed many to a sled value.
+//! The gate's document records, in an append-only file.
 //!
-//! One sled key per record costs about 140 bytes of disk and a few
-//! microseconds per write; records are written and read by slot (0, 1, 2,
-//! … in recording order), so they are packed [`CHUNK`] to a value keyed by
-//! the chunk number. The last, partial chunk stays in memory and is
-//! written at each flush, whole, until it fills.
+//! Records are only ever appended, and read by slot (0, 1, 2, … in
+//! recording order), so they need no B-tree: in sled one key per record
+//! cost ~140 bytes of disk besides the record, and packed values still
+//! left the log half again as large as its data. Here the file is the
+//! records, each a 2-byte length and its bytes.
+//!
+//! How it stays exact: [`flush`](RecordLog::flush) makes the file durable,
+//! then stores its length (records and bytes) in a sled tree, which the
+//! caller's database flush makes durable in turn. At open the file is cut
+//! back to that length: records appended after the last flush are gone,
+//! as they would be from any other part of the gate.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufReader, Read};
+use std::os::unix::fs::FileExt;
+use std::path::Path;
 
 use crate::error::IndexError;
 
-/// Records per sled value: a read of one candidate loads ~10 KB.
-const CHUNK: u32 = 32;
+/// Records per group: the file offset of every group's first record is
+/// kept in memory (half a byte per record); a read loads its group.
+const GROUP: u32 = 16;
+/// Appended bytes held before they are written to the file.
+const BUFFER: usize = 1 << 20;
+const LENGTH_KEY: &[u8] = b"records";
 
 #[derive(Debug)]
 pub(crate) struct RecordLog {
-    tree: sled::Tree,
-    /// Records held: the whole chunks in the tree, then `tail`.
+    file: File,
+    meta: sled::Tree,
     len: u32,
-    /// The records of the last chunk, not full yet.
-    tail: Vec<Vec<u8>>,
-    /// Whether `tail` has records its stored copy lacks.
-    tail_dirty: bool,
+    /// Bytes in the file.
+    written: u64,
+    /// Appended bytes not in the file yet; they follow `written`.
+    buffer: Vec<u8>,
+    /// Offset of record g × GROUP, for every group g.
+    group_starts: Vec<u64>,
 }
 
 impl RecordLog {
-    pub(crate) fn open(tree: sled::Tree) -> RecordLog {
-        RecordLog {
-            tree,
-            len: 0,
-            tail: Vec::new(),
-            tail_dirty: false,
+    /// Opens the records at `path`, cut back to the length `meta` holds,
+    /// and hands every record to `f` in slot order.
+    pub(crate) fn open(
+        path: &Path,
+        meta: sled::Tree,
+        mut f: impl FnMut(u32, &[u8]),
+    ) -> Result<RecordLog, IndexError> {
+        let (len, bytes) = match meta.get(LENGTH_KEY)? {
+            None => (0, 0),
+            Some(v) if v.len() == 12 => (
+                u32::from_be_bytes(v[..4].try_into().unwrap()),
+                u64::from_be_bytes(v[4..].try_into().unwrap()),
+            ),
+            Some(v) => return Err(IndexError::Corrupt(format!("gate records length {v:?}"))),
+        };
+        let io = |e: std::io::Error| IndexError::Io(format!("{}: {e}", path.display()));
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(io)?;
+        let on_disk = file.metadata().map_err(io)?.len();
+        if on_disk < bytes {
+            return Err(IndexError::Corrupt(format!(
+                "{}: {on_disk} bytes, but the gate's state names {bytes}",
+                path.display()
+            )));
         }
+        if on_disk > bytes {
+            file.set_len(bytes).map_err(io)?;
+            file.sync_data().map_err(io)?;
+        }
+        let mut log = RecordLog {
+            file,
+            meta,
+            len: 0,
+            written: bytes,
+            buffer: Vec::new(),
+            group_starts: Vec::new(),
+        };
+        log.load(bytes, &mut f).map_err(io)?;
+        if log.len != len {
+            return Err(IndexError::Corrupt(format!(
+                "{}: {} records, but the gate's state names {len}",
+                path.display(),
+                log.len
+            )));
+        }
+        Ok(log)
     }
 
-    /// Reads every stored record in slot order, handing each to `f`; must
-    /// be called once, before any other use.
-    pub(crate) fn load(&mut self, mut f: impl FnMut(u32, &[u8])) -> Result<(), IndexError> {
-        for entry in self.tree.iter() {
-            let (key, value) = entry?;
-            let chunk = chunk_of(&key)?;
-            if !self.tail.is_empty() || chunk != self.len / CHUNK {
-                return Err(IndexError::Corrupt(format!(
-                    "gate record chunk {chunk} follows {} records",
-                    self.len
-                )));
+    fn load(&mut self, bytes: u64, f: &mut impl FnMut(u32, &[u8])) -> std::io::Result<()> {
+        let mut reader = BufReader::with_capacity(BUFFER, (&self.file).take(bytes));
+        let mut at = 0u64;
+        let mut record = Vec::new();
+        while at < bytes {
+            let mut length = [0u8; 2];
+            reader.read_exact(&mut length)?;
+            record.resize(usize::from(u16::from_le_bytes(length)), 0);
+            reader.read_exact(&mut record)?;
+            if self.len % GROUP == 0 {
+                self.group_starts.push(at);
             }
-            for record in decode(&value)? {
-                f(self.len, record);
-                self.len += 1;
-                if self.len % CHUNK != 0 {
-                    self.tail.push(record.to_vec());
-                } else {
-                    self.tail.clear();
-                }
-            }
+            f(self.len, &record);
+            self.len += 1;
+            at += 2 + record.len() as u64;
         }
         Ok(())
     }
@@ -61,87 +116,86 @@ impl RecordLog {
         self.len
     }
 
-    /// Stores a record as the next slot, which it returns.
-    pub(crate) fn push(&mut self, record: Vec<u8>) -> Result<u32, IndexError> {
+    /// Appends a record (at most 65,535 bytes) as the next slot, which it
+    /// returns.
+    pub(crate) fn push(&mut self, record: &[u8]) -> Result<u32, IndexError> {
+        let length = u16::try_from(record.len())
+            .map_err(|_| IndexError::Config(format!("a {}-byte gate record", record.len())))?;
+        if self.len % GROUP == 0 {
+            self.group_starts.push(self.end());
+        }
+        self.buffer.extend_from_slice(&length.to_le_bytes());
+        self.buffer.extend_from_slice(record);
         let slot = self.len;
-        self.tail.push(record);
         self.len += 1;
-        self.tail_dirty = true;
-        if self.tail.len() as u32 == CHUNK {
-            self.write_tail()?;
-            self.tail.clear();
+        if self.buffer.len() >= BUFFER {
+            self.write_buffer()?;
         }
         Ok(slot)
     }
 
     /// Calls `f` with the bytes of the record in `slot`.
     pub(crate) fn with<T>(&self, slot: u32, f: impl FnOnce(&[u8]) -> T) -> Result<T, IndexError> {
+        let missing = || IndexError::Corrupt(format!("gate record {slot} is missing"));
         if slot >= self.len {
-            return Err(IndexError::Corrupt(format!(
-                "gate record {slot} is missing"
-            )));
+            return Err(missing());
         }
-        let tail_start = self.len - self.tail.len() as u32;
-        if slot >= tail_start {
-            return Ok(f(&self.tail[(slot - tail_start) as usize]));
+        let group = (slot / GROUP) as usize;
+        let start = self.group_starts[group];
+        let end = self
+            .group_starts
+            .get(group + 1)
+            .copied()
+            .unwrap_or(self.end());
+        let mut bytes = vec![0u8; (end - start) as usize];
+        let from_file = self.written.saturating_sub(start).min(end - start) as usize;
+        self.file
+            .read_exact_at(&mut bytes[..from_file], start)
+            .map_err(|e| IndexError::Io(format!("reading gate record {slot}: {e}")))?;
+        let rest = bytes.len() - from_file;
+        if rest > 0 {
+            // The rest follows the file's end, in the buffer.
+            let buffered = (start + from_file as u64 - self.written) as usize;
+            bytes[from_file..].copy_from_slice(&self.buffer[buffered..buffered + rest]);
         }
-        let chunk = self
-            .tree
-            .get((slot / CHUNK).to_be_bytes())?
-            .ok_or_else(|| IndexError::Corrupt(format!("gate record {slot} is missing")))?;
-        let records = decode(&chunk)?;
-        records
-            .get((slot % CHUNK) as usize)
-            .map(|r| f(r))
-            .ok_or_else(|| IndexError::Corrupt(format!("gate record {slot} is missing")))
+        let mut at = 0;
+        for _ in 0..slot % GROUP {
+            let length = bytes.get(at..at + 2).ok_or_else(missing)?;
+            at += 2 + usize::from(u16::from_le_bytes([length[0], length[1]]));
+        }
+        let length = bytes.get(at..at + 2).ok_or_else(missing)?;
+        let length = usize::from(u16::from_le_bytes([length[0], length[1]]));
+        bytes
+            .get(at + 2..at + 2 + length)
+            .map(f)
+            .ok_or_else(missing)
     }
 
-    /// Writes the partial last chunk, if it changed (durable once the
-    /// database is flushed).
-    pub(crate) fn write_partial(&mut self) -> Result<(), IndexError> {
-        if self.tail_dirty && !self.tail.is_empty() {
-            self.write_tail()?;
-        }
+    /// Makes every record durable in the file and names the new length in
+    /// `meta` (durable once the caller flushes its database).
+    pub(crate) fn flush(&mut self) -> Result<(), IndexError> {
+        self.write_buffer()?;
+        self.file
+            .sync_data()
+            .map_err(|e| IndexError::Io(format!("syncing the gate records: {e}")))?;
+        let mut length = self.len.to_be_bytes().to_vec();
+        length.extend_from_slice(&self.written.to_be_bytes());
+        self.meta.insert(LENGTH_KEY, length)?;
         Ok(())
     }
 
-    fn write_tail(&mut self) -> Result<(), IndexError> {
-        let chunk = (self.len - 1) / CHUNK;
-        let mut value = Vec::with_capacity(self.tail.iter().map(|r| r.len() + 2).sum());
-        for r in &self.tail {
-            value.extend_from_slice(&(r.len() as u16).to_le_bytes());
-            value.extend_from_slice(r);
-        }
-        self.tree.insert(chunk.to_be_bytes(), value)?;
-        self.tail_dirty = false;
+    fn end(&self) -> u64 {
+        self.written + self.buffer.len() as u64
+    }
+
+    fn write_buffer(&mut self) -> Result<(), IndexError> {
+        self.file
+            .write_all_at(&self.buffer, self.written)
+            .map_err(|e| IndexError::Io(format!("writing the gate records: {e}")))?;
+        self.written += self.buffer.len() as u64;
+        self.buffer.clear();
         Ok(())
     }
-}
-
-fn chunk_of(key: &[u8]) -> Result<u32, IndexError> {
-    key.try_into()
-        .map(u32::from_be_bytes)
-        .map_err(|_| IndexError::Corrupt(format!("gate record chunk key {key:?}")))
-}
-
-/// The records of a chunk: each a 2-byte length, then its bytes.
-fn decode(mut chunk: &[u8]) -> Result<Vec<&[u8]>, IndexError> {
-    let mut out = Vec::with_capacity(CHUNK as usize);
-    while !chunk.is_empty() {
-        let len = chunk
-            .get(..2)
-            .map(|b| usize::from(u16::from_le_bytes([b[0], b[1]])))
-            .filter(|&len| chunk.len() >= 2 + len)
-            .ok_or_else(|| IndexError::Corrupt("a gate record chunk is cut short".into()))?;
-        out.push(&chunk[2..2 + len]);
-        chunk = &chunk[2 + len..];
-    }
-    if out.len() > CHUNK as usize {
-        return Err(IndexError::Corrupt(
-            "a gate record chunk is too long".into(),
-        ));
-    }
-    Ok(out)
 }
 
 #[cfg(test)]
@@ -149,32 +203,43 @@ mod tests {
     use super::*;
 
     #[test]
-    fn records_survive_flushes_and_reopening_at_any_length() {
+    fn records_survive_flushes_and_reopening_and_unflushed_ones_are_cut() {
         let dir = std::env::temp_dir().join(format!("nearcrawl-records-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let db = crate::store::open_db(&dir).unwrap();
+        let path = dir.join("records");
         let record = |i: u32| vec![i as u8; (i % 7) as usize];
-        let mut log = RecordLog::open(db.open_tree("r").unwrap());
-        log.load(|_, _| panic!("empty")).unwrap();
-        for n in [0u32, 5, 31, 32, 33, 70, 100] {
+        let meta = || db.open_tree("meta").unwrap();
+        let mut log = RecordLog::open(&path, meta(), |_, _| panic!("empty")).unwrap();
+        for n in [0u32, 5, 16, 17, 40, 100] {
             while log.len() < n {
-                log.push(record(log.len())).unwrap();
+                log.push(&record(log.len())).unwrap();
             }
-            log.write_partial().unwrap();
+            for slot in 0..n {
+                assert_eq!(log.with(slot, <[u8]>::to_vec).unwrap(), record(slot));
+            }
+            log.flush().unwrap();
+            // Appended after the flush: lost at reopening.
+            log.push(&record(n)).unwrap();
+            log.write_buffer().unwrap();
             let mut seen = Vec::new();
-            let mut reopened = RecordLog::open(db.open_tree("r").unwrap());
-            reopened
-                .load(|slot, r| seen.push((slot, r.to_vec())))
-                .unwrap();
+            log = RecordLog::open(&path, meta(), |slot, r| seen.push((slot, r.to_vec()))).unwrap();
             assert_eq!(seen, (0..n).map(|i| (i, record(i))).collect::<Vec<_>>());
-            for slot in (0..n).step_by(3) {
-                assert_eq!(reopened.with(slot, <[u8]>::to_vec).unwrap(), record(slot));
+            for slot in 0..n {
                 assert_eq!(log.with(slot, <[u8]>::to_vec).unwrap(), record(slot));
             }
             assert!(log.with(n, |_| ()).is_err());
-            log = reopened;
         }
+        // A file shorter than its recorded length is an error, not a loss.
         drop(log);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(10)
+            .unwrap();
+        assert!(RecordLog::open(&path, meta(), |_, _| {}).is_err());
+        drop(db);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -7,15 +7,18 @@ use nearcrawl_simhash::Fingerprint;
 
 use crate::dedup::{DocRecord, SlotRecord};
 use crate::error::IndexError;
-use crate::records::RecordLog;
 
 /// "gate 2" kept records by document (`dedup.docs`), the fingerprints in a
 /// simhash band index (`dedup.simhash.*`, and `dedup.same_fingerprint` for
 /// documents whose fingerprint an earlier one had) and the content hashes
-/// as keys of `dedup.exact`. Writes one slot record per document, in
-/// document order, then drops the old trees. A crash part way leaves the
-/// old trees in place, and the conversion starts over.
-pub(crate) fn gate2_records(db: &sled::Db, records: &sled::Tree) -> Result<(), IndexError> {
+/// as keys of `dedup.exact`. Hands `push` one slot record per document, in
+/// document order; the caller flushes them, then drops the old trees
+/// ([`drop_gate2_trees`]). A crash before the flush leaves no records and
+/// the old trees in place, and the conversion starts over.
+pub(crate) fn gate2_records(
+    db: &sled::Db,
+    mut push: impl FnMut(SlotRecord) -> Result<(), IndexError>,
+) -> Result<(), IndexError> {
     let docs = db.open_tree("dedup.docs")?;
     let mut fingerprint: HashMap<u64, u64, FnvBuildHasher> = HashMap::default();
     for (fp, doc) in crate::band_index::log_entries(db, "dedup.simhash")? {
@@ -40,8 +43,6 @@ pub(crate) fn gate2_records(db: &sled::Db, records: &sled::Tree) -> Result<(), I
             .ok_or_else(|| IndexError::Corrupt(format!("exact-duplicate key {key:?}")))?;
         content_hash.insert(part(&key, 16, "exact-duplicate")?, hash);
     }
-    records.clear()?;
-    let mut log = RecordLog::open(records.clone());
     for entry in docs.iter() {
         let (key, value) = entry?;
         let doc = part(&key, 0, "document")?;
@@ -55,13 +56,16 @@ pub(crate) fn gate2_records(db: &sled::Db, records: &sled::Tree) -> Result<(), I
         let r = SlotRecord {
             doc,
             fingerprint: Fingerprint(fp),
-            content_hash: hash,
+            text_hash: hash as u64,
             record,
         };
-        log.push(r.to_bytes())?;
+        push(r)?;
     }
-    log.write_partial()?;
-    records.flush()?;
+    Ok(())
+}
+
+/// Drops the trees of "gate 2" once their records are converted.
+pub(crate) fn drop_gate2_trees(db: &sled::Db) -> Result<(), IndexError> {
     for tree in [
         "dedup.docs",
         "dedup.exact",
@@ -158,7 +162,7 @@ mod tests {
             }
             index.flush().unwrap();
         }
-        let mut d = Deduper::open_in(&db, config).unwrap();
+        let mut d = Deduper::open_in(&db, &dir, config).unwrap();
         assert_eq!(d.indexed(), 3);
         assert!(!db.tree_names().iter().any(|n| n.as_ref() == b"dedup.docs"));
         assert_eq!(

@@ -64,18 +64,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(s) = args.min_similarity {
         config.min_similarity = s;
     }
-    let db = match &args.index {
-        Some(dir) => sled::Config::new()
-            .path(dir)
-            .cache_capacity(64 << 20)
-            .open()
-            .with_context(|| format!("cannot open index {}", dir.display()))?,
-        None => sled::Config::new()
-            .temporary(true)
-            .open()
-            .context("cannot create a temporary index")?,
+    // Without --index the index lives in a directory of its own under the
+    // system's temporary directory, removed at the end.
+    let temporary = match &args.index {
+        Some(_) => None,
+        None => Some(TemporaryDir::new()?),
     };
-    let mut dedup = Deduper::open_in(&db, config).context("cannot open the duplicate index")?;
+    let dir = match (&args.index, &temporary) {
+        (Some(dir), _) => dir.as_path(),
+        (None, Some(t)) => t.0.as_path(),
+        (None, None) => unreachable!("a temporary directory when no index is given"),
+    };
+    let db = sled::Config::new()
+        .path(dir)
+        .cache_capacity(64 << 20)
+        .open()
+        .with_context(|| format!("cannot open index {}", dir.display()))?;
+    let mut dedup =
+        Deduper::open_in(&db, dir, config).context("cannot open the duplicate index")?;
     // Document numbers for the index, and the caller's ids behind them.
     let ids = db.open_tree("cli.ids")?;
     let mut next_doc = match ids.last()? {
@@ -202,3 +208,22 @@ fn parse_line(line: &[u8], args: &Args) -> Result<Line, String> {
 }
 
 type Line = (Value, String, Option<String>, Option<String>);
+
+/// A directory removed when dropped.
+struct TemporaryDir(std::path::PathBuf);
+
+impl TemporaryDir {
+    fn new() -> anyhow::Result<TemporaryDir> {
+        let dir = std::env::temp_dir().join(format!("nearcrawl-dedup-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create a temporary index in {}", dir.display()))?;
+        Ok(TemporaryDir(dir))
+    }
+}
+
+impl Drop for TemporaryDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
