@@ -8,7 +8,7 @@ use nearcrawl_simhash::{Fingerprint, Options, Simhash, Simhasher, Weighting};
 use crate::band_index::IndexConfig;
 use crate::error::IndexError;
 use crate::key_table::KeyTable;
-use crate::names::{self, TitleModel};
+use crate::names::{self, Names, TitleModel};
 use crate::records::RecordLog;
 use crate::sketch::{BANDS, SKETCH_BYTES, Sketch, SketchBuilder};
 
@@ -17,7 +17,9 @@ use crate::sketch::{BANDS, SKETCH_BYTES, Sketch, SketchBuilder};
 /// (`bench/docs_gate.py`); see the crate docs.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DedupConfig {
-    /// Simhash candidates: within `index.k` bits.
+    /// A near duplicate's fingerprint is within `index.k` bits;
+    /// `index.capacity` sizes the band tables (they grow past it);
+    /// `index.blocks` is [`BandIndex`](crate::BandIndex)'s, not used here.
     pub index: IndexConfig,
     /// Features and weights of the fingerprint.
     pub simhash: Options,
@@ -318,7 +320,7 @@ impl Deduper {
         let path = dir.join(RECORDS_FILE);
         let records = RecordLog::open(&path, db.open_tree("dedup.records")?, |slot, bytes| {
             match SlotRecord::from_bytes(bytes) {
-                Some(r) => tables.index(slot, r.fingerprint, r.record.band_keys()),
+                Some(r) => tables.index(slot, r.fingerprint, &r.record.keys()),
                 None => bad = bad.or(Some(slot)),
             }
         })?;
@@ -440,10 +442,7 @@ impl Deduper {
             text_hash: content_hash as u64,
             record,
         };
-        let candidates = match this.record.band_keys() {
-            Some(keys) => self.tables.candidates(&keys),
-            None => Vec::new(),
-        };
+        let candidates = self.tables.candidates(&this.record.keys());
         if let Some(of) = self.exact_match(&this, &candidates, &live)? {
             return Ok(decide(Verdict::Exact { of }, None));
         }
@@ -458,11 +457,12 @@ impl Deduper {
     fn exact_match(
         &mut self,
         this: &SlotRecord,
-        candidates: &[(u32, usize)],
+        candidates: &[Candidate],
         live: &impl Fn(u64) -> bool,
     ) -> Result<Option<u64>, IndexError> {
         let mut tried = 0;
-        for &(slot, _) in candidates.iter().take_while(|&&(_, n)| n == BANDS) {
+        let same_sketch = candidates.iter().filter(|c| c.bands == BANDS);
+        for &Candidate { slot, .. } in same_sketch {
             if self.tables.top_distance(slot, this.fingerprint) != 0 {
                 continue;
             }
@@ -472,7 +472,7 @@ impl Deduper {
             if !same_text || !live(other.doc) {
                 continue;
             }
-            if self.same_name(&this.record, &other.record)? {
+            if self.names(&this.record, &other.record)? != Names::Different {
                 return Ok(Some(other.doc));
             }
             tried += 1;
@@ -489,22 +489,23 @@ impl Deduper {
     fn near_match(
         &mut self,
         this: &SlotRecord,
-        candidates: &[(u32, usize)],
+        candidates: &[Candidate],
         live: &impl Fn(u64) -> bool,
     ) -> Result<Option<Verdict>, IndexError> {
         let k = self.config.index.k;
+        let short = matches!(this.record.text, TextSummary::Words(_));
         let mut verified = 0;
         let reads = self.config.max_candidates * READS_PER_CANDIDATE;
         let near: Vec<u32> = candidates
             .iter()
-            .map(|&(slot, _)| slot)
-            .filter(|&slot| self.tables.top_distance(slot, this.fingerprint) <= k)
+            .map(|c| c.slot)
+            .filter(|&slot| short || self.tables.top_distance(slot, this.fingerprint) <= k)
             .take(reads)
             .collect();
         for slot in near {
             let other = self.slot_record(slot)?;
             let distance = (this.fingerprint.0 ^ other.fingerprint.0).count_ones();
-            if distance > k || !live(other.doc) {
+            if (!short && distance > k) || !live(other.doc) {
                 continue;
             }
             let (similarity, check, threshold) = match (&this.record.text, &other.record.text) {
@@ -519,13 +520,19 @@ impl Deduper {
                 // A short text and a long one are not copies of each other.
                 _ => continue,
             };
-            if similarity >= threshold && self.same_name(&this.record, &other.record)? {
-                return Ok(Some(Verdict::Near {
-                    of: other.doc,
-                    distance,
-                    similarity,
-                    check,
-                }));
+            if similarity >= threshold {
+                // A short text's fingerprint moves many bits with a line
+                // added; the same (non-empty) name stands in for it.
+                let names = self.names(&this.record, &other.record)?;
+                let close = distance <= k || names == Names::Same;
+                if close && names != Names::Different {
+                    return Ok(Some(Verdict::Near {
+                        of: other.doc,
+                        distance,
+                        similarity,
+                        check,
+                    }));
+                }
             }
             verified += 1;
             if verified == self.config.max_candidates {
@@ -535,8 +542,8 @@ impl Deduper {
         Ok(None)
     }
 
-    fn same_name(&mut self, a: &DocRecord, b: &DocRecord) -> Result<bool, IndexError> {
-        self.names.same_name((a.host, &a.title), (b.host, &b.title))
+    fn names(&mut self, a: &DocRecord, b: &DocRecord) -> Result<Names, IndexError> {
+        self.names.compare((a.host, &a.title), (b.host, &b.title))
     }
 
     fn slot_record(&self, slot: u32) -> Result<SlotRecord, IndexError> {
@@ -583,7 +590,7 @@ impl Deduper {
     /// Stores a new document's record and adds it to the tables.
     fn append(&mut self, r: SlotRecord) -> Result<(), IndexError> {
         let slot = self.records.push(&r.to_bytes())?;
-        self.tables.index(slot, r.fingerprint, r.record.band_keys());
+        self.tables.index(slot, r.fingerprint, &r.record.keys());
         self.names.add(r.record.host, &r.record.title)
     }
 
@@ -603,6 +610,12 @@ struct Tables {
     /// text have the same sketch, so they share every band: the exact
     /// check needs no table of its own.
     bands: Vec<KeyTable>,
+    /// Title -> slots. On a site whose pages share most of their text (a
+    /// template, a license header), a key many pages share holds only the
+    /// first [`MAX_PER_KEY`](crate::key_table::MAX_PER_KEY), and the closest
+    /// candidates by bands may all be other items: a copy keeps its title,
+    /// and finds its page here.
+    titles: KeyTable,
     /// The top 32 bits of each slot's fingerprint: a candidate more than k
     /// bits away there is passed over without reading its record.
     fingerprint_tops: Vec<u32>,
@@ -612,22 +625,29 @@ impl Tables {
     fn new(expected: u64) -> Tables {
         Tables {
             bands: (0..BANDS).map(|_| KeyTable::new(expected)).collect(),
+            titles: KeyTable::new(expected),
             fingerprint_tops: Vec::new(),
         }
     }
 
-    /// Slots sharing at least one band key, with how many they share; most
-    /// shared first, then the earliest.
-    fn candidates(&self, keys: &[u32; BANDS]) -> Vec<(u32, usize)> {
+    /// Slots with the same title or sharing at least one band key: those
+    /// with the same title first, then by bands shared, then the earliest.
+    fn candidates(&self, keys: &Keys) -> Vec<Candidate> {
         let mut touched = 0;
-        for (table, &key) in self.bands.iter().zip(keys) {
+        for (table, &key) in self.bands.iter().zip(keys.bands.iter().flatten()) {
             touched ^= table.touch(key);
         }
         std::hint::black_box(touched);
         let mut slots = Vec::new();
-        for (table, &key) in self.bands.iter().zip(keys) {
+        for (table, &key) in self.bands.iter().zip(keys.bands.iter().flatten()) {
             table.get(key, &mut slots);
         }
+        let mut same_title = Vec::new();
+        if let Some(key) = keys.title {
+            self.titles.get(key, &mut same_title);
+        }
+        // A same-title slot counts once more than it has bands.
+        slots.extend(same_title.iter().copied().chain(same_title.iter().copied()));
         slots.sort_unstable();
         let mut counted: Vec<(u32, usize)> = Vec::new();
         for slot in slots {
@@ -636,16 +656,27 @@ impl Tables {
                 _ => counted.push((slot, 1)),
             }
         }
-        counted.sort_by_key(|&(slot, n)| (std::cmp::Reverse(n), slot));
-        counted
+        let mut out: Vec<Candidate> = counted
+            .into_iter()
+            .map(|(slot, n)| {
+                let title = same_title.contains(&slot);
+                let bands = if title { n - 2 } else { n };
+                Candidate { slot, bands, title }
+            })
+            .collect();
+        out.sort_by_key(|c| (!c.title, std::cmp::Reverse(c.bands), c.slot));
+        out
     }
 
-    /// Adds a recorded document's fingerprint and band keys to the tables.
-    fn index(&mut self, slot: u32, fingerprint: Fingerprint, keys: Option<[u32; BANDS]>) {
+    /// Adds a recorded document's fingerprint and keys to the tables.
+    fn index(&mut self, slot: u32, fingerprint: Fingerprint, keys: &Keys) {
         debug_assert_eq!(slot as usize, self.fingerprint_tops.len());
         self.fingerprint_tops.push((fingerprint.0 >> 32) as u32);
-        for (table, key) in self.bands.iter_mut().zip(keys.into_iter().flatten()) {
+        for (table, &key) in self.bands.iter_mut().zip(keys.bands.iter().flatten()) {
             table.insert(key, slot);
+        }
+        if let Some(key) = keys.title {
+            self.titles.insert(key, slot);
         }
     }
 
@@ -656,7 +687,11 @@ impl Tables {
     }
 
     fn memory_bytes(&self) -> usize {
-        self.bands.iter().map(KeyTable::memory_bytes).sum::<usize>()
+        self.bands
+            .iter()
+            .chain([&self.titles])
+            .map(KeyTable::memory_bytes)
+            .sum::<usize>()
             + self.fingerprint_tops.capacity() * 4
     }
 }
@@ -819,7 +854,38 @@ enum TextSummary {
     Words(Vec<u32>),
 }
 
+/// What a document is looked up by.
+struct Keys {
+    bands: Option<[u32; BANDS]>,
+    /// A hash of the title's words, if it has any.
+    title: Option<u32>,
+}
+
+/// An earlier document found by [`Keys`].
+#[derive(Debug, Clone, Copy)]
+struct Candidate {
+    slot: u32,
+    /// Band keys shared.
+    bands: usize,
+    /// The same title.
+    title: bool,
+}
+
 impl DocRecord {
+    fn keys(&self) -> Keys {
+        let title = (!self.title.is_empty()).then(|| {
+            let h = self
+                .title
+                .iter()
+                .fold(self.title.len() as u64, |h, &w| fmix64(h ^ u64::from(w)));
+            h as u32
+        });
+        Keys {
+            bands: self.band_keys(),
+            title,
+        }
+    }
+
     /// LSH keys of the text: of the sketch of a long text, of a sketch of
     /// the words of a short one.
     fn band_keys(&self) -> Option<[u32; BANDS]> {

@@ -46,8 +46,20 @@
 //! the name the same. Exact copies share all bands, so they need no table
 //! of their own.
 //!
-//! `examples/gate_bench.rs` measures it with the default settings (the
-//! figures are in the crate's README).
+//! `examples/gate_bench.rs` measures it with the default settings
+//! (synthetic documents of 300 shingles, a fifth of them shared at random;
+//! 2-core machine):
+//!
+//! | documents | checks/s (new / copies) | RAM: tables, RSS growth | disk | candidate recall, J ≥ 0.5 |
+//! |---|---|---|---|---|
+//! | 1M | 143k / 267k | 113 B, 153 B | 216 B | 0.9994 |
+//! | 10M | 148k / 203k | 114 B, 150 B | 198 B | 0.9992 |
+//!
+//! per document. Recall is 0.997 for copies at J 0.5–0.6 and 1.000 from
+//! 0.7. A check of a new document reads no record (the fingerprint tops
+//! rule out chance band matches); a copy's costs one read from the record
+//! file. Reopening rebuilds the tables from the file: 3 s at 1M, 51 s at
+//! 10M.
 
 //! # Why these duplicate defaults
 //!

@@ -130,6 +130,17 @@ impl Summary {
     }
 }
 
+/// What two titles say of two pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Names {
+    /// Different names: different pages, however alike their text.
+    Different,
+    /// The same name, not empty: the same item, if the text agrees.
+    Same,
+    /// A title missing, or nothing but template words: no evidence.
+    Unknown,
+}
+
 /// Title-word statistics of every host, kept in a sled tree and cached.
 #[derive(Debug)]
 pub(crate) struct TitleModel {
@@ -169,21 +180,25 @@ impl TitleModel {
         Ok(())
     }
 
-    /// Whether two pages may be the same page by their titles: with each
-    /// host's template words taken out, the two titles are the same words
-    /// in the same order.
-    pub(crate) fn same_name(
+    /// What two pages' titles say of whether they are the same page: with
+    /// each host's template words taken out, are the two titles the same
+    /// words in the same order?
+    pub(crate) fn compare(
         &mut self,
         a: (u64, &[u32]),
         b: (u64, &[u32]),
-    ) -> Result<bool, IndexError> {
+    ) -> Result<Names, IndexError> {
         if a.1.is_empty() || b.1.is_empty() {
-            return Ok(true);
+            return Ok(Names::Unknown);
         }
-        if a.1 == b.1 {
-            return Ok(true);
+        let name = self.name(a)?;
+        if name != self.name(b)? {
+            Ok(Names::Different)
+        } else if name.is_empty() {
+            Ok(Names::Unknown)
+        } else {
+            Ok(Names::Same)
         }
-        Ok(self.name(a)? == self.name(b)?)
     }
 
     /// A title without its host's template words.
@@ -251,18 +266,23 @@ mod tests {
         }
         let int = title_words("Integer - Example Docs");
         let long = title_words("Long - Example Docs");
-        assert!(!m.same_name((h, &int), (h, &long)).unwrap());
-        assert!(m.same_name((h, &int), (h, &int)).unwrap());
+        assert_eq!(m.compare((h, &int), (h, &long)).unwrap(), Names::Different);
+        assert_eq!(m.compare((h, &int), (h, &int)).unwrap(), Names::Same);
         // Another host's template is only template there once it has titles.
         let copy = title_words("Integer | Mirror");
-        assert!(!m.same_name((other, &copy), (h, &int)).unwrap());
+        assert_eq!(
+            m.compare((other, &copy), (h, &int)).unwrap(),
+            Names::Different
+        );
         for i in 0..20 {
             m.add(other, &title_words(&format!("Thing{i} | Mirror")))
                 .unwrap();
         }
-        assert!(m.same_name((other, &copy), (h, &int)).unwrap());
-        // No title: no evidence.
-        assert!(m.same_name((h, &[]), (h, &long)).unwrap());
+        assert_eq!(m.compare((other, &copy), (h, &int)).unwrap(), Names::Same);
+        // No title, or only template words: no evidence.
+        assert_eq!(m.compare((h, &[]), (h, &long)).unwrap(), Names::Unknown);
+        let bare = title_words("Example Docs");
+        assert_eq!(m.compare((h, &bare), (h, &bare)).unwrap(), Names::Unknown);
         // Digits, word counts and symbols are part of names.
         for (a, b) in [
             ("i8", "i16"),
@@ -272,7 +292,7 @@ mod tests {
         ] {
             let a = title_words(&format!("{a} - Example Docs"));
             let b = title_words(&format!("{b} - Example Docs"));
-            assert!(!m.same_name((h, &a), (h, &b)).unwrap());
+            assert_eq!(m.compare((h, &a), (h, &b)).unwrap(), Names::Different);
         }
     }
 }

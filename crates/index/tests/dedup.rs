@@ -162,6 +162,80 @@ fn short_texts_are_compared_word_by_word() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A line added to a short page moves its fingerprint many bits; the same
+/// non-empty name then stands in for the fingerprint, and nothing else does.
+#[test]
+fn a_short_page_with_a_line_added_is_a_copy_when_its_name_says_so() {
+    let dir = tempdir("short-named");
+    let mut d = Deduper::open(&dir, DedupConfig::default()).unwrap();
+    for i in 0..20 {
+        let title = format!("module{i} (Example SE 17)");
+        let text = format!("Module module{i} defines the API {i} of the example platform.");
+        d.check_insert(100 + i, titled(&title, &text, "docs"))
+            .unwrap();
+    }
+    let text = "Module jdk.charsets. Provides charsets that are not in java.base, \
+                mostly double byte and IBM charsets. Packages: none exported.";
+    let title = "jdk.charsets (Example SE 17)";
+    // A line that moves the fingerprint past k (checked, so the test means
+    // what it says).
+    let copy = (1..40)
+        .map(|n| format!("Mirrored at 12:{n:02} on day {n}.\n{text}"))
+        .find(|c| {
+            let a = d
+                .judge(text, |_| true)
+                .unwrap()
+                .decision
+                .simhash
+                .fingerprint;
+            let b = d
+                .judge(c.as_str(), |_| true)
+                .unwrap()
+                .decision
+                .simhash
+                .fingerprint;
+            a.distance(b) > 8
+        })
+        .expect("a line that moves the fingerprint more than 8 bits");
+    assert_eq!(
+        d.check_insert(1, titled(title, text, "docs"))
+            .unwrap()
+            .verdict,
+        Verdict::New
+    );
+    // Another item's name: never.
+    let other = "jdk.crypto.ec (Example SE 17)";
+    assert_eq!(
+        d.check_insert(2, titled(other, &copy, "docs"))
+            .unwrap()
+            .verdict,
+        Verdict::New
+    );
+    // The same name: a copy, word by word.
+    match d
+        .check_insert(3, titled(title, &copy, "docs"))
+        .unwrap()
+        .verdict
+    {
+        Verdict::Near {
+            of: 1,
+            distance,
+            check: Check::ShortText,
+            ..
+        } => assert!(distance > 8),
+        other => panic!("expected a short-text near duplicate of 1, got {other:?}"),
+    }
+    // No titles: the fingerprint is all there is, and it is too far.
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut d = Deduper::open(&dir, DedupConfig::default()).unwrap();
+    assert_eq!(d.check_insert(1, text).unwrap().verdict, Verdict::New);
+    assert_eq!(
+        d.check_insert(2, copy.as_str()).unwrap().verdict,
+        Verdict::New
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn titled<'a>(title: &'a str, text: &'a str, host: &'a str) -> Doc<'a> {
     Doc {
         text,
