@@ -269,12 +269,14 @@ impl Fingerprinter {
 ///   Short texts (under `short_features` tokens), where simhash and
 ///   sketches say little, are compared word by word instead: the longer
 ///   must hold at least `short_similarity` of the shorter's words, in
-///   order.
+///   order, and the fingerprints be within k bits unless the two pages
+///   have the same non-empty name (a line added to a 25-word page moves
+///   its fingerprint 10-20 bits).
 ///
-/// Candidates come from MinHash LSH ([`Sketch::band_keys`]: 16 bands of two
-/// bins) over the sketch of a long text or the word sketch of a short one,
-/// most shared bands first; see the crate docs for why not the simhash
-/// band index. Empty texts (no tokens) are never duplicates and are not
+/// Candidates are the documents with the same title, then those found by
+/// MinHash LSH ([`Sketch::band_keys`]: 16 bands of two bins) over the
+/// sketch of a long text or the word sketch of a short one, most shared
+/// bands first; see the crate docs for why not the simhash band index. Empty texts (no tokens) are never duplicates and are not
 /// recorded: nothing can be said about them.
 #[derive(Debug)]
 pub struct Deduper {
