@@ -293,6 +293,10 @@ pub struct Deduper {
 /// Documents with one text whose names are compared before an exact
 /// match is given up.
 const MAX_EXACT_CANDIDATES: usize = 8;
+/// A short text is a copy whatever its fingerprint when the longer text
+/// holds this share of the shorter's words in order: at most one in ten
+/// differs.
+const SHORT_NEAR_IDENTICAL: f32 = 0.9;
 /// Candidate records read per near check, as a multiple of
 /// `max_candidates`: those of dead documents or beyond k bits are read
 /// and skipped.
@@ -524,9 +528,12 @@ impl Deduper {
             };
             if similarity >= threshold {
                 // A short text's fingerprint moves many bits with a line
-                // added; the same (non-empty) name stands in for it.
+                // added or a few words changed: the same (non-empty) name
+                // stands in for it, and so does a text near identical word
+                // by word.
                 let names = self.names(&this.record, &other.record)?;
-                let close = distance <= k || names == Names::Same;
+                let close = distance <= k
+                    || (short && (names == Names::Same || similarity >= SHORT_NEAR_IDENTICAL));
                 if close && names != Names::Different {
                     return Ok(Some(Verdict::Near {
                         of: other.doc,
