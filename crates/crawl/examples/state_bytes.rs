@@ -1,5 +1,6 @@
 //! Where a crawl's state bytes go: live keys and values per tree and per
-//! record kind (the key's first byte), against the size on disk.
+//! record kind (the key's first byte), and the files beside the trees (the
+//! gate's records, the outbox), against the size on disk.
 //!
 //! ```text
 //! cargo run --release -p nearcrawl-crawl --example state_bytes -- OUT_DIR
@@ -51,7 +52,13 @@ fn main() {
             );
         }
     }
-    println!("live keys and values: {total} bytes; on disk: {on_disk} bytes");
+    // Files beside sled's: all live.
+    for file in ["gate.records", "outbox"] {
+        let len = std::fs::metadata(dir.join(file)).map_or(0, |m| m.len());
+        println!("file {file}: {len} bytes");
+        total += len;
+    }
+    println!("live keys, values and files: {total} bytes; on disk: {on_disk} bytes");
 }
 
 fn walk(p: &std::path::Path) -> u64 {
