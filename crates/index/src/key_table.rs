@@ -25,14 +25,34 @@ const MAX_BUCKET_BITS: u32 = 26;
 const RECENT_SHIFT: u32 = 3;
 const MIN_RECENT: usize = 4_096;
 
+/// A merged entry: the low 16 bits of its key and its slot, six bytes
+/// together, so a probe's key and slot come in one cache miss.
+#[derive(Debug, Clone, Copy)]
+struct Entry([u8; 6]);
+
+impl Entry {
+    fn new(key: u16, slot: u32) -> Entry {
+        let (k, s) = (key.to_le_bytes(), slot.to_le_bytes());
+        Entry([k[0], k[1], s[0], s[1], s[2], s[3]])
+    }
+
+    #[inline]
+    fn key(&self) -> u16 {
+        u16::from_le_bytes([self.0[0], self.0[1]])
+    }
+
+    #[inline]
+    fn slot(&self) -> u32 {
+        u32::from_le_bytes([self.0[2], self.0[3], self.0[4], self.0[5]])
+    }
+}
+
 #[derive(Debug)]
 pub(crate) struct KeyTable {
     bucket_bits: u32,
     offsets: Vec<u32>,
-    /// Low 16 bits of the keys, grouped by bucket, insertion order within
-    /// one; `slots` is parallel.
-    keys: Vec<u16>,
-    slots: Vec<u32>,
+    /// Grouped by bucket, insertion order within one.
+    entries: Vec<Entry>,
     /// `key << 32 | slot`.
     recent: Vec<Vec<u64>>,
     recent_len: usize,
@@ -45,15 +65,14 @@ impl KeyTable {
         KeyTable {
             bucket_bits,
             offsets: vec![0; (1 << bucket_bits) + 1],
-            keys: Vec::new(),
-            slots: Vec::new(),
+            entries: Vec::new(),
             recent: vec![Vec::new(); 1 << (bucket_bits - RECENT_SHIFT)],
             recent_len: 0,
         }
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.slots.len() + self.recent_len
+        self.entries.len() + self.recent_len
     }
 
     /// Loads the memory a [`get`](KeyTable::get) of `key` reads. A gate
@@ -63,9 +82,8 @@ impl KeyTable {
     pub(crate) fn touch(&self, key: u32) -> u64 {
         let run = self.merged_run(key);
         let recent = self.recent_run(key);
-        let k = self.keys.get(run.start).copied().unwrap_or(0);
-        let s = self.slots.get(run.start).copied().unwrap_or(0);
-        u64::from(k) ^ u64::from(s) ^ recent.first().copied().unwrap_or(0)
+        let e = self.entries.get(run.start).map_or(0, |e| e.slot());
+        u64::from(e) ^ recent.first().copied().unwrap_or(0)
     }
 
     /// Appends to `out` the slots held under `key`, earliest first, at most
@@ -74,9 +92,9 @@ impl KeyTable {
         let start = out.len();
         let (low, recent) = (key as u16, self.recent_run(key));
         let run = self.merged_run(key);
-        for (&k, &slot) in self.keys[run.clone()].iter().zip(&self.slots[run]) {
-            if k == low {
-                out.push(slot);
+        for e in &self.entries[run] {
+            if e.key() == low {
+                out.push(e.slot());
                 if out.len() - start == MAX_PER_KEY {
                     return;
                 }
@@ -96,7 +114,10 @@ impl KeyTable {
     /// [`MAX_PER_KEY`] slots. Returns whether it was added.
     pub(crate) fn insert(&mut self, key: u32, slot: u32) -> bool {
         let run = self.merged_run(key);
-        let held = self.keys[run].iter().filter(|&&k| k == key as u16).count()
+        let held = self.entries[run]
+            .iter()
+            .filter(|e| e.key() == key as u16)
+            .count()
             + self
                 .recent_run(key)
                 .iter()
@@ -108,7 +129,7 @@ impl KeyTable {
         let r = self.bucket(key) >> RECENT_SHIFT;
         self.recent[r].push(u64::from(key) << 32 | u64::from(slot));
         self.recent_len += 1;
-        if self.recent_len > (self.slots.len() / 8).max(MIN_RECENT) {
+        if self.recent_len > (self.entries.len() / 8).max(MIN_RECENT) {
             self.merge();
         }
         true
@@ -116,8 +137,7 @@ impl KeyTable {
 
     /// Bytes held: entries, bucket offsets, recent buckets.
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.keys.capacity() * 2
-            + self.slots.capacity() * 4
+        self.entries.capacity() * std::mem::size_of::<Entry>()
             + self.offsets.capacity() * 4
             + self
                 .recent
@@ -151,12 +171,11 @@ impl KeyTable {
         for b in 0..(1usize << old_bits) {
             let high = (b as u32) << (32 - old_bits);
             let run = self.offsets[b] as usize..self.offsets[b + 1] as usize;
-            for (&k, &slot) in self.keys[run.clone()].iter().zip(&self.slots[run]) {
-                entries.push((high | u32::from(k), slot));
+            for e in &self.entries[run] {
+                entries.push((high | u32::from(e.key()), e.slot()));
             }
         }
-        self.keys = Vec::new();
-        self.slots = Vec::new();
+        self.entries = Vec::new();
         for &e in self.recent.iter().flatten() {
             entries.push(((e >> 32) as u32, e as u32));
         }
@@ -169,17 +188,14 @@ impl KeyTable {
         for i in 1..counts.len() {
             counts[i] += counts[i - 1];
         }
-        let mut keys = vec![0u16; total];
-        let mut slots = vec![0u32; total];
+        let mut merged = vec![Entry([0; 6]); total];
         let mut next = counts.clone();
         for &(key, slot) in &entries {
             let at = &mut next[bucket(key)];
-            keys[*at as usize] = key as u16;
-            slots[*at as usize] = slot;
+            merged[*at as usize] = Entry::new(key as u16, slot);
             *at += 1;
         }
-        self.keys = keys;
-        self.slots = slots;
+        self.entries = merged;
         self.offsets = counts;
         self.bucket_bits = bits;
         self.recent = vec![Vec::new(); 1 << (bits - RECENT_SHIFT)];
