@@ -364,6 +364,71 @@ fn per_host_limit_persists_and_output_dirs_are_checked() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `nearcrawl crawl URL -o DIR`: no config needed; a config adds to it; a
+/// crawl that fetches nothing says why.
+#[test]
+fn url_first_crawls_and_an_empty_crawl_says_why() {
+    let (port, log) = serve_site(articles());
+    let dir = std::env::temp_dir().join(format!("nearcrawl-e2e-url-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let seed = format!("http://127.0.0.1:{port}/");
+    let out_dir = |name: &str| dir.join(name).to_str().unwrap().to_string();
+
+    // The defaults refuse loopback addresses: nothing fetched, and why.
+    let out = run(&["crawl", &seed, "-o", &out_dir("plain")], b"");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("nothing was fetched") && err.contains("allow_private_networks"),
+        "{err}"
+    );
+    assert!(
+        log.lock().unwrap().is_empty(),
+        "a refused address was requested"
+    );
+
+    // A config that only allows them: the seed's host is crawled with the
+    // other defaults (robots.txt read first).
+    std::fs::write(
+        dir.join("local.toml"),
+        "[fetch]\nallow_private_networks = true\n[politeness]\ndelay_ms = 0\n",
+    )
+    .unwrap();
+    let config = dir.join("local.toml");
+    let args = [
+        "crawl",
+        &seed,
+        "--config",
+        config.to_str().unwrap(),
+        "-o",
+        &out_dir("local"),
+        "--max-pages",
+        "5",
+    ];
+    let out = run(&args, b"");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("nothing was fetched"), "{err}");
+    let pages = json_lines(&dir.join("local/pages-00000.jsonl"));
+    assert!(!pages.is_empty() && pages.len() <= 5, "{}", pages.len());
+    assert!(
+        pages
+            .iter()
+            .all(|p| p["url"].as_str().unwrap().starts_with(&seed))
+    );
+    assert_eq!(
+        log.lock().unwrap().first().map(String::as_str),
+        Some("/robots.txt")
+    );
+
+    // Nothing to crawl: a usage error naming the ways to give seeds.
+    let out = run(&["crawl"], b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing to crawl"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// WARC 1.1 beside zstd-compressed page shards.
 #[test]
 fn warc_and_zstd_outputs() {

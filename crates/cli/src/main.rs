@@ -30,7 +30,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Crawl the seeds of a config and write the corpus to disk.
+    /// Crawl seed URLs (or a config's seeds) and write the corpus to disk.
     Crawl(cmd::crawl::Args),
     /// Print the main text (or, with --json, text, metadata and links) of HTML files.
     Extract(cmd::extract::Args),

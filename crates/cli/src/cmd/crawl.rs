@@ -8,14 +8,21 @@ use nearcrawl_crawl::seeds::parse_seeds;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The crawl config (TOML), e.g. config/example.toml.
+    /// Seed URLs. With no --config the crawl takes the defaults of
+    /// config/example.toml (polite: robots.txt, one request at a time per
+    /// host, 1 s apart) and stays on the seeds' hosts.
+    #[arg(value_name = "URL")]
+    urls: Vec<String>,
+    /// A crawl config (TOML), e.g. config/example.toml; URLs given here are
+    /// seeds in addition to its own.
     #[arg(long, value_name = "FILE")]
-    config: PathBuf,
+    config: Option<PathBuf>,
     /// A seed list instead of the config's.
     #[arg(long, value_name = "FILE")]
     seeds: Option<PathBuf>,
-    /// The output directory instead of the config's.
-    #[arg(long, value_name = "DIR")]
+    /// The output directory instead of the config's (default without a
+    /// config: crawl-HOST, after the first seed's host).
+    #[arg(short, long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Stop after fetching this many pages.
     #[arg(long, value_name = "N")]
@@ -29,12 +36,22 @@ pub struct Args {
 }
 
 pub fn run(args: Args, verbose: bool) -> anyhow::Result<ExitCode> {
-    let mut config = Config::load(&args.config)?;
+    let mut config = match &args.config {
+        Some(path) => Config::load(path)?,
+        None if args.urls.is_empty() && args.seeds.is_none() => anyhow::bail!(
+            "nothing to crawl: give seed URLs (nearcrawl crawl https://example.org/), \
+             --seeds FILE, or --config FILE"
+        ),
+        None => Config::default(),
+    };
     if let Some(s) = args.seeds {
         config.seeds.file = Some(s);
     }
-    if let Some(o) = args.out {
-        config.output.dir = o;
+    config.seeds.urls.extend(args.urls.iter().cloned());
+    match args.out {
+        Some(o) => config.output.dir = o,
+        None if args.config.is_none() => config.output.dir = default_out(&args.urls),
+        None => {}
     }
     if let Some(m) = args.max_pages {
         config.scope.max_pages = m;
@@ -96,6 +113,11 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<ExitCode> {
         let _ = reporter.await;
         stats
     })?;
+    if stats.fetched == 0 {
+        for line in why_nothing_was_fetched(&stats) {
+            eprintln!("nearcrawl: {line}");
+        }
+    }
     eprintln!(
         "nearcrawl crawl: {} fetched, {} written, {} exact and {} near duplicates, {} robots-denied, \
          {} errors in all; this run {} fetched in {:.1} s ({:.0} pages/s); output in {}",
@@ -111,6 +133,69 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<ExitCode> {
         out.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The output directory of a crawl given by URLs alone: `crawl-HOST`.
+fn default_out(urls: &[String]) -> PathBuf {
+    let host = urls
+        .iter()
+        .find_map(|u| url::Url::parse(u).ok()?.host_str().map(str::to_owned))
+        .unwrap_or_else(|| "out".into());
+    PathBuf::from(format!("crawl-{host}"))
+}
+
+/// What a crawl that fetched nothing ran into, and what to do about it.
+fn why_nothing_was_fetched(stats: &nearcrawl_crawl::state::Stats) -> Vec<String> {
+    let mut why = vec!["nothing was fetched.".to_string()];
+    let errors = |kind: &str| stats.errors.get(kind).copied().unwrap_or(0);
+    let hints = [
+        (
+            "dns",
+            "host names did not resolve: no network, or a mistyped host?",
+        ),
+        (
+            "connect",
+            "connections failed: is the server up, the port right?",
+        ),
+        (
+            "timeout",
+            "requests timed out: a slow or unreachable server",
+        ),
+        (
+            "blocked_address",
+            "addresses are private or loopback, refused by default: \
+             set allow_private_networks = true under [fetch] in a --config file to crawl them",
+        ),
+        ("http_status", "responses were errors (4xx/5xx)"),
+        ("content_type", "responses were not HTML or text"),
+    ];
+    for (kind, hint) in hints {
+        let n = errors(kind);
+        if n > 0 {
+            why.push(format!("{n} {kind} errors: {hint}"));
+        }
+    }
+    if stats.robots_denied > 0 {
+        why.push(format!(
+            "{} URLs denied by robots.txt; a host whose robots.txt cannot be fetched \
+             (the errors above) is not crawled at all (RFC 9309: unreachable means disallow)",
+            stats.robots_denied
+        ));
+    }
+    let out_of_scope: u64 = stats.out_of_scope.values().sum();
+    if out_of_scope > 0 {
+        why.push(format!(
+            "{out_of_scope} links out of scope (scope.hosts, scope.domains, include/exclude, budgets)"
+        ));
+    }
+    if why.len() == 1 {
+        why.push(
+            "no seed was queued: were they all seen by an earlier run of this output directory?"
+                .into(),
+        );
+    }
+    why.push("errors.jsonl in the output directory has every failed request".into());
+    why
 }
 
 /// A live progress line on a terminal; a plain line every ten seconds
