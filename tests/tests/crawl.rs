@@ -424,7 +424,7 @@ fn url_first_crawls_and_an_empty_crawl_says_why() {
 
     // Nothing to crawl: a usage error naming the ways to give seeds.
     let out = run(&["crawl"], b"");
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("nothing to crawl"));
     let _ = std::fs::remove_dir_all(&dir);
 }

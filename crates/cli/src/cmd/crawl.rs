@@ -38,10 +38,14 @@ pub struct Args {
 pub fn run(args: Args, verbose: bool) -> anyhow::Result<ExitCode> {
     let mut config = match &args.config {
         Some(path) => Config::load(path)?,
-        None if args.urls.is_empty() && args.seeds.is_none() => anyhow::bail!(
-            "nothing to crawl: give seed URLs (nearcrawl crawl https://example.org/), \
-             --seeds FILE, or --config FILE"
-        ),
+        None if args.urls.is_empty() && args.seeds.is_none() => {
+            // A usage error, like clap's own.
+            eprintln!(
+                "nearcrawl: nothing to crawl: give seed URLs (nearcrawl crawl https://example.org/), \
+                 --seeds FILE, or --config FILE"
+            );
+            return Ok(ExitCode::from(2));
+        }
         None => Config::default(),
     };
     if let Some(s) = args.seeds {
