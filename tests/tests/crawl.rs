@@ -365,7 +365,7 @@ fn per_host_limit_persists_and_output_dirs_are_checked() {
 }
 
 /// `nearcrawl crawl URL -o DIR`: no config needed; a config adds to it; a
-/// crawl that fetches nothing says why.
+/// crawl that fetches nothing says why; `nearcrawl status` reads the result.
 #[test]
 fn url_first_crawls_and_an_empty_crawl_says_why() {
     let (port, log) = serve_site(articles());
@@ -421,6 +421,34 @@ fn url_first_crawls_and_an_empty_crawl_says_why() {
         log.lock().unwrap().first().map(String::as_str),
         Some("/robots.txt")
     );
+
+    // `status`: what the directory holds, from the state itself.
+    let stats: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("local/stats.json")).unwrap())
+            .unwrap();
+    let out = run(&["status", &out_dir("local"), "--json"], b"");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let status: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status["running"], false);
+    assert_eq!(status["fetched"], stats["fetched"]);
+    assert_eq!(status["written"], stats["written"]);
+    assert!(status["queued"]["urls"].as_u64().unwrap() > 0, "{status}");
+    assert_eq!(status["queued"]["hosts"], 1);
+    assert!(status["last_checkpoint_unix"].as_u64().unwrap() > 1_700_000_000);
+    assert_eq!(status["top_hosts"][0]["fetched"], stats["fetched"]);
+    let out = run(&["status", &out_dir("local")], b"");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("not running") && text.contains("127.0.0.1"),
+        "{text}"
+    );
+    let out = run(&["status", dir.to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("holds no crawl"));
 
     // Nothing to crawl: a usage error naming the ways to give seeds.
     let out = run(&["crawl"], b"");

@@ -40,6 +40,9 @@ enum Command {
     Distance(cmd::distance::Args),
     /// Find exact and near duplicates in a JSONL stream of documents.
     Dedup(cmd::dedup::Args),
+    /// What a crawl's output directory holds: totals, queue, hosts,
+    /// duplicate clusters, last checkpoint, whether a run holds it.
+    Status(cmd::status::Args),
 }
 
 fn main() -> ExitCode {
@@ -51,6 +54,7 @@ fn main() -> ExitCode {
         Command::Fingerprint(args) => cmd::fingerprint::run(args),
         Command::Distance(args) => cmd::distance::run(args),
         Command::Dedup(args) => cmd::dedup::run(args),
+        Command::Status(args) => cmd::status::run(args),
     };
     match result {
         Ok(code) => code,

@@ -175,6 +175,10 @@ pub struct Checkpoint {
     pub sink: Position,
     /// Every document below this is durable in the duplicate index.
     pub dedup_through: u64,
+    /// When it was made (seconds since the Unix epoch); absent in
+    /// checkpoints of earlier versions.
+    #[serde(default)]
+    pub at_unix: Option<u64>,
 }
 
 pub struct State {
@@ -292,9 +296,14 @@ impl State {
         for kv in self.store.scan_prefix(&[OLD_OUTBOX]) {
             batch.remove(kv?.0);
         }
+        let at_unix = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()
+            .map(|d| d.as_secs());
         let cp = Checkpoint {
             sink,
             dedup_through: self.next_doc,
+            at_unix,
         };
         batch.insert(
             meta("checkpoint"),

@@ -6,3 +6,4 @@ pub mod distance;
 pub mod extract;
 pub mod fingerprint;
 mod input;
+pub mod status;
