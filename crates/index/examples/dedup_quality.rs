@@ -28,19 +28,8 @@ const EXTRA: &str = "Sponsored content You may also like Ten tips for a better n
     Why everyone is talking about this new kitchen gadget Deals of the week Sign up for our \
     daily briefing and get the best stories in your inbox every morning";
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+mod common;
+use common::Rng;
 
 fn page(body: &str) -> String {
     format!("{HEADER}\n{body}\n{FOOTER}")

@@ -22,6 +22,9 @@ use std::time::Instant;
 use nearcrawl_index::{DedupConfig, Deduper, Prepared, Sketch, Verdict};
 use nearcrawl_simhash::hash::fmix64;
 
+mod common;
+use common::{dir_bytes, status_kib};
+
 const FEATURES: usize = 300;
 const SHARED_POOL: u64 = 20_000;
 
@@ -53,30 +56,6 @@ fn copy_of(seed: u64, replaced: u64, bits: u32, salt: u64) -> (Vec<u64>, u64) {
         fp ^= 1 << ((fmix64(salt ^ u64::from(b)) % 64) as u32);
     }
     (features, fp)
-}
-
-fn status_kib(field: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .find(|l| l.starts_with(field))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
-
-fn dir_bytes(p: &std::path::Path) -> u64 {
-    std::fs::read_dir(p)
-        .map(|rd| {
-            rd.filter_map(Result::ok)
-                .map(|e| match e.metadata() {
-                    Ok(m) if m.is_dir() => dir_bytes(&e.path()),
-                    Ok(m) => m.len(),
-                    Err(_) => 0,
-                })
-                .sum()
-        })
-        .unwrap_or(0)
 }
 
 #[derive(Default)]

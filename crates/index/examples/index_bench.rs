@@ -16,39 +16,14 @@ use std::time::Instant;
 use nearcrawl_index::{BandIndex, IndexConfig};
 use nearcrawl_simhash::Fingerprint;
 
+mod common;
+use common::{dir_bytes, status_kib};
+
 fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-fn status_kib(field: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .find(|l| l.starts_with(field))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
-
-fn dir_bytes(p: &std::path::Path) -> u64 {
-    std::fs::read_dir(p)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .map(|e| {
-                    let m = e.metadata().unwrap();
-                    if m.is_dir() {
-                        dir_bytes(&e.path())
-                    } else {
-                        m.len()
-                    }
-                })
-                .sum()
-        })
-        .unwrap_or(0)
+    let mut rng = common::Rng(*state);
+    let v = rng.next();
+    *state = rng.0;
+    v
 }
 
 fn main() {
