@@ -96,6 +96,7 @@
 //! of that shared text before it gets here.
 
 mod band_index;
+mod candidates;
 mod dedup;
 mod error;
 mod key_table;

@@ -1,0 +1,146 @@
+//! The gate's candidate stage: which earlier documents a new one is
+//! compared with. In memory: one MinHash LSH table per band, a table of
+//! titles, and the top half of every fingerprint (see the crate docs).
+
+use nearcrawl_simhash::Fingerprint;
+
+use crate::key_table::KeyTable;
+use crate::sketch::BANDS;
+
+/// What a document is looked up by.
+pub(crate) struct Keys {
+    pub(crate) bands: Option<[u32; BANDS]>,
+    /// A hash of the title's words, if it has any.
+    pub(crate) title: Option<u32>,
+}
+
+/// An earlier document found by [`Keys`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Candidate {
+    pub(crate) slot: u32,
+    /// Band keys shared.
+    pub(crate) bands: usize,
+    /// The same title.
+    pub(crate) title: bool,
+}
+
+/// What the gate keeps in memory to find candidates.
+#[derive(Debug)]
+pub(crate) struct Tables {
+    /// One table per LSH band: band key -> slots. Documents with the same
+    /// text have the same sketch, so they share every band: the exact
+    /// check needs no table of its own.
+    pub(crate) bands: Vec<KeyTable>,
+    /// Title -> slots. On a site whose pages share most of their text (a
+    /// template, a license header), a key many pages share holds only the
+    /// first [`MAX_PER_KEY`](crate::key_table::MAX_PER_KEY), and the closest
+    /// candidates by bands may all be other items: a copy keeps its title,
+    /// and finds its page here.
+    titles: KeyTable,
+    /// The top 32 bits of each slot's fingerprint: a candidate more than k
+    /// bits away there is passed over without reading its record.
+    fingerprint_tops: Vec<u32>,
+}
+
+impl Tables {
+    pub(crate) fn new(expected: u64) -> Tables {
+        Tables {
+            bands: (0..BANDS).map(|_| KeyTable::new(expected)).collect(),
+            titles: KeyTable::new(expected),
+            fingerprint_tops: Vec::new(),
+        }
+    }
+
+    /// Slots with the same title or sharing at least one band key: those
+    /// with the same title first, then by bands shared, then the earliest.
+    pub(crate) fn candidates(&self, keys: &Keys) -> Vec<Candidate> {
+        let mut touched = 0;
+        for (table, &key) in self.bands.iter().zip(keys.bands.iter().flatten()) {
+            touched ^= table.touch(key);
+        }
+        std::hint::black_box(touched);
+        let mut slots = Vec::new();
+        for (table, &key) in self.bands.iter().zip(keys.bands.iter().flatten()) {
+            table.get(key, &mut slots);
+        }
+        let mut same_title = Vec::new();
+        if let Some(key) = keys.title {
+            self.titles.get(key, &mut same_title);
+        }
+        // A same-title slot counts once more than it has bands.
+        slots.extend(same_title.iter().copied().chain(same_title.iter().copied()));
+        slots.sort_unstable();
+        let mut counted: Vec<(u32, usize)> = Vec::new();
+        for slot in slots {
+            match counted.last_mut() {
+                Some((s, n)) if *s == slot => *n += 1,
+                _ => counted.push((slot, 1)),
+            }
+        }
+        let mut out: Vec<Candidate> = counted
+            .into_iter()
+            .map(|(slot, n)| {
+                let title = same_title.contains(&slot);
+                let bands = if title { n - 2 } else { n };
+                Candidate { slot, bands, title }
+            })
+            .collect();
+        out.sort_by_key(|c| (!c.title, std::cmp::Reverse(c.bands), c.slot));
+        out
+    }
+
+    /// [`index`](Tables::index) for many documents in slot order, the band
+    /// tables filled on several threads (reopening a 10M-document gate
+    /// is 160M inserts).
+    pub(crate) fn index_all(&mut self, docs: &[(u32, Fingerprint, Keys)]) {
+        for (slot, fingerprint, keys) in docs {
+            debug_assert_eq!(*slot as usize, self.fingerprint_tops.len());
+            self.fingerprint_tops.push((fingerprint.0 >> 32) as u32);
+            if let Some(key) = keys.title {
+                self.titles.insert(key, *slot);
+            }
+        }
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let per_thread = BANDS.div_ceil(threads);
+        std::thread::scope(|scope| {
+            for (part, tables) in self.bands.chunks_mut(per_thread).enumerate() {
+                scope.spawn(move || {
+                    for (slot, _, keys) in docs {
+                        let Some(bands) = &keys.bands else { continue };
+                        let bands = &bands[part * per_thread..];
+                        for (table, &key) in tables.iter_mut().zip(bands) {
+                            table.insert(key, *slot);
+                        }
+                    }
+                });
+            }
+        });
+    }
+
+    /// Adds a recorded document's fingerprint and keys to the tables.
+    pub(crate) fn index(&mut self, slot: u32, fingerprint: Fingerprint, keys: &Keys) {
+        debug_assert_eq!(slot as usize, self.fingerprint_tops.len());
+        self.fingerprint_tops.push((fingerprint.0 >> 32) as u32);
+        for (table, &key) in self.bands.iter_mut().zip(keys.bands.iter().flatten()) {
+            table.insert(key, slot);
+        }
+        if let Some(key) = keys.title {
+            self.titles.insert(key, slot);
+        }
+    }
+
+    /// Bits by which the top halves of two fingerprints differ: at most
+    /// their distance.
+    pub(crate) fn top_distance(&self, slot: u32, fingerprint: Fingerprint) -> u32 {
+        (self.fingerprint_tops[slot as usize] ^ (fingerprint.0 >> 32) as u32).count_ones()
+    }
+
+    pub(crate) fn memory_bytes(&self) -> usize {
+        self.bands
+            .iter()
+            .chain([&self.titles])
+            .map(KeyTable::memory_bytes)
+            .sum::<usize>()
+            + self.fingerprint_tops.capacity() * 4
+    }
+}
