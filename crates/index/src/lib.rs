@@ -102,16 +102,16 @@ mod error;
 mod key_table;
 mod layout;
 mod names;
-mod records;
+mod record;
+mod record_file;
 mod sketch;
 mod store;
 mod upgrade;
 
 pub use band_index::{BandIndex, IndexConfig, Match};
-pub use dedup::{
-    Check, Decision, DedupConfig, Deduper, Doc, Fingerprinter, Judgement, Prepared, Verdict,
-};
+pub use dedup::{Check, Decision, DedupConfig, Deduper, Doc, Fingerprinter, Prepared, Verdict};
 pub use error::IndexError;
 pub use layout::Layout;
 pub use names::MIN_TITLES;
+pub use record::Judgement;
 pub use sketch::{BANDS, SKETCH_BINS, SKETCH_BYTES, Sketch, SketchBuilder};

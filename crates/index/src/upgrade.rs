@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use fnv::FnvBuildHasher;
 use nearcrawl_simhash::Fingerprint;
 
-use crate::dedup::{DocRecord, SlotRecord};
 use crate::error::IndexError;
+use crate::record::{DocRecord, SlotRecord};
 
 /// "gate 2" kept records by document (`dedup.docs`), the fingerprints in a
 /// simhash band index (`dedup.simhash.*`, and `dedup.same_fingerprint` for
