@@ -135,12 +135,14 @@ fn page_route(path: &str, arts: &[String]) -> (u16, String) {
 }
 
 fn serve_site(arts: Vec<String>) -> (u16, RequestLog) {
+    serve_site_after(arts, Duration::ZERO)
+}
+
+/// The site, each response after `delay`.
+fn serve_site_after(arts: Vec<String>, delay: Duration) -> (u16, RequestLog) {
     let port = Arc::new(OnceLock::new());
     let known = port.clone();
-    let (p, log) = serve(
-        move |path| route(path, &arts, *known.get().unwrap()),
-        Duration::ZERO,
-    );
+    let (p, log) = serve(move |path| route(path, &arts, *known.get().unwrap()), delay);
     port.set(p).unwrap();
     (p, log)
 }
@@ -454,6 +456,83 @@ fn url_first_crawls_and_an_empty_crawl_says_why() {
     let out = run(&["crawl"], b"");
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("nothing to crawl"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--metrics ADDR`: Prometheus text format at /metrics while the crawl runs,
+/// scraped here as Prometheus would.
+#[test]
+fn metrics_are_served_while_crawling() {
+    use std::io::{Read, Write};
+    let (port, _log) = serve_site_after(articles(), Duration::from_millis(150));
+    let dir = std::env::temp_dir().join(format!("nearcrawl-e2e-metrics-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("c.toml"),
+        "[fetch]\nallow_private_networks = true\n[politeness]\ndelay_ms = 0\n",
+    )
+    .unwrap();
+    let metrics_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let metrics = format!("127.0.0.1:{metrics_port}");
+    let child = std::process::Command::new(nearcrawl_tests::nearcrawl_bin())
+        .args(["crawl", &format!("http://127.0.0.1:{port}/"), "--config"])
+        .arg(dir.join("c.toml"))
+        .arg("-o")
+        .arg(dir.join("out"))
+        .args(["--max-pages", "10", "--metrics", &metrics])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let get = |path: &str| -> Option<String> {
+        let mut s = std::net::TcpStream::connect(&metrics).ok()?;
+        write!(s, "GET {path} HTTP/1.1\r\nHost: test\r\n\r\n").ok()?;
+        let mut text = String::new();
+        s.read_to_string(&mut text).ok()?;
+        Some(text)
+    };
+    // Scrape until a page has been fetched: the figures are live.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let scraped = loop {
+        let text = get("/metrics").unwrap_or_default();
+        let fetched = text
+            .lines()
+            .find_map(|l| l.strip_prefix("nearcrawl_fetched_total "))
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        if fetched.is_some_and(|n| n >= 1) {
+            break text;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no live figures: {text}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(scraped.starts_with("HTTP/1.1 200"), "{scraped}");
+    for series in [
+        "nearcrawl_written_total ",
+        "nearcrawl_duplicates_total{kind=\"near\"} ",
+        "nearcrawl_duplicates_total{kind=\"exact\"} ",
+        "# TYPE nearcrawl_errors counter",
+        "nearcrawl_queued ",
+        "nearcrawl_in_flight ",
+        "nearcrawl_hosts_active 1",
+        "nearcrawl_fetch_seconds_bucket{le=\"+Inf\"} ",
+        "nearcrawl_fetch_seconds_count ",
+    ] {
+        assert!(scraped.contains(series), "{series} missing:\n{scraped}");
+    }
+    assert!(get("/").unwrap().starts_with("HTTP/1.1 404"));
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -4,6 +4,7 @@
 //! subcommand; the work lives in the library crates under `crates/`.
 
 mod cmd;
+mod metrics;
 
 /// jemalloc, configured in `.cargo/config.toml` (one arena, freed pages
 /// returned after 200 ms): with glibc's allocator the crawl's resident

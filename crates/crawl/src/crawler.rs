@@ -39,6 +39,18 @@ pub struct Progress {
     pub active_hosts: usize,
 }
 
+/// The crawl's figures at one moment, for metrics.
+#[derive(Debug, Clone)]
+pub struct Metrics {
+    /// Totals over every run of this crawl.
+    pub stats: crate::state::Stats,
+    pub queued: usize,
+    pub in_flight: usize,
+    pub active_hosts: usize,
+    /// Page fetches of this run (robots.txt and sitemaps not counted).
+    pub fetch_latency: crate::latency::LatencyHistogram,
+}
+
 /// Why a crawl could not start or go on.
 #[derive(Debug, thiserror::Error)]
 pub enum CrawlError {
@@ -116,6 +128,7 @@ struct Shared {
     /// the next run.
     broken: Mutex<Option<String>>,
     extraction: ExtractionSlots,
+    latencies: crate::latency::Latencies,
 }
 
 /// A crawl over one output directory; its state (frontier, seen set,
@@ -268,6 +281,7 @@ impl Crawler {
             wants_captures: core.sink.wants_captures(),
             core: Mutex::new(core),
             in_flight: AtomicUsize::new(0),
+            latencies: Default::default(),
             sitemap_origins: Mutex::new(std::collections::HashSet::new()),
             stop: AtomicBool::new(false),
             stopping: tokio::sync::Notify::new(),
@@ -303,6 +317,21 @@ impl Crawler {
                 queued: core.state.frontier.len(),
                 in_flight: shared.in_flight.load(Ordering::Relaxed),
                 active_hosts: core.state.frontier.active_hosts(),
+            }
+        }
+    }
+
+    /// A handle that reads the crawl's figures for metrics while it runs.
+    pub fn metrics(&self) -> impl Fn() -> Metrics + Send + Sync + 'static {
+        let shared = self.shared.clone();
+        move || {
+            let core = shared.core.lock().unwrap();
+            Metrics {
+                stats: core.state.stats.clone(),
+                queued: core.state.frontier.len(),
+                in_flight: shared.in_flight.load(Ordering::Relaxed),
+                active_hosts: core.state.frontier.active_hosts(),
+                fetch_latency: shared.latencies.snapshot(),
             }
         }
     }
@@ -661,6 +690,7 @@ async fn process(shared: &Arc<Shared>, entry: Entry) -> Processed {
     };
     match result {
         Ok(fetched) => {
+            shared.latencies.observe(fetched.elapsed);
             let len = fetched.body.len();
             shared.extraction.waiting(len);
             let slot = shared.extraction.enter(len).await;

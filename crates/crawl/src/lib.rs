@@ -28,6 +28,7 @@ pub mod canonical;
 pub mod config;
 pub mod crawler;
 pub mod frontier;
+pub mod latency;
 mod outbox;
 pub mod scope;
 pub mod seeds;

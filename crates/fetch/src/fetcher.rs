@@ -34,6 +34,9 @@ pub struct Fetched {
     pub body: Vec<u8>,
     /// The body was cut at the configured maximum.
     pub truncated: bool,
+    /// Time spent on its requests (every hop), politeness waits not
+    /// counted.
+    pub elapsed: Duration,
 }
 
 /// Politeness state of one host.
@@ -379,18 +382,22 @@ impl Fetcher {
         let mut hop_host = host.clone();
         let mut redirects = Vec::new();
         let mut seen = HashSet::new();
+        let mut elapsed = Duration::ZERO;
         loop {
             check_address(&url, self.config.allow_private_networks)?;
             self.wait_turn(&url, &hop_host).await;
+            let started = tokio::time::Instant::now();
             let hop = tokio::time::timeout(
                 self.config.request_timeout,
                 self.request(&url, &hop_host, wanted),
             )
             .await
             .unwrap_or(Err(FetchError::Timeout(self.config.request_timeout)))?;
+            elapsed += started.elapsed();
             let next = match hop {
                 Hop::Body(mut fetched) => {
                     fetched.redirects = redirects;
+                    fetched.elapsed = elapsed;
                     return Ok(fetched);
                 }
                 Hop::Redirect(next) => next,
@@ -552,6 +559,7 @@ impl Fetcher {
             headers,
             body,
             truncated,
+            elapsed: Duration::ZERO,
         })
     }
 

@@ -1,5 +1,6 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context;
 use nearcrawl_crawl::config::{Config, Positive};
@@ -33,6 +34,10 @@ pub struct Args {
     /// Print the resolved config and seeds, and exit.
     #[arg(long)]
     dry_run: bool,
+    /// Serve the crawl's figures in Prometheus text format at
+    /// http://ADDR/metrics while it runs, e.g. 127.0.0.1:9898.
+    #[arg(long, value_name = "ADDR")]
+    metrics: Option<std::net::SocketAddr>,
 }
 
 pub fn run(args: Args, verbose: bool) -> anyhow::Result<ExitCode> {
@@ -97,8 +102,19 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<ExitCode> {
         .max_blocking_threads(4 * cores)
         .build()
         .context("cannot start the async runtime")?;
+    let metrics = match args.metrics {
+        Some(addr) => Some(
+            runtime
+                .block_on(tokio::net::TcpListener::bind(addr))
+                .with_context(|| format!("cannot serve metrics on {addr}"))?,
+        ),
+        None => None,
+    };
     let stats = runtime.block_on(async move {
         let crawler = Crawler::new(config, &seeds, sink)?;
+        if let Some(listener) = metrics {
+            tokio::spawn(crate::metrics::serve(listener, Arc::new(crawler.metrics())));
+        }
         let stop = crawler.stopper();
         let progress = crawler.progress();
         let reporter = tokio::spawn(report_progress(progress, verbose));
