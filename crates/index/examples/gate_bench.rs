@@ -191,7 +191,9 @@ fn main() {
         rss / recorded
     );
     println!("  disk         {:>10.1} B/document", disk / recorded);
-    println!("  reopen       {:>10.2} s", reopen);
+    if reopen_too {
+        println!("  reopen       {:>10.2} s", reopen);
+    }
     let (mut found, mut due) = (0, 0);
     for (tenth, &(f, d)) in recall.by_tenth.iter().enumerate() {
         if d > 0 {
