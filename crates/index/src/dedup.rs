@@ -6,7 +6,7 @@ use nearcrawl_simhash::hash::fmix64;
 use nearcrawl_simhash::{Fingerprint, Options, Simhash, Simhasher, Weighting};
 
 use crate::band_index::IndexConfig;
-use crate::candidates::{Candidate, Tables};
+use crate::candidates::{Candidate, Keys, Tables};
 use crate::error::IndexError;
 use crate::names::{self, Names, TitleModel};
 use crate::record::{DocRecord, Judgement, SlotRecord, TextSummary};
@@ -353,7 +353,10 @@ impl Deduper {
         if stored == Stored::Gate2 {
             // A conversion that was flushed but not finished is not redone.
             if dedup.indexed() == 0 {
-                crate::upgrade::gate2_records(db, |r| dedup.append(r))?;
+                crate::upgrade::gate2_records(db, |r| {
+                    let keys = r.record.keys();
+                    dedup.append(r, &keys)
+                })?;
                 dedup.flush()?;
             }
             crate::upgrade::drop_gate2_trees(db)?;
@@ -583,10 +586,10 @@ impl Deduper {
         }
         // Recorded before (a replay): the same document with the same text,
         // which shares every band, so the first band is enough to look in.
-        let keys = record.band_keys();
+        let keys = record.keys();
         let mut same_text = Vec::new();
-        if let Some(keys) = &keys {
-            self.tables.bands[0].get(keys[0], &mut same_text);
+        if let Some(bands) = &keys.bands {
+            self.tables.bands[0].get(bands[0], &mut same_text);
         }
         for slot in same_text {
             if self.tables.top_distance(slot, d.simhash.fingerprint) != 0 {
@@ -597,18 +600,20 @@ impl Deduper {
                 return Ok(());
             }
         }
-        self.append(SlotRecord {
+        let r = SlotRecord {
             doc,
             fingerprint: d.simhash.fingerprint,
             text_hash: d.content_hash as u64,
             record: record.clone(),
-        })
+        };
+        self.append(r, &keys)
     }
 
-    /// Stores a new document's record and adds it to the tables.
-    fn append(&mut self, r: SlotRecord) -> Result<(), IndexError> {
+    /// Stores a new document's record and adds it, by `keys`, to the
+    /// tables.
+    fn append(&mut self, r: SlotRecord, keys: &Keys) -> Result<(), IndexError> {
         let slot = self.records.push(&r.to_bytes())?;
-        self.tables.index(slot, r.fingerprint, &r.record.keys());
+        self.tables.index(slot, r.fingerprint, keys);
         self.names.add(r.record.host, &r.record.title)
     }
 
