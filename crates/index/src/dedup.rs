@@ -327,18 +327,23 @@ impl Deduper {
         let mut tables = Tables::new(config.index.capacity);
         let mut bad = None;
         let path = dir.join(RECORDS_FILE);
-        let mut batch = Vec::with_capacity(LOAD_BATCH);
-        let records = RecordLog::open(&path, db.open_tree("dedup.records")?, |slot, bytes| {
-            match SlotRecord::from_bytes(bytes) {
-                Some(r) => batch.push((slot, r.fingerprint, r.record.keys())),
-                None => bad = bad.or(Some(slot)),
+        let mut batch: Vec<(u32, Vec<u8>)> = Vec::with_capacity(LOAD_BATCH);
+        let mut load = |batch: &mut Vec<(u32, Vec<u8>)>| {
+            if bad.is_none() {
+                match keyed(batch) {
+                    Ok(docs) => tables.index_all(&docs),
+                    Err(slot) => bad = Some(slot),
+                }
             }
+            batch.clear();
+        };
+        let records = RecordLog::open(&path, db.open_tree("dedup.records")?, |slot, bytes| {
+            batch.push((slot, bytes.to_vec()));
             if batch.len() == LOAD_BATCH {
-                tables.index_all(&batch);
-                batch.clear();
+                load(&mut batch);
             }
         })?;
-        tables.index_all(&batch);
+        load(&mut batch);
         if let Some(slot) = bad {
             return Err(IndexError::Corrupt(format!("gate record {slot}")));
         }
@@ -624,6 +629,39 @@ impl Deduper {
         self.db.flush()?;
         Ok(())
     }
+}
+
+/// Stored records read and keyed on every core (reopening a 10M-document
+/// gate decodes and keys 10M records); the slot of a record that does not
+/// decode, if any.
+fn keyed(batch: &[(u32, Vec<u8>)]) -> Result<Vec<(u32, Fingerprint, Keys)>, u32> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let per_thread = batch.len().div_ceil(threads).max(1);
+    let parts: Vec<Result<Vec<_>, u32>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = batch
+            .chunks(per_thread)
+            .map(|chunk| {
+                scope.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|(slot, bytes)| {
+                            let r = SlotRecord::from_bytes(bytes).ok_or(*slot)?;
+                            Ok((*slot, r.fingerprint, r.record.keys()))
+                        })
+                        .collect()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("keying records does not panic"))
+            .collect()
+    });
+    let mut docs = Vec::with_capacity(batch.len());
+    for part in parts {
+        docs.extend(part?);
+    }
+    Ok(docs)
 }
 
 fn check_config(config: &DedupConfig) -> Result<(), IndexError> {

@@ -62,7 +62,7 @@
 //! 0.7. A check of a new document reads no record (the fingerprint tops
 //! rule out chance band matches); a copy's costs one read from the record
 //! file (at 100M it is not in the page cache: 32 µs a copy). Reopening
-//! rebuilds the tables from the file: 3 s at 1M, 42 s at 10M.
+//! rebuilds the tables from the file: 3 s at 1M, 39 s at 10M.
 
 //! # Why these duplicate defaults
 //!
