@@ -30,7 +30,7 @@ pub(crate) struct Tables {
     /// One table per LSH band: band key -> slots. Documents with the same
     /// text have the same sketch, so they share every band: the exact
     /// check needs no table of its own.
-    pub(crate) bands: Vec<KeyTable>,
+    bands: Vec<KeyTable>,
     /// Title -> slots. On a site whose pages share most of their text (a
     /// template, a license header), a key many pages share holds only the
     /// first [`MAX_PER_KEY`](crate::key_table::MAX_PER_KEY), and the closest
@@ -63,28 +63,35 @@ impl Tables {
         for (table, &key) in self.bands.iter().zip(keys.bands.iter().flatten()) {
             table.get(key, &mut slots);
         }
-        let mut same_title = Vec::new();
-        if let Some(key) = keys.title {
-            self.titles.get(key, &mut same_title);
-        }
-        // A same-title slot counts once more than it has bands.
-        slots.extend(same_title.iter().copied().chain(same_title.iter().copied()));
         slots.sort_unstable();
-        let mut counted: Vec<(u32, usize)> = Vec::new();
+        let mut out: Vec<Candidate> = Vec::new();
         for slot in slots {
-            match counted.last_mut() {
-                Some((s, n)) if *s == slot => *n += 1,
-                _ => counted.push((slot, 1)),
+            match out.last_mut() {
+                Some(c) if c.slot == slot => c.bands += 1,
+                _ => out.push(Candidate {
+                    slot,
+                    bands: 1,
+                    title: false,
+                }),
             }
         }
-        let mut out: Vec<Candidate> = counted
-            .into_iter()
-            .map(|(slot, n)| {
-                let title = same_title.contains(&slot);
-                let bands = if title { n - 2 } else { n };
-                Candidate { slot, bands, title }
-            })
-            .collect();
+        if let Some(key) = keys.title {
+            let mut same_title = Vec::new();
+            self.titles.get(key, &mut same_title);
+            for slot in same_title {
+                match out.binary_search_by_key(&slot, |c| c.slot) {
+                    Ok(i) => out[i].title = true,
+                    Err(i) => out.insert(
+                        i,
+                        Candidate {
+                            slot,
+                            bands: 0,
+                            title: true,
+                        },
+                    ),
+                }
+            }
+        }
         out.sort_by_key(|c| (!c.title, std::cmp::Reverse(c.bands), c.slot));
         out
     }
@@ -94,11 +101,7 @@ impl Tables {
     /// is 160M inserts).
     pub(crate) fn index_all(&mut self, docs: &[(u32, Fingerprint, Keys)]) {
         for (slot, fingerprint, keys) in docs {
-            debug_assert_eq!(*slot as usize, self.fingerprint_tops.len());
-            self.fingerprint_tops.push((fingerprint.0 >> 32) as u32);
-            if let Some(key) = keys.title {
-                self.titles.insert(key, *slot);
-            }
+            self.index_unbanded(*slot, *fingerprint, keys);
         }
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let per_thread = BANDS.div_ceil(threads);
@@ -119,14 +122,29 @@ impl Tables {
 
     /// Adds a recorded document's fingerprint and keys to the tables.
     pub(crate) fn index(&mut self, slot: u32, fingerprint: Fingerprint, keys: &Keys) {
-        debug_assert_eq!(slot as usize, self.fingerprint_tops.len());
-        self.fingerprint_tops.push((fingerprint.0 >> 32) as u32);
+        self.index_unbanded(slot, fingerprint, keys);
         for (table, &key) in self.bands.iter_mut().zip(keys.bands.iter().flatten()) {
             table.insert(key, slot);
         }
+    }
+
+    /// The fingerprint's top and the title, all but the band tables.
+    fn index_unbanded(&mut self, slot: u32, fingerprint: Fingerprint, keys: &Keys) {
+        debug_assert_eq!(slot as usize, self.fingerprint_tops.len());
+        self.fingerprint_tops.push((fingerprint.0 >> 32) as u32);
         if let Some(key) = keys.title {
             self.titles.insert(key, slot);
         }
+    }
+
+    /// Earlier documents that may have the same text as one with `keys`:
+    /// those under its first band key (the same text shares every band).
+    pub(crate) fn maybe_same_text(&self, keys: &Keys) -> Vec<u32> {
+        let mut out = Vec::new();
+        if let Some(bands) = &keys.bands {
+            self.bands[0].get(bands[0], &mut out);
+        }
+        out
     }
 
     /// Bits by which the top halves of two fingerprints differ: at most

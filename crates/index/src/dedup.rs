@@ -527,7 +527,7 @@ impl Deduper {
             .collect();
         for slot in near {
             let other = self.slot_record(slot)?;
-            let distance = (this.fingerprint.0 ^ other.fingerprint.0).count_ones();
+            let distance = this.fingerprint.distance(other.fingerprint);
             if (!short && distance > k) || !live(other.doc) {
                 continue;
             }
@@ -592,11 +592,7 @@ impl Deduper {
         // Recorded before (a replay): the same document with the same text,
         // which shares every band, so the first band is enough to look in.
         let keys = record.keys();
-        let mut same_text = Vec::new();
-        if let Some(bands) = &keys.bands {
-            self.tables.bands[0].get(bands[0], &mut same_text);
-        }
-        for slot in same_text {
+        for slot in self.tables.maybe_same_text(&keys) {
             if self.tables.top_distance(slot, d.simhash.fingerprint) != 0 {
                 continue;
             }

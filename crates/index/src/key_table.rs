@@ -1,5 +1,5 @@
 //! An in-memory multimap from 32-bit keys to 32-bit slots: one band of the
-//! gate's MinHash LSH, or its exact-text table.
+//! gate's MinHash LSH, or its title table.
 //!
 //! Six bytes per entry and nothing else per entry: a merged part in
 //! compressed-sparse-row form (the entries of bucket b, by the key's top
