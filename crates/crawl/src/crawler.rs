@@ -949,8 +949,7 @@ fn judge(shared: &Shared, entry: Entry, mut fetched: nearcrawl_fetch::Fetched) {
         }
     };
     let state = &mut core.state;
-    state.stats.fetched += 1;
-    state.stats.bytes += body_bytes;
+    state.stats.count_fetch(body_bytes, entry.depth);
     // Redirect targets count as seen.
     if let Some(c) = shared.canon.canonicalize(&fetched.final_url) {
         state.frontier.mark_seen(&mut commit.writes, &c);

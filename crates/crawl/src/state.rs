@@ -66,6 +66,13 @@ pub struct Stats {
     /// Sections cut off as duplicate traps (the first 100, with why).
     #[serde(default)]
     pub duplicate_traps: Vec<TrappedHost>,
+    /// Fetched pages by body size: key `b` counts bodies of 2^b to
+    /// 2^(b+1)-1 bytes (`0` also counts empty ones).
+    #[serde(default)]
+    pub body_sizes: std::collections::BTreeMap<u32, u64>,
+    /// Fetched pages by link depth from the seeds.
+    #[serde(default)]
+    pub depths: std::collections::BTreeMap<u32, u64>,
     /// This run only.
     #[serde(skip)]
     pub fetched_this_run: u64,
@@ -88,12 +95,22 @@ impl Stats {
             "errors": self.errors,
             "bytes": self.bytes,
             "duplicate_traps": self.duplicate_traps,
+            "body_sizes_log2": self.body_sizes,
+            "depths": self.depths,
             "this_run": {
                 "fetched": self.fetched_this_run,
                 "elapsed_secs": (self.elapsed_secs * 1000.0).round() / 1000.0,
                 "pages_per_sec": self.pages_per_sec().round(),
             },
         })
+    }
+
+    /// Counts a fetched page of `bytes` at `depth`.
+    pub fn count_fetch(&mut self, bytes: u64, depth: u32) {
+        self.fetched += 1;
+        self.bytes += bytes;
+        *self.body_sizes.entry(bytes.max(1).ilog2()).or_default() += 1;
+        *self.depths.entry(depth).or_default() += 1;
     }
 
     /// Pages fetched per second in this run.
