@@ -448,6 +448,45 @@ fn url_first_crawls_and_an_empty_crawl_says_why() {
         text.contains("not running") && text.contains("127.0.0.1"),
         "{text}"
     );
+    // Sizes and depths are counted for every fetched page.
+    let sum = |v: &Value| {
+        v.as_object()
+            .unwrap()
+            .values()
+            .map(|n| n.as_u64().unwrap())
+            .sum::<u64>()
+    };
+    assert_eq!(
+        sum(&status["body_sizes_log2"]),
+        stats["fetched"].as_u64().unwrap()
+    );
+    assert_eq!(sum(&status["depths"]), stats["fetched"].as_u64().unwrap());
+    assert_eq!(status["depths"]["0"], 1, "the seed");
+
+    // `report`: one self-contained page, with the figures over time that
+    // the run sampled (at least at its start and its end).
+    let series = json_lines(&dir.join("local/series.jsonl"));
+    assert!(series.len() >= 2, "{series:?}");
+    assert_eq!(series.last().unwrap()["fetched"], stats["fetched"]);
+    let report = dir.join("report.html");
+    let out = run(
+        &["report", &out_dir("local"), "-o", report.to_str().unwrap()],
+        b"",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert_eq!(
+        html.matches("<svg").count(),
+        4,
+        "two charts over time, two bar charts"
+    );
+    assert!(html.contains("<td>127.0.0.1</td>"), "the hosts table");
+    assert!(!html.contains("No time series"));
+
     let out = run(&["status", dir.to_str().unwrap()], b"");
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("holds no crawl"));

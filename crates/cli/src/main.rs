@@ -5,6 +5,7 @@
 
 mod cmd;
 mod metrics;
+mod series;
 
 /// jemalloc, configured in `.cargo/config.toml` (one arena, freed pages
 /// returned after 200 ms): with glibc's allocator the crawl's resident
@@ -44,6 +45,9 @@ enum Command {
     /// What a crawl's output directory holds: totals, queue, hosts,
     /// duplicate clusters, last checkpoint, whether a run holds it.
     Status(cmd::status::Args),
+    /// One self-contained HTML page about a crawl: totals, rates, duplicates
+    /// and errors over time, hosts, sizes, depths, duplicate clusters.
+    Report(cmd::report::Args),
 }
 
 fn main() -> ExitCode {
@@ -56,6 +60,7 @@ fn main() -> ExitCode {
         Command::Distance(args) => cmd::distance::run(args),
         Command::Dedup(args) => cmd::dedup::run(args),
         Command::Status(args) => cmd::status::run(args),
+        Command::Report(args) => cmd::report::run(args),
     };
     match result {
         Ok(code) => code,

@@ -110,6 +110,7 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<ExitCode> {
         ),
         None => None,
     };
+    let series_path = out.join("series.jsonl");
     let stats = runtime.block_on(async move {
         let crawler = Crawler::new(config, &seeds, sink)?;
         if let Some(listener) = metrics {
@@ -118,6 +119,12 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<ExitCode> {
         let stop = crawler.stopper();
         let progress = crawler.progress();
         let reporter = tokio::spawn(report_progress(progress, verbose));
+        let (metrics, run_start) = (crawler.metrics(), crate::series::unix_now());
+        let sampler = tokio::spawn(crate::series::record(
+            series_path.clone(),
+            crawler.metrics(),
+            run_start,
+        ));
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
                 eprintln!(
@@ -131,6 +138,12 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<ExitCode> {
         let stats = crawler.run().await;
         reporter.abort();
         let _ = reporter.await;
+        sampler.abort();
+        let _ = sampler.await;
+        let last = crate::series::Sample::of(&metrics(), run_start);
+        if let Err(e) = crate::series::append(&series_path, &last) {
+            eprintln!("nearcrawl: cannot write {}: {e}", series_path.display());
+        }
         stats
     })?;
     if stats.fetched == 0 {

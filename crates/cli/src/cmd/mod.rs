@@ -6,4 +6,5 @@ pub mod distance;
 pub mod extract;
 pub mod fingerprint;
 mod input;
+pub mod report;
 pub mod status;

@@ -25,26 +25,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let state_dir = args.dir.join("state");
-    if !state_dir.is_dir() {
-        anyhow::bail!(
-            "{} holds no crawl (no state/ folder): give the output directory of a crawl",
-            args.dir.display()
-        );
-    }
-    let status = match open_state(&state_dir) {
-        Ok(state) => from_state(&state, args.top)?,
-        Err(Held) => {
-            // A run holds the state: what its last run's end left.
-            let stats = std::fs::read_to_string(args.dir.join("stats.json"))
-                .ok()
-                .and_then(|t| serde_json::from_str(&t).ok())
-                .unwrap_or(Value::Null);
-            json!({ "running": true, "last_run_stats": stats })
-        }
-    };
-    let mut status = status;
-    status["duplicate_clusters"] = clusters(&args.dir.join("duplicates.jsonl"), args.top)?;
+    let status = gather(&args.dir, args.top)?;
     let text = if args.json {
         serde_json::to_string_pretty(&status)? + "\n"
     } else {
@@ -54,6 +35,31 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
         _ => Ok(ExitCode::SUCCESS),
     }
+}
+
+/// What the crawl in `dir` holds, as `status --json` prints it (`top`
+/// hosts and duplicate clusters).
+pub fn gather(dir: &Path, top: usize) -> anyhow::Result<Value> {
+    let state_dir = dir.join("state");
+    if !state_dir.is_dir() {
+        anyhow::bail!(
+            "{} holds no crawl (no state/ folder): give the output directory of a crawl",
+            dir.display()
+        );
+    }
+    let mut status = match open_state(&state_dir) {
+        Ok(state) => from_state(&state, top)?,
+        Err(Held) => {
+            // A run holds the state: what its last run's end left.
+            let stats = std::fs::read_to_string(dir.join("stats.json"))
+                .ok()
+                .and_then(|t| serde_json::from_str(&t).ok())
+                .unwrap_or(Value::Null);
+            json!({ "running": true, "last_run_stats": stats })
+        }
+    };
+    status["duplicate_clusters"] = clusters(&dir.join("duplicates.jsonl"), top)?;
+    Ok(status)
 }
 
 struct Held;
@@ -94,6 +100,8 @@ fn from_state(state: &State, top: usize) -> anyhow::Result<Value> {
         "in_flight": 0,
         "last_checkpoint_unix": checkpoint.as_ref().and_then(|c| c.at_unix),
         "duplicate_traps": s.duplicate_traps,
+        "body_sizes_log2": s.body_sizes,
+        "depths": s.depths,
         "top_hosts": hosts,
     }))
 }
@@ -127,7 +135,7 @@ fn clusters(path: &Path, top: usize) -> anyhow::Result<Value> {
         .collect())
 }
 
-fn round3(x: f64) -> f64 {
+pub fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
