@@ -116,7 +116,7 @@ fn render(dir: &Path, f: &Figures, samples: &[Sample]) -> anyhow::Result<String>
         esc(&title),
         esc(&title)
     );
-    totals(&mut h, f);
+    totals(&mut h, f, samples.last());
     h.push_str("<h2>Over time</h2>\n");
     if samples.len() < 2 {
         h.push_str("<p class=\"note\">No time series: <code>series.jsonl</code> is missing or has a single sample (crawls by earlier versions, or shorter than a second).</p>\n");
@@ -141,16 +141,34 @@ fn render(dir: &Path, f: &Figures, samples: &[Sample]) -> anyhow::Result<String>
     Ok(h)
 }
 
-fn totals(h: &mut String, f: &Figures) {
-    let (exact, near) = f.duplicates();
-    let fetched = f.count("fetched");
-    let errors: u64 = f.counts("errors").values().sum();
-    if f.running {
-        h.push_str("<p class=\"note\">A run holds this directory now: the totals are those of its last run's end (<code>stats.json</code>); the charts over time run to the last sample.</p>\n");
+fn totals(h: &mut String, f: &Figures, last: Option<&Sample>) {
+    let (mut exact, mut near) = f.duplicates();
+    let (mut fetched, mut written) = (f.count("fetched"), f.count("written"));
+    let mut errors: u64 = f.counts("errors").values().sum();
+    let mut bytes = f.count("bytes");
+    let mut queued = f.queued;
+    match last {
+        // A running crawl's state is locked; its samples are fresher than
+        // the last run's stats.json.
+        Some(s) if f.running => {
+            let _ = writeln!(
+                h,
+                "<p class=\"note\">A run holds this directory now: totals as sampled at {}; \
+                 hosts, sizes and depths as its last run ended (<code>stats.json</code>).</p>",
+                utc(s.t as u64)
+            );
+            (fetched, written, exact, near) = (s.fetched, s.written, s.exact, s.near);
+            (errors, bytes) = (s.errors, s.bytes);
+            queued = Some((s.queued as u64, s.hosts_active as u64));
+        }
+        _ if f.running => h.push_str(
+            "<p class=\"note\">A run holds this directory now: figures as its last run ended (<code>stats.json</code>).</p>\n",
+        ),
+        _ => {}
     }
     let rows = [
         ("fetched", fetched.to_string()),
-        ("written to the corpus", f.count("written").to_string()),
+        ("written to the corpus", written.to_string()),
         (
             "duplicates (exact + near)",
             format!(
@@ -160,10 +178,10 @@ fn totals(h: &mut String, f: &Figures) {
         ),
         ("errors", errors.to_string()),
         ("robots.txt denied", f.count("robots_denied").to_string()),
-        ("bytes fetched", human_bytes(f.count("bytes"))),
+        ("bytes fetched", human_bytes(bytes)),
         (
             "queued",
-            f.queued.map_or("–".into(), |(u, hosts)| {
+            queued.map_or("–".into(), |(u, hosts)| {
                 format!("{u} URLs on {hosts} hosts")
             }),
         ),
@@ -401,7 +419,7 @@ fn line_chart(
 fn bar_chart(title: &str, bars: &[(String, u64)]) -> anyhow::Result<String> {
     if bars.is_empty() {
         return Ok(format!(
-            "<p class=\"note\">{}: no pages counted (crawls by earlier versions do not count them).</p>",
+            "<p class=\"note\">{}: no counts yet (a run counts them in stats.json when it ends; earlier versions did not).</p>",
             esc(title)
         ));
     }
