@@ -266,13 +266,14 @@ impl Fingerprinter {
 ///   however alike their text;
 /// - **the same text**: the same hash of the normalized token sequence
 ///   (exact), or a simhash within k bits *and* a MinHash-estimated Jaccard
-///   similarity of word 3-shingles of at least `min_similarity` (near).
+///   similarity of word 3-shingles of at least `min_similarity` (near), or
+///   a near-identical sketch (≥ 0.9) whatever the simhash.
 ///   Short texts (under `short_features` tokens), where simhash and
 ///   sketches say little, are compared word by word instead: the longer
 ///   must hold at least `short_similarity` of the shorter's words, in
 ///   order, and the fingerprints be within k bits unless the two pages
-///   have the same non-empty name (a line added to a 25-word page moves
-///   its fingerprint 10-20 bits).
+///   have the same non-empty name or are near identical (a line added to
+///   a 25-word page moves its fingerprint 10-20 bits).
 ///
 /// Candidates are the documents with the same title, then those found by
 /// MinHash LSH ([`Sketch::band_keys`]: 16 bands of two bins) over the
@@ -294,10 +295,18 @@ pub struct Deduper {
 /// Documents with one text whose names are compared before an exact
 /// match is given up.
 const MAX_EXACT_CANDIDATES: usize = 8;
-/// A short text is a copy whatever its fingerprint when the longer text
-/// holds this share of the shorter's words in order: at most one in ten
-/// differs.
-const SHORT_NEAR_IDENTICAL: f32 = 0.9;
+/// A text is a copy whatever its fingerprint when it is near identical:
+/// a short text whose words are at least this share of the other's, in
+/// order, or a long one whose sketch estimates this Jaccard similarity of
+/// shingles (at most about one in ten differs). A line added to a page of
+/// 100-300 words moves its 64-bit fingerprint 9-12 bits (doxygen pages
+/// with a one-line banner), past any k that keeps template pages apart.
+const NEAR_IDENTICAL: f32 = 0.9;
+/// Candidates sharing at least this many band keys are read even when
+/// their fingerprints are past k: a pair at Jaccard 0.9 shares 13 of 16
+/// bands on average (fewer than 8 with probability ~1e-4), a chance match
+/// one or two, so the reads stay bounded.
+const NEAR_IDENTICAL_BANDS: usize = BANDS / 2;
 /// Records read at open before their keys go into the tables.
 const LOAD_BATCH: usize = 65_536;
 /// Candidate records read per near check, as a multiple of
@@ -506,8 +515,8 @@ impl Deduper {
         Ok(None)
     }
 
-    /// The earlier live document with the same name, within k bits, whose
-    /// text passes verification, trying those that share the most bands
+    /// The earlier live document with the same name, within k bits (or
+    /// near identical), whose text passes verification, trying those that share the most bands
     /// first (then the earliest).
     fn near_match(
         &mut self,
@@ -521,14 +530,18 @@ impl Deduper {
         let reads = self.config.max_candidates * READS_PER_CANDIDATE;
         let near: Vec<u32> = candidates
             .iter()
+            .filter(|c| {
+                short
+                    || c.bands >= NEAR_IDENTICAL_BANDS
+                    || self.tables.top_distance(c.slot, this.fingerprint) <= k
+            })
             .map(|c| c.slot)
-            .filter(|&slot| short || self.tables.top_distance(slot, this.fingerprint) <= k)
             .take(reads)
             .collect();
         for slot in near {
             let other = self.slot_record(slot)?;
             let distance = this.fingerprint.distance(other.fingerprint);
-            if (!short && distance > k) || !live(other.doc) {
+            if !live(other.doc) {
                 continue;
             }
             let (similarity, check, threshold) = match (&this.record.text, &other.record.text) {
@@ -544,13 +557,13 @@ impl Deduper {
                 _ => continue,
             };
             if similarity >= threshold {
-                // A short text's fingerprint moves many bits with a line
-                // added or a few words changed: the same (non-empty) name
-                // stands in for it, and so does a text near identical word
-                // by word.
+                // A fingerprint moves many bits with a line added to a
+                // short page: a near-identical text stands in for it, and
+                // for a short text so does the same (non-empty) name.
                 let names = self.names(&this.record, &other.record)?;
                 let close = distance <= k
-                    || (short && (names == Names::Same || similarity >= SHORT_NEAR_IDENTICAL));
+                    || similarity >= NEAR_IDENTICAL
+                    || (short && names == Names::Same);
                 if close && names != Names::Different {
                     return Ok(Some(Verdict::Near {
                         of: other.doc,

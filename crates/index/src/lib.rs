@@ -6,7 +6,8 @@
 //!   host's template words: pages of one template that document different
 //!   items differ there) and the same *text*: exact (a hash of the
 //!   normalized text), or near (a simhash within k bits, confirmed with a
-//!   MinHash [`Sketch`] of word shingles; short texts word by word).
+//!   MinHash [`Sketch`] of word shingles, or a near-identical sketch
+//!   whatever the simhash; short texts word by word).
 //!   Candidates come from MinHash LSH over the sketch ([`Sketch::band_keys`]).
 //! - [`BandIndex`]: every simhash fingerprint within Hamming distance k, in
 //!   pigeonhole band tables ([`Layout`]) persisted in sled. Exact (no false
@@ -43,7 +44,9 @@
 //! is unchanged: the fingerprint still has to be within k bits (the top
 //! half of every fingerprint is kept in memory to skip most candidates
 //! without reading their record), the sketch at or above the threshold,
-//! the name the same. Exact copies share all bands, so they need no table
+//! the name the same — or the sketch near identical (≥ 0.9; such a pair
+//! shares half the bands or more, so only those candidates are read past
+//! k bits). Exact copies share all bands, so they need no table
 //! of their own. One more table, of titles, puts same-title documents
 //! first: where many pages share most of their text, the keys they share
 //! fill up (16 documents a key) with other items.

@@ -272,6 +272,89 @@ fn a_short_page_with_a_line_added_is_a_copy_when_its_name_says_so() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A line added to a page of a hundred-odd words can move its fingerprint
+/// past k too (doxygen pages with a one-line banner): a near-identical
+/// sketch (at least 0.9) stands in for it; a text changed more than that
+/// still needs the fingerprint, and another item's name is never a copy.
+#[test]
+fn a_long_page_with_a_line_added_is_a_copy_when_near_identical() {
+    let dir = tempdir("long-line");
+    let docs = articles();
+    let text: String = docs[4]
+        .split_whitespace()
+        .take(110)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut d = Deduper::open(&dir, DedupConfig::default()).unwrap();
+    let fp = |d: &mut Deduper, t: &str| d.judge(t, |_| true).unwrap().decision.simhash.fingerprint;
+    let base = fp(&mut d, &text);
+    // A line that moves the fingerprint past k (checked, so the test means
+    // what it says).
+    let copy = (0..400)
+        .map(|n| {
+            format!(
+                "Mirrored on host{n} at {n}:{:02} by job{}.\n{text}",
+                n % 60,
+                n * 7
+            )
+        })
+        .find(|c| base.distance(fp(&mut d, c)) > 8)
+        .expect("a line that moves the fingerprint more than 8 bits");
+    let title = "binary_heap.hpp File Reference";
+    assert_eq!(
+        d.check_insert(1, titled(title, &text, "docs"))
+            .unwrap()
+            .verdict,
+        Verdict::New
+    );
+    assert!(!d.judge(text.as_str(), |_| true).unwrap().decision.short);
+    // Another item's name: never.
+    let other = "pairing_heap.hpp File Reference";
+    assert_eq!(
+        d.check_insert(2, titled(other, &copy, "docs"))
+            .unwrap()
+            .verdict,
+        Verdict::New
+    );
+    match d
+        .check_insert(3, titled(title, &copy, "docs"))
+        .unwrap()
+        .verdict
+    {
+        Verdict::Near {
+            of: 1,
+            distance,
+            similarity,
+            check: Check::Sketch,
+        } => assert!(distance > 8 && similarity >= 0.9, "{distance} {similarity}"),
+        other => panic!("expected a sketch near duplicate of 1, got {other:?}"),
+    }
+    // One word in eight replaced (Jaccard of shingles ~0.6) and the
+    // fingerprint past k: not near identical, not a copy.
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let edited = (0..400)
+        .map(|seed| {
+            let w: Vec<String> = words
+                .iter()
+                .enumerate()
+                .map(|(i, w)| match (i + seed) % 8 {
+                    0 => format!("z{seed}q{i}"),
+                    _ => w.to_string(),
+                })
+                .collect();
+            w.join(" ")
+        })
+        .find(|e| base.distance(fp(&mut d, e)) > 8)
+        .expect("edits that move the fingerprint more than 8 bits");
+    assert_eq!(
+        d.check_insert(4, titled(title, &edited, "docs"))
+            .unwrap()
+            .verdict,
+        Verdict::New
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn titled<'a>(title: &'a str, text: &'a str, host: &'a str) -> Doc<'a> {
     Doc {
         text,
