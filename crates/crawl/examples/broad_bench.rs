@@ -351,6 +351,7 @@ fn main() {
     )
     .unwrap();
     let bin = nearcrawl_bin();
+    let server_cpu_before = cpu_seconds("self");
     let t = Instant::now();
     let mut child = std::process::Command::new(&bin)
         .args(["crawl", "--config"])
@@ -378,10 +379,11 @@ fn main() {
         std::thread::sleep(Duration::from_millis(100));
     };
     let wall = t.elapsed();
+    let server_cpu = cpu_seconds("self") - server_cpu_before;
     assert!(status.success(), "crawl failed: {status}");
     report(&site, &reach, &log.lock().unwrap(), wall, bound, peak);
     println!(
-        "crawler CPU {cpu:.1} s ({:.0}% of one core over the crawl; the machine's other load is this server)",
+        "crawler CPU {cpu:.1} s ({:.0}% of one core over the crawl); this server {server_cpu:.1} s",
         cpu / wall.as_secs_f64() * 100.0
     );
     let stats = std::fs::read_to_string(dir.join("out/stats.json")).unwrap_or_default();
