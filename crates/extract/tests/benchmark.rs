@@ -9,6 +9,11 @@
 //! ```text
 //! cargo test --release -p nearcrawl-extract --test benchmark -- --ignored --nocapture
 //! ```
+//!
+//! `report_wcxb_by_page_type` (ignored too) scores `../shared/bench/wcxb-dev`
+//! (1,497 pages of seven types) the same way, per page type, on two fixed
+//! parts of it: `dev` (70% of the pages, by a hash of their id) to choose
+//! rules on, and `held` (the other 30%) to check that they generalize.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -21,7 +26,13 @@ use nearcrawl_extract::{ContentPath, Input, extract};
 const REACHED_F1: f64 = 0.975;
 
 fn bench_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/bench/extraction")
+    shared_dir("extraction")
+}
+
+fn shared_dir(set: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/bench")
+        .join(set)
 }
 
 fn tokens(text: &str) -> Vec<&str> {
@@ -79,11 +90,24 @@ struct Figures {
 
 fn run_benchmark() -> Figures {
     let dir = bench_dir();
-    let gt: serde_json::Value = serde_json::from_str(
+    score_set(&dir, &read_truth(&dir), |_| true)
+}
+
+fn read_truth(dir: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(
         &std::fs::read_to_string(dir.join("ground-truth.json"))
             .expect("ground truth beside the checkout"),
     )
-    .unwrap();
+    .unwrap()
+}
+
+/// Scores the pages of `dir` whose ids `keep` accepts; a page's URL from the
+/// truth, where given, is passed to the extractor as a crawl would.
+fn score_set(
+    dir: &std::path::Path,
+    gt: &serde_json::Value,
+    keep: impl Fn(&str) -> bool,
+) -> Figures {
     let (mut ps, mut rs) = (Vec::new(), Vec::new());
     let mut f = Figures {
         f1: 0.0,
@@ -95,7 +119,12 @@ fn run_benchmark() -> Figures {
         ms_per_page: Vec::new(),
         bytes: 0,
     };
-    let mut ids: Vec<&String> = gt.as_object().unwrap().keys().collect();
+    let mut ids: Vec<&String> = gt
+        .as_object()
+        .unwrap()
+        .keys()
+        .filter(|id| keep(id))
+        .collect();
     ids.sort();
     for id in ids {
         let mut html = Vec::new();
@@ -103,8 +132,13 @@ fn run_benchmark() -> Figures {
         flate2::read::GzDecoder::new(&gz[..])
             .read_to_end(&mut html)
             .unwrap();
+        let url = gt[id]["url"].as_str().and_then(|u| url::Url::parse(u).ok());
+        let input = Input {
+            url: url.as_ref(),
+            ..Input::default()
+        };
         let t = std::time::Instant::now();
-        let page = extract(&html, &Input::default());
+        let page = extract(&html, &input);
         f.ms_per_page.push(t.elapsed().as_secs_f64() * 1e3);
         f.bytes += html.len();
         f.pages += 1;
@@ -159,4 +193,49 @@ fn report_benchmark_score() {
         f.bytes as f64 / 1e6 / (total / 1e3),
         f.bytes as f64 / 1e6
     );
+}
+
+/// The held-out part of a set: 3 ids in 10, chosen by a hash of the id so
+/// that it does not follow the order of the pages.
+fn held_out(id: &str) -> bool {
+    let h = id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    });
+    h % 10 < 3
+}
+
+#[test]
+#[ignore = "prints benchmark figures; run in release"]
+fn report_wcxb_by_page_type() {
+    let dir = shared_dir("wcxb-dev");
+    let gt = read_truth(&dir);
+    let mut types: Vec<String> = gt
+        .as_object()
+        .unwrap()
+        .values()
+        .filter_map(|v| v["pageType"].as_str().map(str::to_owned))
+        .collect();
+    types.sort();
+    types.dedup();
+    types.insert(0, "all".into());
+    println!(
+        "{:<14} {:>14} {:>14}   median ms (dev)",
+        "type", "dev F1 (n)", "held F1 (n)"
+    );
+    for ty in &types {
+        let of_type = |id: &str| ty == "all" || gt[id]["pageType"].as_str() == Some(ty);
+        let mut dev = score_set(&dir, &gt, |id| of_type(id) && !held_out(id));
+        let held = score_set(&dir, &gt, |id| of_type(id) && held_out(id));
+        dev.ms_per_page.sort_by(f64::total_cmp);
+        println!(
+            "{ty:<14} {:>8.4} ({:>3}) {:>8.4} ({:>3})   {:.2}  empty {}+{}",
+            dev.f1,
+            dev.pages,
+            held.f1,
+            held.pages,
+            dev.ms_per_page[dev.pages / 2],
+            dev.empty,
+            held.empty
+        );
+    }
 }
