@@ -296,6 +296,36 @@ pub(crate) fn is_junk(el: &Element, rules: Rules) -> bool {
     rules.class_junk && is_named_junk(el, rules.weak_junk) && !looks_like_content_container(el)
 }
 
+/// A React server-rendered segment streamed in ahead of its place: React
+/// sends each suspended part of the page as `<div hidden id="S:1a">` (its
+/// number in hex) and a script moves it over the placeholder
+/// (`<template id="B:1a">`) where a loading skeleton stood. A client
+/// without scripts sees only the skeleton, so on such pages the hidden
+/// segments are the page's content.
+fn is_streamed_segment(id: Option<&str>) -> bool {
+    id.and_then(|id| id.strip_prefix("S:"))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// Hidden by its markup: `hidden` (but for a streamed segment),
+/// `aria-hidden`, `display: none` or `visibility: hidden`.
+pub(crate) fn is_hidden<'a>(attr: impl Fn(&str) -> Option<&'a str>) -> bool {
+    if attr("hidden").is_some() && !is_streamed_segment(attr("id")) {
+        return true;
+    }
+    if attr("aria-hidden") == Some("true") {
+        return true;
+    }
+    attr("style").is_some_and(|style| {
+        let s: String = style
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect::<String>()
+            .to_ascii_lowercase();
+        s.contains("display:none") || s.contains("visibility:hidden")
+    })
+}
+
 /// Junk by its tag and markup alone, whatever the rules: never text,
 /// boilerplate tags and roles, hidden. (All of the full-text rules: the
 /// streaming extractor, which has no element tree, asks this.)
@@ -303,18 +333,8 @@ pub(crate) fn is_junk_by_markup<'a>(tag: &str, attr: impl Fn(&str) -> Option<&'a
     if is_never_text(tag) || is_boilerplate_tag(tag) {
         return true;
     }
-    if attr("hidden").is_some() || attr("aria-hidden") == Some("true") {
+    if is_hidden(&attr) {
         return true;
-    }
-    if let Some(style) = attr("style") {
-        let s: String = style
-            .chars()
-            .filter(|c| !c.is_whitespace())
-            .collect::<String>()
-            .to_ascii_lowercase();
-        if s.contains("display:none") || s.contains("visibility:hidden") {
-            return true;
-        }
     }
     attr("role").is_some_and(|role| {
         matches!(

@@ -292,6 +292,28 @@ pub(crate) fn select<'a>(root: NodeRef<'a, Node>, a: &Analysis<'_>) -> Vec<NodeR
         up = anc.parent();
     }
 
+    let out = around_winner(top, best_score, &scores, a);
+    // Only ever more: the items' parent when it holds all of the above.
+    match repeated_items(top, a) {
+        Some(list)
+            if out
+                .iter()
+                .all(|n| n.ancestors().any(|x| x.id() == list.id())) =>
+        {
+            vec![list]
+        }
+        _ => out,
+    }
+}
+
+/// The declared main content around the winner, or the winner with its
+/// siblings that read like more of the same content.
+fn around_winner<'a>(
+    top: NodeRef<'a, Node>,
+    best_score: f64,
+    scores: &NodeMap<f64>,
+    a: &Analysis<'_>,
+) -> Vec<NodeRef<'a, Node>> {
     if let Some(main) = declared_main(top, a) {
         return vec![main];
     }
@@ -328,6 +350,47 @@ pub(crate) fn select<'a>(root: NodeRef<'a, Node>, a: &Analysis<'_>) -> Vec<NodeR
         }
     }
     out
+}
+
+/// Items in a row that hold text of their own, when the winner is one of
+/// them (or inside one, up to three levels): forum posts, answers,
+/// reviews, the entries of a listing. Each alone scores below the first
+/// one, and a reader reads them all, so the content is their parent. Items
+/// are siblings of one tag and class; at least three of them, each with a
+/// paragraph's worth of text mostly outside links, and the others together
+/// with at least as much text as the winner's own item.
+fn repeated_items<'a>(top: NodeRef<'a, Node>, a: &Analysis<'_>) -> Option<NodeRef<'a, Node>> {
+    let is_item = |n: NodeRef<'_, Node>| {
+        a.stats
+            .get(&n.id())
+            .is_some_and(|s| s.text >= MIN_PARAGRAPH && s.link_density() < 0.5)
+    };
+    for item in top
+        .ancestors()
+        .take(3)
+        .chain(std::iter::once(top))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+    {
+        let Node::Element(el) = item.value() else {
+            continue;
+        };
+        let parent = item.parent()?;
+        if matches!(parent.value(), Node::Element(p) if p.name() == "body") || !is_item(item) {
+            continue;
+        }
+        let class = attr(el, "class");
+        let same = |n: &NodeRef<'_, Node>| matches!(n.value(), Node::Element(e) if e.name() == el.name() && attr(e, "class") == class);
+        let others: Vec<NodeRef<'_, Node>> = parent
+            .children()
+            .filter(|n| n.id() != item.id() && same(n) && is_item(*n))
+            .collect();
+        if others.len() >= 2 {
+            return Some(parent);
+        }
+    }
+    None
 }
 
 /// The page's declared main content (`<main>` or `role="main"`) when the

@@ -59,9 +59,10 @@ mod links;
 mod meta;
 mod prestrip;
 mod render;
+mod repair;
 mod stream;
 
-use scraper::Html;
+use scraper::{Html, Node};
 use url::Url;
 
 pub use decode::{EncodingSource, decode_html};
@@ -138,13 +139,48 @@ pub fn extract(bytes: &[u8], input: &Input<'_>) -> Page {
         drop(stripped);
         return extract_streamed(&html, input, enc, encoding_source);
     }
-    let doc = Html::parse_document(&prestrip::cap_nesting(&stripped));
+    let mut doc = Html::parse_document(&prestrip::cap_nesting(&stripped));
     drop(stripped);
     drop(html);
+    repair::unclose_boilerplate_around_main(&mut doc);
     let base = links::base_url(&doc, input.url);
     let meta = meta::read(&doc, base.as_ref(), input.x_robots_tag);
-    let links = links::collect(&doc, base.as_ref());
+    let mut links = links::collect(&doc, base.as_ref());
+    let title = meta.title.as_deref();
+    let (mut text, mut path, full_chars) = main_or_full_text(&doc, title);
+    if path == ContentPath::FullText {
+        let noscript = noscript_view(&doc, title).filter(|(t, ..)| visible_chars(t) > full_chars);
+        if let Some((noscript_text, noscript_path, inner)) = noscript {
+            (text, path) = (noscript_text, noscript_path);
+            let known: std::collections::HashSet<Url> =
+                links.iter().map(|l| l.url.clone()).collect();
+            let inner = links::collect(&inner, base.as_ref());
+            links.extend(inner.into_iter().filter(|l| !known.contains(&l.url)));
+        } else if full_chars < MIN_MAIN_CHARS {
+            repair::unhide(&mut doc);
+            let (shown, shown_path, shown_chars) = main_or_full_text(&doc, title);
+            if shown_chars > full_chars {
+                (text, path) = (shown, shown_path);
+            }
+        }
+    }
+    page(meta, text, path, links, enc, encoding_source)
+}
 
+/// The page as a client without scripts shows it, when its `<noscript>`
+/// elements hold markup: main or full text, and the parsed markup (for its
+/// links). Parsed once more, as such a client would; noscript elements
+/// inside are left as they are (no second fallback).
+fn noscript_view(doc: &Html, title: Option<&str>) -> Option<(String, ContentPath, Html)> {
+    let markup = noscript_markup(doc)?;
+    let inner = Html::parse_document(&prestrip::cap_nesting(&prestrip::strip_raw_text(&markup)));
+    let (text, path, _) = main_or_full_text(&inner, title);
+    Some((text, path, inner))
+}
+
+/// The page's main text, or its full visible text when no main part stands
+/// out; with the visible characters of the whole page.
+fn main_or_full_text(doc: &Html, title: Option<&str>) -> (String, ContentPath, usize) {
     let root = doc.tree.root();
     // Strict rules first; relax them while the result is short of what the
     // page holds. Lengths count non-whitespace characters.
@@ -155,11 +191,7 @@ pub fn extract(bytes: &[u8], input: &Input<'_>) -> Page {
         let analysis = content::analyze(root, rules, &wrappers);
         let mut main = render::TextBuilder::default();
         for node in content::select(root, &analysis) {
-            render::render(
-                node,
-                render::Cleaning::Content(&analysis, meta.title.as_deref()),
-                &mut main,
-            );
+            render::render(node, render::Cleaning::Content(&analysis, title), &mut main);
         }
         let main = main.finish();
         // A laxer pass must find clearly more to be preferred: a little
@@ -172,15 +204,41 @@ pub fn extract(bytes: &[u8], input: &Input<'_>) -> Page {
             break;
         }
     }
-    let (text, path) = if !best.is_empty() && visible_chars(&best) >= MIN_MAIN_CHARS.min(full_chars)
-    {
-        (best, ContentPath::MainContent)
+    if !best.is_empty() && visible_chars(&best) >= MIN_MAIN_CHARS.min(full_chars) {
+        (best, ContentPath::MainContent, full_chars)
     } else {
         let mut full = render::TextBuilder::default();
         render::render(root, render::Cleaning::None, &mut full);
-        (full.finish(), ContentPath::FullText)
-    };
-    page(meta, text, path, links, enc, encoding_source)
+        (full.finish(), ContentPath::FullText, full_chars)
+    }
+}
+
+/// The markup inside the body's `<noscript>` elements, when there is some:
+/// what a client without scripts shows. Pages built by scripts (Discourse
+/// forums, for one) put their whole content there for such clients, and
+/// leave the scripted page empty. The parser reads noscript content as
+/// text (scripting is on, as in browsers), so it is parsed again here.
+fn noscript_markup(doc: &Html) -> Option<String> {
+    let mut markup = String::new();
+    for node in doc.tree.root().descendants() {
+        let Node::Element(e) = node.value() else {
+            continue;
+        };
+        if e.name() != "noscript"
+            || !node
+                .ancestors()
+                .any(|a| matches!(a.value(), Node::Element(p) if p.name() == "body"))
+        {
+            continue;
+        }
+        for child in node.children() {
+            if let Node::Text(t) = child.value() {
+                markup.push_str(t);
+                markup.push('\n');
+            }
+        }
+    }
+    markup.contains('<').then_some(markup)
 }
 
 /// A page too large for an element tree (see [`stream`]): its full

@@ -1,0 +1,73 @@
+//! Pages whose markup reads differently from what a reader sees: a
+//! boilerplate element left open around the whole page, and content that
+//! the page's scripts reveal. Each repair changes the element tree before
+//! the content is chosen.
+
+use ego_tree::NodeId;
+use html5ever::{QualName, local_name, ns};
+use scraper::{Html, Node};
+
+use crate::classify::is_hidden;
+
+/// A page's `<main>` inside `aside`, `nav`, `header` or `footer` is an
+/// unclosed boilerplate element: HTML allows `main` only under `html`,
+/// `body`, `div` and `form`, and a browser shows the page all the same. The
+/// boilerplate elements around a `main` are read as `div`s, so the page
+/// is not dropped with them.
+pub(crate) fn unclose_boilerplate_around_main(doc: &mut Html) {
+    let mains: Vec<NodeId> = doc
+        .tree
+        .root()
+        .descendants()
+        .filter(|n| matches!(n.value(), Node::Element(e) if e.name() == "main"))
+        .map(|n| n.id())
+        .collect();
+    let mut around = Vec::new();
+    for id in mains {
+        let Some(main) = doc.tree.get(id) else {
+            continue;
+        };
+        around.extend(
+            main.ancestors()
+                .filter(|a| {
+                    matches!(a.value(), Node::Element(e)
+                        if matches!(e.name(), "aside" | "nav" | "header" | "footer"))
+                })
+                .map(|a| a.id()),
+        );
+    }
+    for id in around {
+        if let Some(mut node) = doc.tree.get_mut(id) {
+            if let Node::Element(e) = node.value() {
+                e.name = QualName::new(None, ns!(html), local_name!("div"));
+            }
+        }
+    }
+}
+
+/// Shows what the page hides (`hidden`, `display: none`,
+/// `visibility: hidden`). Only for a page that shows next to no text: such
+/// a page is revealed by its scripts (a wrapper hidden until the page has
+/// loaded, a product block filled in later), and what it hides is what a
+/// reader sees.
+pub(crate) fn unhide(doc: &mut Html) {
+    let hidden: Vec<NodeId> = doc
+        .tree
+        .root()
+        .descendants()
+        .filter(|n| {
+            matches!(n.value(), Node::Element(e)
+                if is_hidden(|name| e.attr(name)))
+        })
+        .map(|n| n.id())
+        .collect();
+    for id in hidden {
+        if let Some(mut node) = doc.tree.get_mut(id) {
+            if let Node::Element(e) = node.value() {
+                e.attrs.retain(|(name, _)| {
+                    !matches!(&*name.local, "hidden" | "style" | "aria-hidden")
+                });
+            }
+        }
+    }
+}
