@@ -193,6 +193,26 @@ const MIN_PARAGRAPH: u32 = 25;
 /// The elements holding the main content, in document order; empty when
 /// nothing scores.
 pub(crate) fn select<'a>(root: NodeRef<'a, Node>, a: &Analysis<'_>) -> Vec<NodeRef<'a, Node>> {
+    let (scores, ranked) = score_blocks(root, a);
+    let Some(&(best_id, best_score)) = ranked.first() else {
+        return Vec::new();
+    };
+    let Some(winner) = root.tree().get(best_id) else {
+        return Vec::new();
+    };
+    let top = climb(rivals_ancestor(winner, &ranked).unwrap_or(winner), &scores);
+    let out = around_winner(top, best_score, &scores, a);
+    // Only ever more: the items' parent when it holds all of the above.
+    match repeated_items(top, a) {
+        Some(list) if out.iter().all(|n| is_under(*n, list.id())) => vec![list],
+        _ => out,
+    }
+}
+
+/// Scores of the blocks and of the ancestors they vote for (up to three
+/// levels, halving), after link density; and the scored elements, best
+/// first.
+fn score_blocks(root: NodeRef<'_, Node>, a: &Analysis<'_>) -> (NodeMap<f64>, Vec<(NodeId, f64)>) {
     let mut scores: NodeMap<f64> = NodeMap::default();
     let mut order: Vec<NodeId> = Vec::new();
     for node in root.descendants() {
@@ -227,55 +247,46 @@ pub(crate) fn select<'a>(root: NodeRef<'a, Node>, a: &Analysis<'_>) -> Vec<NodeR
     }
     let mut ranked: Vec<(NodeId, f64)> = Vec::with_capacity(order.len());
     for id in &order {
-        let s = &a.stats[id];
-        let score = scores[id] * (1.0 - s.link_density());
+        let score = scores[id] * (1.0 - a.stats[id].link_density());
         scores.insert(*id, score);
         ranked.push((*id, score));
     }
     ranked.sort_by(|x, y| y.1.total_cmp(&x.1));
-    let Some(&(best_id, best_score)) = ranked.first() else {
-        return Vec::new();
-    };
-    let Some(mut top) = root.tree().get(best_id) else {
-        return Vec::new();
-    };
+    (scores, ranked)
+}
 
-    // Content split into several blocks (a teaser, the body, a second body
-    // part) gives several close runners-up: if three of them sit under one
-    // ancestor of the winner, that ancestor is the content.
-    let rivals: Vec<NodeId> = ranked[1..ranked.len().min(5)]
+/// Content split into several blocks (a teaser, the body, a second body
+/// part) gives several close runners-up: if three of them sit under one
+/// ancestor of the winner, that ancestor is the content.
+fn rivals_ancestor<'a>(
+    winner: NodeRef<'a, Node>,
+    ranked: &[(NodeId, f64)],
+) -> Option<NodeRef<'a, Node>> {
+    let best_score = ranked.first()?.1;
+    let rivals: Vec<NodeRef<'_, Node>> = ranked[1..ranked.len().min(5)]
         .iter()
         .filter(|(_, s)| *s >= best_score * 0.75)
-        .map(|(id, _)| *id)
+        .filter_map(|(id, _)| winner.tree().get(*id))
         .collect();
-    if rivals.len() >= 3 {
-        let mut ancestor = top.parent();
-        while let Some(anc) = ancestor {
-            if matches!(anc.value(), Node::Element(e) if e.name() == "body") {
-                break;
-            }
-            let under = rivals
-                .iter()
-                .filter(|r| {
-                    root.tree()
-                        .get(**r)
-                        .is_some_and(|n| n.ancestors().any(|x| x.id() == anc.id()))
-                })
-                .count();
-            if under >= 3 {
-                top = anc;
-                break;
-            }
-            ancestor = anc.parent();
-        }
+    if rivals.len() < 3 {
+        return None;
     }
-    // Climb to an ancestor that outscores the winner: the winner was one
-    // part of a larger content block. Unscored ancestors are passed through;
-    // an ancestor under a third of the winner's score ends the climb.
+    winner
+        .ancestors()
+        .take_while(|anc| !matches!(anc.value(), Node::Element(e) if e.name() == "body"))
+        .find(|anc| {
+            let under = |r: &&NodeRef<'_, Node>| r.ancestors().any(|x| x.id() == anc.id());
+            rivals.iter().filter(under).count() >= 3
+        })
+}
+
+/// Climbs to an ancestor that outscores `top`: it was one part of a larger
+/// content block. Unscored ancestors are passed through; an ancestor under
+/// a third of the score ends the climb.
+fn climb<'a>(top: NodeRef<'a, Node>, scores: &NodeMap<f64>) -> NodeRef<'a, Node> {
     let threshold = scores.get(&top.id()).copied().unwrap_or(0.0) / 3.0;
     let mut last = threshold * 3.0;
-    let mut up = top.parent();
-    while let Some(anc) = up {
+    for anc in top.ancestors() {
         if matches!(anc.value(), Node::Element(e) if e.name() == "body") {
             break;
         }
@@ -284,26 +295,17 @@ pub(crate) fn select<'a>(root: NodeRef<'a, Node>, a: &Analysis<'_>) -> Vec<NodeR
                 break;
             }
             if ps > last {
-                top = anc;
-                break;
+                return anc;
             }
             last = ps;
         }
-        up = anc.parent();
     }
+    top
+}
 
-    let out = around_winner(top, best_score, &scores, a);
-    // Only ever more: the items' parent when it holds all of the above.
-    match repeated_items(top, a) {
-        Some(list)
-            if out
-                .iter()
-                .all(|n| n.ancestors().any(|x| x.id() == list.id())) =>
-        {
-            vec![list]
-        }
-        _ => out,
-    }
+/// `node` is `ancestor` or inside it.
+fn is_under(node: NodeRef<'_, Node>, ancestor: NodeId) -> bool {
+    node.id() == ancestor || node.ancestors().any(|x| x.id() == ancestor)
 }
 
 /// The declared main content around the winner, or the winner with its
