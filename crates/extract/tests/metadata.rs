@@ -121,15 +121,52 @@ fn x_robots_tag_and_title_fallbacks() {
     assert_eq!(page.links.len(), 1);
 }
 
+/// One text per script whatlang tells languages apart in by trigrams. In a
+/// debug build (`cargo test`) the vendored whatlang also recomputes every
+/// profile's distance the upstream way and asserts it equals the inverted
+/// index's (vendor/whatlang/NEARCRAWL.md), so this test checks the patch too.
 #[test]
 fn language_is_detected_without_a_lang_attribute() {
-    let text = "Это достаточно длинный русский текст, чтобы определить язык страницы без атрибута lang. \
-                Он состоит из нескольких предложений, и в нём много обычных слов.";
-    let page = extract(
-        format!("<html><body><p>{text}</p></body></html>").as_bytes(),
-        &Input::default(),
-    );
-    assert_eq!(page.lang.as_deref(), Some("rus"));
+    let cases = [
+        (
+            "rus",
+            "Это достаточно длинный русский текст, чтобы определить язык страницы без атрибута lang. \
+             Он состоит из нескольких предложений, и в нём много обычных слов.",
+        ),
+        (
+            "deu",
+            "Berlin ist die Hauptstadt und ein Land der Bundesrepublik Deutschland. Die Stadt ist mit \
+             rund 3,7 Millionen Einwohnern die bevölkerungsreichste Gemeinde Deutschlands.",
+        ),
+        (
+            "eng",
+            "The quick brown fox jumps over the lazy dog while the farmer watches from the porch \
+             and wonders whether the weather will hold until the harvest is in.",
+        ),
+        (
+            "ara",
+            "القاهرة هي عاصمة جمهورية مصر العربية، وأكبر مدنها، وتعد أكبر مدينة عربية من حيث تعداد \
+             السكان والمساحة، وتحتل المركز الثاني أفريقيا.",
+        ),
+        (
+            "hin",
+            "नई दिल्ली भारत की राजधानी है। यह भारत सरकार के तीनों अंगों, कार्यपालिका, संसद और \
+             न्यायपालिका का केन्द्र है। दिल्ली का इतिहास बहुत पुराना है और यहाँ अनेक ऐतिहासिक इमारतें हैं, \
+             जिन्हें देखने के लिए हर साल लाखों लोग आते हैं।",
+        ),
+        (
+            "heb",
+            "ירושלים היא עיר הבירה של מדינת ישראל והעיר הגדולה ביותר בה, עם אוכלוסייה של כמעט \
+             מיליון תושבים.",
+        ),
+    ];
+    for (code, text) in cases {
+        let page = extract(
+            format!("<html><body><p>{text}</p></body></html>").as_bytes(),
+            &Input::default(),
+        );
+        assert_eq!(page.lang.as_deref(), Some(code), "{text}");
+    }
 }
 
 #[test]
