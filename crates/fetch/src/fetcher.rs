@@ -79,9 +79,38 @@ impl Pace {
         let after_last = self.last_start.map_or(now, |t| t + self.delay);
         now.max(self.not_before).max(after_last)
     }
+
+    /// Whether a fresh `Pace` would pace the host the same from now on: no
+    /// failures or backoff to remember, and the last start longer ago than
+    /// `idle` (which is at least any delay the host can have).
+    fn is_idle(&self, now: Instant, idle: Duration) -> bool {
+        self.failures == 0
+            && self.parked_until.is_none_or(|t| t <= now)
+            && self.not_before <= now
+            && self.last_start.is_none_or(|t| t + idle <= now)
+    }
 }
 
-type RobotsSlot = Arc<tokio::sync::Mutex<Option<(Instant, Arc<Robots>)>>>;
+/// A map emptied by a sweep gives its memory back once it is mostly empty
+/// (`retain` keeps the capacity of the largest the map ever was).
+fn shrink_if_sparse<V>(map: &mut HashMap<String, V>) {
+    if map.capacity() > 64 && map.len() < map.capacity() / 4 {
+        map.shrink_to_fit();
+    }
+}
+
+/// A robots.txt in memory, once fetched or read back from the store.
+struct CachedRobots {
+    expires: Instant,
+    robots: Arc<Robots>,
+    /// The store holds it too, so it can be dropped and read back.
+    stored: bool,
+}
+
+type RobotsSlot = Arc<tokio::sync::Mutex<Option<CachedRobots>>>;
+
+/// How often per-host state is swept of hosts not asked for a while.
+const SWEEP_EVERY: Duration = Duration::from_secs(10);
 
 /// Fetches pages politely. Share one per crawl (it is `Send + Sync`; clone
 /// the `Arc`).
@@ -90,7 +119,10 @@ pub struct Fetcher {
     client: reqwest::Client,
     global: Semaphore,
     hosts: Mutex<HashMap<String, Arc<Host>>>,
-    robots: Mutex<HashMap<String, RobotsSlot>>,
+    /// Each origin's robots.txt and when a fetch last asked for it.
+    robots: Mutex<HashMap<String, (Instant, RobotsSlot)>>,
+    /// The last sweep of idle hosts ([`forget_idle`](Fetcher::forget_idle)).
+    swept: Mutex<Instant>,
     /// Where robots.txt files outlive the process, if anywhere.
     robots_store: Option<Arc<dyn RobotsStore>>,
     /// The configured per-host rate (none when the delay is zero).
@@ -151,6 +183,7 @@ impl Fetcher {
             client,
             hosts: Mutex::new(HashMap::new()),
             robots: Mutex::new(HashMap::new()),
+            swept: Mutex::new(Instant::now()),
             robots_store: None,
             rate,
             dns,
@@ -230,6 +263,76 @@ impl Fetcher {
             .clone()
     }
 
+    fn sweep_if_due(&self) {
+        let now = Instant::now();
+        let mut swept = self.swept.lock().unwrap();
+        if now >= *swept + SWEEP_EVERY {
+            *swept = now;
+            drop(swept);
+            self.forget_idle();
+        }
+    }
+
+    /// Drops what is kept per host for hosts not asked for a while, so a
+    /// broad crawl holds state for the hosts it is crawling, not for every
+    /// host it ever met (a million hosts held ~1 KB each). Called every
+    /// [`SWEEP_EVERY`] by fetches; returns the hosts and robots.txt files
+    /// dropped.
+    ///
+    /// Never early: a host's pacing is dropped only when nothing holds it
+    /// and its last request started longer ago than any delay it can have
+    /// (the Crawl-delay cap, or the configured delay if longer), with no
+    /// failure, backoff or parking to remember: a fresh start then paces
+    /// it exactly as the old one would have. A robots.txt is dropped once
+    /// expired, or when the store holds it and no fetch has asked for it
+    /// for that same time; it is read back from the store on the next
+    /// fetch (a sled read and a parse), never fetched again before its TTL.
+    pub fn forget_idle(&self) -> (usize, usize) {
+        let now = Instant::now();
+        let idle = self.config.crawl_delay_cap.max(self.config.per_host_delay);
+        let hosts = {
+            let mut hosts = self.hosts.lock().unwrap();
+            let before = hosts.len();
+            hosts.retain(|_, h| {
+                Arc::strong_count(h) > 1 || !h.pace.lock().unwrap().is_idle(now, idle)
+            });
+            shrink_if_sparse(&mut hosts);
+            before - hosts.len()
+        };
+        let robots = {
+            let mut robots = self.robots.lock().unwrap();
+            let before = robots.len();
+            robots.retain(|_, (used, slot)| {
+                if Arc::strong_count(slot) > 1 {
+                    return true;
+                }
+                let Ok(guard) = slot.try_lock() else {
+                    return true;
+                };
+                guard.as_ref().is_some_and(|cached| {
+                    let expired = cached.expires <= now;
+                    let can_read_back = cached.stored && *used + idle <= now;
+                    !(expired || can_read_back)
+                })
+            });
+            shrink_if_sparse(&mut robots);
+            before - robots.len()
+        };
+        if let Some(rate) = &self.rate {
+            // governor drops the keys whose state a fresh key would equal.
+            rate.retain_recent();
+            rate.shrink_to_fit();
+        }
+        tracing::debug!(
+            hosts_forgotten = hosts,
+            robots_forgotten = robots,
+            hosts_kept = self.hosts.lock().unwrap().len(),
+            robots_kept = self.robots.lock().unwrap().len(),
+            "idle hosts swept"
+        );
+        (hosts, robots)
+    }
+
     /// Fetches `url`, following redirects that robots.txt and `hop_ok`
     /// allow. Politeness waits, retries and backoff happen inside.
     pub async fn fetch(&self, url: &Url, hop_ok: HopCheck<'_>) -> Result<Fetched, FetchError> {
@@ -279,6 +382,7 @@ impl Fetcher {
         wanted: Wanted,
     ) -> Result<Fetched, FetchError> {
         check_scheme(url)?;
+        self.sweep_if_due();
         self.learn_address(url).await;
         let rules = self.rules_for(url).await?;
         if !rules.is_allowed(&path_and_query(url)) {
@@ -570,11 +674,16 @@ impl Fetcher {
             return true;
         }
         let origin = url.origin().ascii_serialization();
-        let slot = self.robots.lock().unwrap().get(&origin).cloned();
+        let slot = self
+            .robots
+            .lock()
+            .unwrap()
+            .get(&origin)
+            .map(|e| e.1.clone());
         slot.is_some_and(|slot| {
             slot.try_lock().is_ok_and(|g| {
                 g.as_ref()
-                    .is_some_and(|(expires, _)| Instant::now() < *expires)
+                    .is_some_and(|cached| Instant::now() < cached.expires)
             })
         })
     }
@@ -587,18 +696,20 @@ impl Fetcher {
             return Ok(Robots::allow_all().for_agent(&self.config.agent));
         }
         let origin = url.origin().ascii_serialization();
-        let slot = self
-            .robots
-            .lock()
-            .unwrap()
-            .entry(origin.clone())
-            .or_default()
-            .clone();
+        let slot = {
+            let mut robots = self.robots.lock().unwrap();
+            let now = Instant::now();
+            let entry = robots
+                .entry(origin.clone())
+                .or_insert_with(|| (now, RobotsSlot::default()));
+            entry.0 = now;
+            entry.1.clone()
+        };
         let mut guard = slot.lock().await;
         let fresh = guard
             .as_ref()
-            .filter(|(expires, _)| Instant::now() < *expires)
-            .map(|(_, r)| r.clone());
+            .filter(|cached| Instant::now() < cached.expires)
+            .map(|cached| cached.robots.clone());
         let robots = match fresh {
             Some(r) => r,
             None => {
@@ -606,23 +717,29 @@ impl Fetcher {
                 let stored = self.robots_store.as_ref().and_then(|st| {
                     let (expires, text) = st.load(&origin)?;
                     let left = expires.duration_since(now).ok()?;
-                    Some((Robots::parse(&text), left))
+                    Some((Robots::parse(&text), left, true))
                 });
-                let (robots, ttl) = match stored {
+                let (robots, ttl, stored) = match stored {
                     Some(r) => r,
                     None => {
                         let (source, ttl) = self.fetch_robots_source(&origin).await?;
                         // Transient answers (5xx, unreachable) are not kept.
+                        let mut saved = false;
                         if ttl == self.config.robots_ttl {
                             if let (Some(st), Some(text)) = (&self.robots_store, source.text()) {
                                 st.save(&origin, now + ttl, text);
+                                saved = true;
                             }
                         }
-                        (source.parse(), ttl)
+                        (source.parse(), ttl, saved)
                     }
                 };
                 let robots = Arc::new(robots);
-                *guard = Some((Instant::now() + ttl, robots.clone()));
+                *guard = Some(CachedRobots {
+                    expires: Instant::now() + ttl,
+                    robots: robots.clone(),
+                    stored,
+                });
                 robots
             }
         };
@@ -641,10 +758,15 @@ impl Fetcher {
 
     async fn cached_robots(&self, url: &Url) -> Result<Arc<Robots>, FetchError> {
         let origin = url.origin().ascii_serialization();
-        let slot = self.robots.lock().unwrap().get(&origin).cloned();
+        let slot = self
+            .robots
+            .lock()
+            .unwrap()
+            .get(&origin)
+            .map(|e| e.1.clone());
         if let Some(slot) = slot {
-            if let Some((_, r)) = slot.lock().await.as_ref() {
-                return Ok(r.clone());
+            if let Some(cached) = slot.lock().await.as_ref() {
+                return Ok(cached.robots.clone());
             }
         }
         Ok(Arc::new(self.fetch_robots(&origin).await?.0))

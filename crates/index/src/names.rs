@@ -143,6 +143,11 @@ pub(crate) enum Names {
 
 /// Hosts whose summaries go to sled in one batch.
 const FLUSH_HOSTS: usize = 256;
+/// Summaries kept in memory past a flush: a broad crawl meets millions of
+/// hosts (~200 B of summary each), and most are finished long before it
+/// ends. Past this many the cache is emptied at a flush (everything in it
+/// is written then) and read back from sled host by host as needed.
+const CACHED_HOSTS: usize = 16_384;
 
 /// Title-word statistics of every host, kept in a sled tree and cached.
 #[derive(Debug)]
@@ -150,6 +155,7 @@ pub(crate) struct TitleModel {
     tree: sled::Tree,
     hosts: HashMap<u64, Summary>,
     dirty: HashSet<u64>,
+    cache_limit: usize,
 }
 
 impl TitleModel {
@@ -158,6 +164,7 @@ impl TitleModel {
             tree: db.open_tree("dedup.titles")?,
             hosts: HashMap::new(),
             dirty: HashSet::new(),
+            cache_limit: CACHED_HOSTS,
         })
     }
 
@@ -230,6 +237,9 @@ impl TitleModel {
             }
             self.tree.apply_batch(batch)?;
         }
+        if self.hosts.len() > self.cache_limit {
+            self.hosts = HashMap::new();
+        }
         Ok(())
     }
 }
@@ -294,6 +304,13 @@ mod tests {
         assert_eq!(m.compare((h, &[]), (h, &long)).unwrap(), Names::Unknown);
         let bare = title_words("Example Docs");
         assert_eq!(m.compare((h, &bare), (h, &bare)).unwrap(), Names::Unknown);
+        // Emptied past its limit at a flush, the cache reads the same
+        // statistics back from sled.
+        m.cache_limit = 1;
+        m.flush().unwrap();
+        assert!(m.hosts.is_empty());
+        assert_eq!(m.compare((h, &int), (h, &long)).unwrap(), Names::Different);
+        assert_eq!(m.compare((other, &copy), (h, &int)).unwrap(), Names::Same);
         // Digits, word counts and symbols are part of names.
         for (a, b) in [
             ("i8", "i16"),
