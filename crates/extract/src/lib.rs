@@ -204,7 +204,9 @@ fn main_or_full_text(doc: &Html, title: Option<&str>) -> (String, ContentPath, u
         let analysis = content::analyze(root, rules, &wrappers);
         let mut main = render::TextBuilder::default();
         for node in content::select(root, &analysis) {
-            render::render(node, render::Cleaning::Content(&analysis, title), &mut main);
+            let lists = render::link_lists_carry(node, &analysis);
+            let cleaning = render::Cleaning::Content(&analysis, title, lists);
+            render::render(node, cleaning, &mut main);
         }
         let main = main.finish();
         // A laxer pass must find clearly more to be preferred: a little

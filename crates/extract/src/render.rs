@@ -13,8 +13,9 @@ pub(crate) enum Cleaning<'a> {
     /// Junk only: the full visible text.
     None,
     /// Also link lists, share bars and the page title inside the content
-    /// (the title, when known, is the second field).
-    Content(&'a Analysis<'a>, Option<&'a str>),
+    /// (the title, when known, is the second field). Link lists stay when
+    /// the third field says they are the content ([`link_lists_carry`]).
+    Content(&'a Analysis<'a>, Option<&'a str>, LinkLists),
 }
 
 /// Appends the text of `root` to `out`: one line per block, whitespace
@@ -32,7 +33,7 @@ pub(crate) fn render(root: NodeRef<'_, Node>, cleaning: Cleaning<'_>, out: &mut 
                     Node::Element(el) => {
                         let junk = match cleaning {
                             Cleaning::None => is_junk(el, Rules::FULL_TEXT),
-                            Cleaning::Content(a, _) => a.is_junk(node, el),
+                            Cleaning::Content(a, _, _) => a.is_junk(node, el),
                         };
                         if junk || drop_in_content(node, cleaning) {
                             skip = Some(node.id());
@@ -88,7 +89,7 @@ pub(crate) fn render(root: NodeRef<'_, Node>, cleaning: Cleaning<'_>, out: &mut 
 /// Inside the content: link lists and share bars, and the page's `<h1>`
 /// (the title, reported separately).
 fn drop_in_content(node: NodeRef<'_, Node>, cleaning: Cleaning<'_>) -> bool {
-    let Cleaning::Content(a, title) = cleaning else {
+    let Cleaning::Content(a, title, lists) = cleaning else {
         return false;
     };
     if !a.rules.conditional {
@@ -117,12 +118,76 @@ fn drop_in_content(node: NodeRef<'_, Node>, cleaning: Cleaning<'_>) -> bool {
     ) {
         return false;
     }
+    lists == LinkLists::Drop && is_link_list(node, a)
+}
+
+/// Link-dense blocks shorter than this are navigation inside the content.
+const NAV_BLOCK_CHARS: u32 = 1000;
+
+/// What to do with link lists inside the content.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LinkLists {
+    /// Navigation, related links, tag clouds: dropped.
+    Drop,
+    /// The content itself (a category, an index, a listing): kept.
+    Keep,
+}
+
+/// A block of mostly link text, short enough to be navigation.
+fn is_link_list(node: NodeRef<'_, Node>, a: &Analysis<'_>) -> bool {
+    let Node::Element(el) = node.value() else {
+        return false;
+    };
+    let tag = el.name();
+    if !matches!(
+        tag,
+        "div" | "section" | "ul" | "ol" | "table" | "form" | "figure" | "dl" | "p" | "span"
+    ) {
+        return false;
+    }
     let Some(s) = a.stats.get(&node.id()) else {
         return false;
     };
     let density = s.link_density();
-    (density > 0.5 && s.text < 1000)
+    (density > 0.5 && s.text < NAV_BLOCK_CHARS)
         || (matches!(tag, "ul" | "ol") && density > 0.35 && s.text < 300)
+}
+
+/// Whether the link lists inside `root` are its content. An article with a
+/// list of related links around it holds more prose than links; a category
+/// page, an index or a listing is its lists, with a line or two of
+/// introduction: dropping them would leave the introduction alone. Two
+/// margins keep the reading stable, so that a copy of a page with a line
+/// added reads the same (the gate compares the texts): the lists must hold
+/// two thirds of the text, and more than one navigation block can hold.
+pub(crate) fn link_lists_carry(root: NodeRef<'_, Node>, a: &Analysis<'_>) -> LinkLists {
+    let Some(total) = a.stats.get(&root.id()).map(|s| s.text) else {
+        return LinkLists::Drop;
+    };
+    let mut in_lists = 0;
+    let mut skip: Option<ego_tree::NodeId> = None;
+    for edge in root.traverse() {
+        match edge {
+            Edge::Open(node) if skip.is_none() => {
+                let Node::Element(el) = node.value() else {
+                    continue;
+                };
+                if a.is_junk(node, el) {
+                    skip = Some(node.id());
+                } else if node.id() != root.id() && is_link_list(node, a) {
+                    in_lists += a.stats.get(&node.id()).map_or(0, |s| s.text);
+                    skip = Some(node.id());
+                }
+            }
+            Edge::Close(node) if skip == Some(node.id()) => skip = None,
+            _ => {}
+        }
+    }
+    if in_lists * 3 > total * 2 && in_lists > NAV_BLOCK_CHARS {
+        LinkLists::Keep
+    } else {
+        LinkLists::Drop
+    }
 }
 
 /// A heading that repeats the page title (which is reported separately):
