@@ -217,13 +217,22 @@ impl Frontier {
 
     /// A host that has URLs queued joins the turn, unless it is in it.
     fn schedule(&mut self, host: String) {
+        self.join_turn(host, false);
+    }
+
+    /// Joins the turn at the back, or with `first` at the front.
+    fn join_turn(&mut self, host: String, first: bool) {
         let turn = self.hosts.entry(host.clone()).or_insert(HostTurn {
             in_flight: 0,
             place: Place::Idle,
         });
         if turn.place == Place::Idle {
             turn.place = Place::Ready;
-            self.ready.push_back(host);
+            if first {
+                self.ready.push_front(host);
+            } else {
+                self.ready.push_back(host);
+            }
         }
     }
 
@@ -322,11 +331,19 @@ impl Frontier {
     }
 
     /// Takes note of URLs pushed in a batch that has now been applied.
+    ///
+    /// A host met for the first time goes to the front of the turn: its
+    /// first request (robots.txt, then a page) starts the chain of delays
+    /// its pages must wait through, so while the crawl is busy, every turn
+    /// it waits behind hosts already under way makes the whole host finish
+    /// that much later. Each new host is served first once; after that it
+    /// takes its turns like the others.
     pub fn added(&mut self, adds: Additions) {
         self.queued += adds.queued;
         self.known_hosts += adds.new_hosts.len() as u64;
         for host in adds.hosts {
-            self.schedule(host);
+            let first = adds.new_hosts.contains(&host);
+            self.join_turn(host, first);
         }
     }
 
@@ -522,13 +539,15 @@ mod tests {
             "seen before"
         );
         assert_eq!(f.len(), 8);
+        // small.example, met last, is served first once (new hosts go to the
+        // front of the turn); then the hosts alternate.
         assert_eq!(
             drain(&mut f),
             [
-                "https://big.example/shallow",
                 "https://small.example/a",
-                "https://big.example/0",
+                "https://big.example/shallow",
                 "https://small.example/b",
+                "https://big.example/0",
                 "https://big.example/1",
                 "https://big.example/2",
                 "https://big.example/3",
@@ -564,9 +583,9 @@ mod tests {
         let t = tree();
         {
             let mut f = Frontier::open_in(t.clone()).unwrap();
+            f.push_now(&u("https://b.example/1"), 0).unwrap();
             f.push_now(&u("https://a.example/1"), 0).unwrap();
             f.push_now(&u("https://a.example/2"), 1).unwrap();
-            f.push_now(&u("https://b.example/1"), 0).unwrap();
             let done = pop(&mut f).unwrap();
             assert_eq!(done.url.as_str(), "https://a.example/1");
             let mut writes = Writes::default();
@@ -640,6 +659,40 @@ mod tests {
         let clock = Clock(HashMap::new(), Duration::from_secs(60));
         assert!(matches!(f.pop(&clock).unwrap(), Popped::Entry(_)));
         assert!(matches!(f.pop(&clock).unwrap(), Popped::WaitUntil(_)));
+    }
+
+    #[test]
+    fn a_new_host_is_served_before_hosts_under_way() {
+        let mut f = Frontier::open_in(tree()).unwrap();
+        for host in ["a", "b", "c"] {
+            for i in 0..3 {
+                f.push_now(&u(&format!("https://{host}.example/{i}")), 1)
+                    .unwrap();
+            }
+        }
+        // a, b and c are all in turn with URLs left when d is met.
+        let first: Vec<String> = (0..3)
+            .map(|_| pop(&mut f).unwrap().url.to_string())
+            .collect();
+        assert_eq!(first.len(), 3);
+        f.push_now(&u("https://d.example/1"), 2).unwrap();
+        f.push_now(&u("https://d.example/2"), 2).unwrap();
+        let next: Vec<String> = drain(&mut f);
+        assert_eq!(next[0], "https://d.example/1", "{next:?}");
+        // After its first turn d waits its turn like the others: its second
+        // URL is not next.
+        assert_ne!(next[1], "https://d.example/2", "{next:?}");
+        // A host met again (its URLs all taken, then a new one found) is not
+        // new: it joins at the back.
+        let mut f = Frontier::open_in(tree()).unwrap();
+        f.push_now(&u("https://a.example/1"), 0).unwrap();
+        assert_eq!(pop(&mut f).unwrap().url.as_str(), "https://a.example/1");
+        f.push_now(&u("https://b.example/1"), 0).unwrap();
+        f.push_now(&u("https://a.example/2"), 0).unwrap();
+        assert_eq!(
+            drain(&mut f),
+            ["https://b.example/1", "https://a.example/2"]
+        );
     }
 
     #[test]
