@@ -308,9 +308,14 @@ fn is_streamed_segment(id: Option<&str>) -> bool {
 }
 
 /// Hidden by its markup: `hidden` (but for a streamed segment),
-/// `aria-hidden`, `display: none` or `visibility: hidden`.
+/// `aria-hidden`, `display: none` or `visibility: hidden`, or `popover`
+/// (HTML's popover API: not shown until a button or a script opens it, like
+/// a closed `<dialog>`; app-install prompts and notification settings).
 pub(crate) fn is_hidden<'a>(attr: impl Fn(&str) -> Option<&'a str>) -> bool {
     if attr("hidden").is_some() && !is_streamed_segment(attr("id")) {
+        return true;
+    }
+    if attr("popover").is_some() {
         return true;
     }
     if attr("aria-hidden") == Some("true") {

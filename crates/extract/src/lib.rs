@@ -107,6 +107,9 @@ pub enum ContentPath {
     MainContent,
     /// No block stood out (or it held too little): the full visible text.
     FullText,
+    /// The page shows next to no text, less than its own description says
+    /// (a page its scripts fill in): the description.
+    Description,
 }
 
 /// What [`extract`] found.
@@ -182,8 +185,23 @@ pub fn extract(bytes: &[u8], input: &Input<'_>) -> Page {
                 (text, path) = (shown, shown_path);
             }
         }
+        if let Some(summary) = described_better(&text, meta.summary.as_deref()) {
+            (text, path) = (summary, ContentPath::Description);
+        }
     }
     page(meta, text, path, links, enc, encoding_source)
+}
+
+/// The page's declared description, when the page shows next to no text
+/// and less than the description says: a page its scripts fill in
+/// (Discourse and other single-page apps serve an empty shell, with the
+/// opening post in `og:description`). What the page says of itself is
+/// better than its menu, or nothing; pages with text of their own never
+/// come here.
+fn described_better(text: &str, summary: Option<&str>) -> Option<String> {
+    let summary = summary?;
+    let shown = visible_chars(text);
+    (shown < MIN_MAIN_CHARS && visible_chars(summary) > shown).then(|| summary.to_owned())
 }
 
 /// The page as a client without scripts shows it, when its `<noscript>`

@@ -51,6 +51,10 @@ pub(crate) struct Meta {
     pub title: Option<String>,
     pub heading: Option<String>,
     pub description: Option<String>,
+    /// The longest of the declared descriptions (`description`,
+    /// `og:description`): sites often cut the first short and give the
+    /// whole opening post or text in the second.
+    pub summary: Option<String>,
     pub lang: Option<String>,
     pub canonical: Option<Url>,
     pub published: Option<String>,
@@ -170,6 +174,15 @@ impl Found {
     }
 }
 
+/// The longer of two declared descriptions.
+pub(crate) fn longest(a: &Option<String>, b: &Option<String>) -> Option<String> {
+    [a, b]
+        .into_iter()
+        .flatten()
+        .max_by_key(|d| d.len())
+        .cloned()
+}
+
 /// The page's metadata, in one pass over its elements.
 pub(crate) fn read(doc: &Html, base: Option<&Url>, x_robots_tag: Option<&str>) -> Meta {
     let mut found = Found::default();
@@ -185,6 +198,7 @@ pub(crate) fn read(doc: &Html, base: Option<&Url>, x_robots_tag: Option<&str>) -
     Meta {
         title: found.og_title.or(found.title).or_else(|| found.h1.clone()),
         heading: found.h1.or(found.class_title),
+        summary: longest(&found.description, &found.og_description),
         description: found.description.or(found.og_description),
         lang: found
             .html_lang

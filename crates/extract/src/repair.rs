@@ -49,7 +49,8 @@ pub(crate) fn unclose_boilerplate_around_main(doc: &mut Html) {
 /// `visibility: hidden`). Only for a page that shows next to no text: such
 /// a page is revealed by its scripts (a wrapper hidden until the page has
 /// loaded, a product block filled in later), and what it hides is what a
-/// reader sees.
+/// reader sees. Popovers stay closed: they are prompts over the page, not
+/// the page.
 pub(crate) fn unhide(doc: &mut Html) {
     let hidden: Vec<NodeId> = doc
         .tree

@@ -384,6 +384,7 @@ impl State {
         let meta = Meta {
             title: self.og_title.or(self.title).or_else(|| self.h1.clone()),
             heading: self.h1.or(self.class_title),
+            summary: crate::meta::longest(&self.description, &self.og_description),
             description: self.description.or(self.og_description),
             lang: self
                 .lang

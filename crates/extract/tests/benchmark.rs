@@ -14,6 +14,9 @@
 //! (1,497 pages of seven types) the same way, per page type, on two fixed
 //! parts of it: `dev` (70% of the pages, by a hash of their id) to choose
 //! rules on, and `held` (the other 30%) to check that they generalize.
+//! With `WCXB_WORST=N` it also lists each type's N worst `dev` pages (by
+//! F1, with P and R), and with `WCXB_DUMP=DIR` it writes every extracted
+//! text to `DIR/ID.txt`, to read beside the truth.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -86,6 +89,8 @@ struct Figures {
     pages: usize,
     ms_per_page: Vec<f64>,
     bytes: usize,
+    /// Per page: id, precision, recall.
+    scored: Vec<(String, f64, f64)>,
 }
 
 fn run_benchmark() -> Figures {
@@ -118,6 +123,7 @@ fn score_set(
         pages: 0,
         ms_per_page: Vec::new(),
         bytes: 0,
+        scored: Vec::new(),
     };
     let mut ids: Vec<&String> = gt
         .as_object()
@@ -146,12 +152,20 @@ fn score_set(
         f.full_text_pages += usize::from(page.path == ContentPath::FullText);
         let (tp, fp, fn_) = score_page(gt[id]["articleBody"].as_str().unwrap_or(""), &page.text);
         let exact = fp == 0.0 && fn_ == 0.0;
+        let (mut p, mut r) = (f64::NAN, f64::NAN);
         if tp + fp > 0.0 {
-            ps.push(if exact { 1.0 } else { tp / (tp + fp) });
+            p = if exact { 1.0 } else { tp / (tp + fp) };
+            ps.push(p);
         }
         if tp + fn_ > 0.0 {
-            rs.push(if exact { 1.0 } else { tp / (tp + fn_) });
+            r = if exact { 1.0 } else { tp / (tp + fn_) };
+            rs.push(r);
         }
+        if let Some(out) = std::env::var_os("WCXB_DUMP") {
+            let _ = std::fs::create_dir_all(&out);
+            let _ = std::fs::write(PathBuf::from(out).join(format!("{id}.txt")), &page.text);
+        }
+        f.scored.push((id.clone(), p, r));
     }
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
     f.precision = mean(&ps);
@@ -237,5 +251,24 @@ fn report_wcxb_by_page_type() {
             dev.empty,
             held.empty
         );
+        let worst: usize = std::env::var("WCXB_WORST")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        if ty != "all" && worst > 0 {
+            let f1 = |p: f64, r: f64| {
+                let (p, r) = (p.max(0.0), r.max(0.0));
+                if p + r > 0.0 {
+                    2.0 * p * r / (p + r)
+                } else {
+                    0.0
+                }
+            };
+            dev.scored
+                .sort_by(|a, b| f1(a.1, a.2).total_cmp(&f1(b.1, b.2)));
+            for (id, p, r) in dev.scored.iter().take(worst) {
+                println!("    {id}  F1 {:.3}  P {p:.3}  R {r:.3}", f1(*p, *r));
+            }
+        }
     }
 }

@@ -147,3 +147,58 @@ fn every_post_of_a_thread_is_content() {
     }
     assert!(!page.text.contains("About"), "{}", page.text);
 }
+
+#[test]
+fn popovers_are_closed_until_opened() {
+    // Invision forums put an app-install prompt in an element with the
+    // `popover` attribute before the thread; the prompt's text is longer
+    // than each post, and a browser shows none of it until a button opens it.
+    let prompt = "<i-card popover id=install><div class=iCard><p>A full-screen app on your \
+        home screen with push notifications, badges and more, for you to install.</p>\
+        <ol><li>Tap the Share icon, then scroll the menu, then tap Add to Home Screen, \
+        then tap Add in the top-right corner of the screen.</li>\
+        <li>Tap the three-dot menu in the top-right corner of the browser, then Install, \
+        then confirm by tapping Install once more in the dialog.</li></ol></div></i-card>";
+    let post = |i: usize| {
+        format!(
+            "<article class=\"ipsEntry\"><div class=author>member{i}</div>\
+             <div class=\"ipsRichText\"><p>Reply {i}, short but real, about the topic.</p>\
+             </div></article>"
+        )
+    };
+    let html = format!(
+        "<html><body>{prompt}<div id=main>{}</div></body></html>",
+        (0..4).map(post).collect::<String>()
+    );
+    let page = extract(html.as_bytes(), &Input::default());
+    assert!(page.text.contains("Reply 3, short"), "{}", page.text);
+    assert!(!page.text.contains("home screen"), "{}", page.text);
+}
+
+#[test]
+fn a_page_that_shows_nothing_is_read_from_its_description() {
+    // Discourse without its noscript view: an empty shell, the opening post
+    // cut short in `description` and whole in `og:description`.
+    let opening = "I am new to astronomy and would like advice on a first telescope: \
+        refractor or reflector, which brands, and what to spend on eyepieces first.";
+    let html = format!(
+        "<html><head><title>First telescope?</title>\
+         <meta name=description content=\"{}&hellip;\">\
+         <meta property=og:description content=\"{opening}\"></head>\
+         <body><header><a href=/>forum</a> <a href=/donate>donate</a></header>\
+         <section id=main></section></body></html>",
+        &opening[..60]
+    );
+    let page = extract(html.as_bytes(), &Input::default());
+    assert_eq!(page.text, opening);
+    assert_eq!(page.path, nearcrawl_extract::ContentPath::Description);
+    // A page with text of its own keeps it, however long its description.
+    let html = format!(
+        "<html><head><meta property=og:description content=\"{opening} {opening}\"></head>\
+         <body><article>{}</article></body></html>",
+        paragraphs("own", 2)
+    );
+    let page = extract(html.as_bytes(), &Input::default());
+    assert!(page.text.contains("own 1:"), "{}", page.text);
+    assert!(!page.text.contains("telescope"), "{}", page.text);
+}

@@ -73,7 +73,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "canonical": page.canonical.map(|u| u.to_string()),
             "published": page.published,
             "robots": {"noindex": page.robots.noindex, "nofollow": page.robots.nofollow},
-            "path": match page.path { ContentPath::MainContent => "main", ContentPath::FullText => "full" },
+            "path": match page.path { ContentPath::MainContent => "main", ContentPath::FullText => "full", ContentPath::Description => "description" },
             "encoding": page.encoding,
             "text": text,
             "links": links,
