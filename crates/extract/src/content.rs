@@ -202,11 +202,65 @@ pub(crate) fn select<'a>(root: NodeRef<'a, Node>, a: &Analysis<'_>) -> Vec<NodeR
     };
     let top = climb(rivals_ancestor(winner, &ranked).unwrap_or(winner), &scores);
     let out = around_winner(top, best_score, &scores, a);
-    // Only ever more: the items' parent when it holds all of the above.
-    match repeated_items(top, a) {
-        Some(list) if out.iter().all(|n| is_under(*n, list.id())) => vec![list],
+    // Only ever more: the items' parent, then the stack of sections, when
+    // it holds all of the above.
+    let widen = |out: Vec<NodeRef<'a, Node>>, wider: Option<NodeRef<'a, Node>>| match wider {
+        Some(w) if out.iter().all(|n| is_under(*n, w.id())) => vec![w],
         _ => out,
+    };
+    let out = widen(out, repeated_items(top, a));
+    let first = out.first().copied();
+    widen(out, first.and_then(|n| stacked_sections(n, a)))
+}
+
+/// Text outside links (non-whitespace characters) that makes a block a
+/// section of a page: a couple of sentences.
+const SECTION_CHARS: u32 = 150;
+
+/// A page built as a stack of sections (service and landing pages, page
+/// builders, product pages: a pitch, features, specifications, questions
+/// and answers): the winner, or one of its ancestors, is one of three or
+/// more sibling blocks that each hold a couple of sentences of their own,
+/// mostly outside links, and the others hold more such text than the
+/// winner. Scoring picks the section with the most paragraphs; a reader
+/// reads the stack. Headers, footers, navigation and negatively named
+/// blocks (sidebars, comments, related links) are not sections, and
+/// boilerplate inside the stack is still cleaned when rendering.
+fn stacked_sections<'a>(top: NodeRef<'a, Node>, a: &Analysis<'_>) -> Option<NodeRef<'a, Node>> {
+    let plain = |s: &Stats| s.text.saturating_sub(s.link_text);
+    let t = plain(a.stats.get(&top.id())?);
+    let is_section = |n: NodeRef<'_, Node>| {
+        let Node::Element(e) = n.value() else {
+            return false;
+        };
+        if a.rules.class_weights && class_weight(e) < 0 {
+            return false;
+        }
+        a.stats
+            .get(&n.id())
+            .is_some_and(|s| plain(s) >= SECTION_CHARS && s.link_density() < 0.5)
+    };
+    for item in std::iter::once(top).chain(top.ancestors()) {
+        let parent = item.parent()?;
+        if !matches!(parent.value(), Node::Element(_)) {
+            return None;
+        }
+        let sections: Vec<NodeRef<'_, Node>> =
+            parent.children().filter(|n| is_section(*n)).collect();
+        let others: u32 = sections
+            .iter()
+            .filter(|n| n.id() != item.id())
+            .filter_map(|n| a.stats.get(&n.id()))
+            .map(plain)
+            .sum();
+        if sections.len() >= 3 && others > t {
+            return Some(parent);
+        }
+        if matches!(parent.value(), Node::Element(e) if e.name() == "body") {
+            return None;
+        }
     }
+    None
 }
 
 /// Scores of the blocks and of the ancestors they vote for (up to three
