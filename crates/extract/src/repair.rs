@@ -36,7 +36,54 @@ pub(crate) fn unclose_boilerplate_around_main(doc: &mut Html) {
                 .map(|a| a.id()),
         );
     }
-    for id in around {
+    rename_to_div(doc, around);
+}
+
+/// A `header` that holds half of the page's text, mostly outside links, is
+/// a block a page builder named, not the page's header: Webflow's
+/// templates put the whole post in `<header class="section_blog-post">`.
+/// It is read as a `div`. A header with a large menu is mostly links; a
+/// footer may well hold half of a thin page's text, and stays a footer.
+pub(crate) fn unname_header_holding_the_page(doc: &mut Html) {
+    let (page, _) = text_chars(doc.tree.root());
+    if page == 0 {
+        return;
+    }
+    let holding: Vec<NodeId> = doc
+        .tree
+        .root()
+        .descendants()
+        .filter(|n| matches!(n.value(), Node::Element(e) if e.name() == "header"))
+        .filter(|n| {
+            let (text, in_links) = text_chars(*n);
+            text * 2 >= page && in_links * 2 < text
+        })
+        .map(|n| n.id())
+        .collect();
+    rename_to_div(doc, holding);
+}
+
+/// Non-whitespace characters of text under `node`, and those inside links.
+fn text_chars(node: ego_tree::NodeRef<'_, Node>) -> (usize, usize) {
+    let (mut text, mut in_links) = (0, 0);
+    for n in node.descendants() {
+        if let Node::Text(t) = n.value() {
+            let chars = t.chars().filter(|c| !c.is_whitespace()).count();
+            text += chars;
+            let linked = n
+                .ancestors()
+                .take_while(|a| a.id() != node.id())
+                .any(|a| matches!(a.value(), Node::Element(e) if e.name() == "a"));
+            if linked {
+                in_links += chars;
+            }
+        }
+    }
+    (text, in_links)
+}
+
+fn rename_to_div(doc: &mut Html, ids: Vec<NodeId>) {
+    for id in ids {
         if let Some(mut node) = doc.tree.get_mut(id) {
             if let Node::Element(e) = node.value() {
                 e.name = QualName::new(None, ns!(html), local_name!("div"));

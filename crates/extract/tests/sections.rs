@@ -66,3 +66,30 @@ fn an_article_does_not_take_in_the_blocks_beside_it() {
     assert!(!page.text.contains("About the author"), "{}", page.text);
     assert!(!page.text.contains("Our newsletter"), "{}", page.text);
 }
+
+#[test]
+fn a_header_holding_the_post_is_read_as_content() {
+    // Webflow's blog templates put the whole post in a <header>.
+    let post: String = (0..5)
+        .map(|i| format!("<p>Post paragraph {i}: {SENTENCE}</p>"))
+        .collect();
+    let html = format!(
+        "<html><body>{HEADER}<main><header class=section_blog-post>\
+         <div class=\"blog-rt w-richtext\">{post}</div></header></main>{FOOTER}</body></html>"
+    );
+    let page = extract(html.as_bytes(), &Input::default());
+    assert!(page.text.contains("Post paragraph 4:"), "{}", page.text);
+    assert!(!page.text.contains("Privacy"), "{}", page.text);
+    // A header with a large menu is mostly links: still the page's header.
+    let menu: String = (0..40)
+        .map(|i| format!("<li><a href=/products/{i}>Product line number {i}</a></li>"))
+        .collect();
+    let html = format!(
+        "<html><body><header><div class=mega><ul>{menu}</ul></div><p>Free shipping on orders \
+         over fifty dollars</p></header><article><h1>Short</h1>\
+         <p>Story: {SENTENCE}</p></article>{FOOTER}</body></html>"
+    );
+    let page = extract(html.as_bytes(), &Input::default());
+    assert!(page.text.contains("Story: We plan"), "{}", page.text);
+    assert!(!page.text.contains("Product line number"), "{}", page.text);
+}
