@@ -310,9 +310,13 @@ fn is_streamed_segment(id: Option<&str>) -> bool {
 /// Hidden by its markup: `hidden` (but for a streamed segment),
 /// `aria-hidden`, `display: none` or `visibility: hidden`, or `popover`
 /// (HTML's popover API: not shown until a button or a script opens it, like
-/// a closed `<dialog>`; app-install prompts and notification settings).
+/// a closed `<dialog>`; app-install prompts and notification settings), or
+/// a utility class that hides it ([`hidden_by_class`]).
 pub(crate) fn is_hidden<'a>(attr: impl Fn(&str) -> Option<&'a str>) -> bool {
     if attr("hidden").is_some() && !is_streamed_segment(attr("id")) {
+        return true;
+    }
+    if attr("class").is_some_and(hidden_by_class) {
         return true;
     }
     if attr("popover").is_some() {
@@ -329,6 +333,24 @@ pub(crate) fn is_hidden<'a>(attr: impl Fn(&str) -> Option<&'a str>) -> bool {
             .to_ascii_lowercase();
         s.contains("display:none") || s.contains("visibility:hidden")
     })
+}
+
+/// Classes that hide an element at every width: `hidden` (Bootstrap 3,
+/// Tailwind, Bulma's `is-hidden`) and `d-none` (Bootstrap 4 and later),
+/// unless another class shows it at some width (Tailwind's `md:block`,
+/// Bootstrap's `d-md-block`): such an element is hidden on phones only.
+/// A hidden block of comma-separated data (a list of partner domains) once
+/// outscored a whole article.
+pub(crate) fn hidden_by_class(class: &str) -> bool {
+    let mut hides = false;
+    for token in class.split_ascii_whitespace() {
+        match token {
+            "hidden" | "is-hidden" | "d-none" => hides = true,
+            t if t.contains(':') || (t.starts_with("d-") && t != "d-none") => return false,
+            _ => {}
+        }
+    }
+    hides
 }
 
 /// Junk by its tag and markup alone, whatever the rules: never text,

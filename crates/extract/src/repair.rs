@@ -7,7 +7,7 @@ use ego_tree::NodeId;
 use html5ever::{QualName, local_name, ns};
 use scraper::{Html, Node};
 
-use crate::classify::is_hidden;
+use crate::classify::{hidden_by_class, is_hidden};
 
 /// A page's `<main>` inside `aside`, `nav`, `header` or `footer` is an
 /// unclosed boilerplate element: HTML allows `main` only under `html`,
@@ -93,7 +93,7 @@ fn rename_to_div(doc: &mut Html, ids: Vec<NodeId>) {
 }
 
 /// Shows what the page hides (`hidden`, `display: none`,
-/// `visibility: hidden`). Only for a page that shows next to no text: such
+/// `visibility: hidden`, a hiding class). Only for a page that shows next to no text: such
 /// a page is revealed by its scripts (a wrapper hidden until the page has
 /// loaded, a product block filled in later), and what it hides is what a
 /// reader sees. Popovers stay closed: they are prompts over the page, not
@@ -112,8 +112,9 @@ pub(crate) fn unhide(doc: &mut Html) {
     for id in hidden {
         if let Some(mut node) = doc.tree.get_mut(id) {
             if let Node::Element(e) = node.value() {
-                e.attrs.retain(|(name, _)| {
-                    !matches!(&*name.local, "hidden" | "style" | "aria-hidden")
+                e.attrs.retain(|(name, value)| {
+                    let hiding_class = &*name.local == "class" && hidden_by_class(value);
+                    !matches!(&*name.local, "hidden" | "style" | "aria-hidden") && !hiding_class
                 });
             }
         }

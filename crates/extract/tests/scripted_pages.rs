@@ -202,3 +202,33 @@ fn a_page_that_shows_nothing_is_read_from_its_description() {
     assert!(page.text.contains("own 1:"), "{}", page.text);
     assert!(!page.text.contains("telescope"), "{}", page.text);
 }
+
+#[test]
+fn utility_classes_that_hide_an_element_hide_it() {
+    // A hidden block of comma-separated data scores like a paragraph full
+    // of commas; Bootstrap's and Tailwind's `hidden` is display: none.
+    let domains: String = (0..40).map(|i| format!("partner{i}.example,")).collect();
+    let html = format!(
+        "<html><body><div class=\"partner-domains hidden\">{domains}</div>\
+         <div class=\"d-none\">Bootstrap 4 hides this, one, two, three, four.</div>\
+         <div class=\"hidden md:block\">Desktop readers see this line.</div>\
+         <div class=\"d-none d-lg-block\">Wide screens see this line too.</div>\
+         <div class=body>{}</div></body></html>",
+        paragraphs("essay", 2)
+    );
+    let page = extract(html.as_bytes(), &Input::default());
+    assert!(page.text.contains("essay 1:"), "{}", page.text);
+    assert!(!page.text.contains("partner"), "{}", page.text);
+    assert!(!page.text.contains("Bootstrap 4 hides"), "{}", page.text);
+    let full = nearcrawl_extract::full_text(html.as_bytes(), &Input::default());
+    assert!(full.contains("Desktop readers"), "{full}");
+    assert!(full.contains("Wide screens"), "{full}");
+    assert!(!full.contains("partner"), "{full}");
+    // A page hidden whole by a class until its scripts run is read whole.
+    let html = format!(
+        "<html><body><div class=\"hidden\" id=app><article>{}</article></div></body></html>",
+        paragraphs("revealed", 3)
+    );
+    let page = extract(html.as_bytes(), &Input::default());
+    assert!(page.text.contains("revealed 2:"), "{}", page.text);
+}
