@@ -693,10 +693,13 @@ async fn process(shared: &Arc<Shared>, entry: Entry) -> Processed {
             shared.latencies.observe(fetched.elapsed);
             let len = fetched.body.len();
             shared.extraction.waiting(len);
-            let slot = shared.extraction.enter(len).await;
+            let turn = shared.extraction.enter(len).await;
             let work = shared.clone();
-            let _ = tokio::task::spawn_blocking(move || judge(&work, entry, fetched)).await;
-            drop(slot);
+            let _ = tokio::task::spawn_blocking(move || {
+                judge(&work, entry, fetched);
+                drop(turn);
+            })
+            .await;
             shared.extraction.done(len);
         }
         Err(e) => fetch_failed(shared, &entry, &e),

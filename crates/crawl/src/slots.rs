@@ -1,7 +1,10 @@
 //! How many fetched pages are extracted at once, and how many bytes of
 //! fetched bodies may wait for it.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Extraction is CPU work, and a page's parse holds many times its bytes
 /// (a tree about 13×, the extractor's streamed pass for pages over 1 MiB
@@ -12,9 +15,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// starts (they were 36 MB on javadoc's large pages).
 #[derive(Debug)]
 pub(crate) struct ExtractionSlots {
-    per_core: tokio::sync::Semaphore,
+    per_core: Arc<Semaphore>,
     /// In KiB.
-    bytes: tokio::sync::Semaphore,
+    bytes: Arc<Semaphore>,
     budget_kib: u32,
     /// Bytes of fetched bodies not judged yet.
     backlog: AtomicUsize,
@@ -37,8 +40,8 @@ impl ExtractionSlots {
     fn with_cores(cores: usize) -> ExtractionSlots {
         let budget_kib = (EXTRACTION_BUDGET >> 10) as u32;
         ExtractionSlots {
-            per_core: tokio::sync::Semaphore::new(cores),
-            bytes: tokio::sync::Semaphore::new(budget_kib as usize),
+            per_core: Arc::new(Semaphore::new(cores)),
+            bytes: Arc::new(Semaphore::new(budget_kib as usize)),
             budget_kib,
             backlog: AtomicUsize::new(0),
             room: tokio::sync::Notify::new(),
@@ -67,20 +70,29 @@ impl ExtractionSlots {
         self.room.notify_waiters();
     }
 
-    /// Waits for a turn to extract a page of `len` bytes; the turn ends
-    /// when the permits are dropped.
-    pub(crate) async fn enter(
-        &self,
-        len: usize,
-    ) -> (
-        tokio::sync::SemaphorePermit<'_>,
-        tokio::sync::SemaphorePermit<'_>,
-    ) {
+    /// Waits for a turn to extract a page of `len` bytes.
+    pub(crate) async fn enter(&self, len: usize) -> ExtractionTurn {
         let kib = u32::try_from(len.div_ceil(1024)).unwrap_or(u32::MAX);
-        let bytes = self.bytes.acquire_many(kib.clamp(1, self.budget_kib)).await;
-        let core = self.per_core.acquire().await;
-        (bytes.expect("never closed"), core.expect("never closed"))
+        let bytes = self
+            .bytes
+            .clone()
+            .acquire_many_owned(kib.clamp(1, self.budget_kib));
+        let bytes = bytes.await.expect("never closed");
+        let core = self.per_core.clone().acquire_owned().await;
+        ExtractionTurn {
+            _bytes: bytes,
+            _core: core.expect("never closed"),
+        }
     }
+}
+
+/// A turn to extract one page; it ends when dropped. It is owned, so the
+/// thread that extracts gives it back the moment it is done; held by the
+/// task that awaits the extraction, it stayed taken until the runtime
+/// polled that task again.
+pub(crate) struct ExtractionTurn {
+    _bytes: OwnedSemaphorePermit,
+    _core: OwnedSemaphorePermit,
 }
 
 #[cfg(test)]
