@@ -45,22 +45,34 @@ pub(crate) fn unclose_boilerplate_around_main(doc: &mut Html) {
 /// It is read as a `div`. A header with a large menu is mostly links; a
 /// footer may well hold half of a thin page's text, and stays a footer.
 pub(crate) fn unname_header_holding_the_page(doc: &mut Html) {
-    let (page, _) = text_chars(doc.tree.root());
-    if page == 0 {
-        return;
-    }
-    let holding: Vec<NodeId> = doc
-        .tree
-        .root()
+    let root = doc.tree.root();
+    let headers: Vec<_> = root
         .descendants()
         .filter(|n| matches!(n.value(), Node::Element(e) if e.name() == "header"))
-        .filter(|n| {
-            let (text, in_links) = text_chars(*n);
+        .collect();
+    if headers.is_empty() {
+        return;
+    }
+    let page: usize = root
+        .descendants()
+        .filter_map(|n| match n.value() {
+            Node::Text(t) => Some(visible_chars(t)),
+            _ => None,
+        })
+        .sum();
+    let holding: Vec<NodeId> = headers
+        .into_iter()
+        .filter(|h| {
+            let (text, in_links) = text_chars(*h);
             text * 2 >= page && in_links * 2 < text
         })
-        .map(|n| n.id())
+        .map(|h| h.id())
         .collect();
     rename_to_div(doc, holding);
+}
+
+fn visible_chars(t: &str) -> usize {
+    t.chars().filter(|c| !c.is_whitespace()).count()
 }
 
 /// Non-whitespace characters of text under `node`, and those inside links.
@@ -68,7 +80,7 @@ fn text_chars(node: ego_tree::NodeRef<'_, Node>) -> (usize, usize) {
     let (mut text, mut in_links) = (0, 0);
     for n in node.descendants() {
         if let Node::Text(t) = n.value() {
-            let chars = t.chars().filter(|c| !c.is_whitespace()).count();
+            let chars = visible_chars(t);
             text += chars;
             let linked = n
                 .ancestors()
