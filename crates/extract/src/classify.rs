@@ -342,6 +342,10 @@ pub(crate) fn is_hidden<'a>(attr: impl Fn(&str) -> Option<&'a str>) -> bool {
 /// A hidden block of comma-separated data (a list of partner domains) once
 /// outscored a whole article.
 pub(crate) fn hidden_by_class(class: &str) -> bool {
+    // Asked of every element with a class on every pass: most have neither.
+    if !class.contains("hidden") && !class.contains("d-none") {
+        return false;
+    }
     let mut hides = false;
     for token in class.split_ascii_whitespace() {
         match token {

@@ -39,16 +39,25 @@ pub(crate) fn unclose_boilerplate_around_main(doc: &mut Html) {
     rename_to_div(doc, around);
 }
 
-/// A `header` that holds half of the page's text, mostly outside links, is
-/// a block a page builder named, not the page's header: Webflow's
-/// templates put the whole post in `<header class="section_blog-post">`.
-/// It is read as a `div`. A header with a large menu is mostly links; a
-/// footer may well hold half of a thin page's text, and stays a footer.
+/// Text outside links (non-whitespace characters) a header must hold to be
+/// taken for a post: a few paragraphs.
+const POST_CHARS: usize = 500;
+
+/// A `header` that holds half of the page's text, mostly outside links,
+/// and a few paragraphs' worth of it, is a block a page builder named, not
+/// the page's header: Webflow's templates put the whole post in
+/// `<header class="section_blog-post">`. It is read as a `div`. A header
+/// with a large menu is mostly links; a footer may well hold half of a thin
+/// page's text, and stays a footer.
 pub(crate) fn unname_header_holding_the_page(doc: &mut Html) {
     let root = doc.tree.root();
+    // A post's worth of text outside links, before the page is counted:
+    // most headers hold a logo and a menu.
     let headers: Vec<_> = root
         .descendants()
         .filter(|n| matches!(n.value(), Node::Element(e) if e.name() == "header"))
+        .map(|h| (h, text_chars(h)))
+        .filter(|(_, (text, in_links))| text - in_links >= POST_CHARS)
         .collect();
     if headers.is_empty() {
         return;
@@ -62,11 +71,8 @@ pub(crate) fn unname_header_holding_the_page(doc: &mut Html) {
         .sum();
     let holding: Vec<NodeId> = headers
         .into_iter()
-        .filter(|h| {
-            let (text, in_links) = text_chars(*h);
-            text * 2 >= page && in_links * 2 < text
-        })
-        .map(|h| h.id())
+        .filter(|(_, (text, in_links))| text * 2 >= page && in_links * 2 < *text)
+        .map(|(h, _)| h.id())
         .collect();
     rename_to_div(doc, holding);
 }
