@@ -53,7 +53,7 @@ fn main() {
         }
     }
     // Files beside sled's: all live.
-    for file in ["gate.records", "outbox"] {
+    for file in ["gate.records", "outbox", "docs"] {
         let len = std::fs::metadata(dir.join(file)).map_or(0, |m| m.len());
         println!("file {file}: {len} bytes");
         total += len;

@@ -250,7 +250,7 @@ impl Crawler {
             strip_params: config.scope.strip_params.clone(),
             sort_query: config.scope.sort_query,
         };
-        let state = State::open_in(store, &state_dir.join("outbox"))?;
+        let state = State::open_in(store, &state_dir)?;
         let outputs = format!(
             "formats {:?}, compression {:?}",
             config.output.formats, config.output.compression
@@ -410,11 +410,14 @@ fn recover(core: &mut Core) -> Result<(), CrawlError> {
             restored += 1;
         }
         for block in state.outbox()? {
-            for (doc, bytes) in block.docs {
-                let judgement = Judgement::from_bytes(&bytes).ok_or_else(|| {
-                    StoreError::Corrupt(format!("the outbox's judgement of document {doc}"))
+            for new in block.docs {
+                let judgement = Judgement::from_bytes(&new.judgement).ok_or_else(|| {
+                    StoreError::Corrupt(format!("the outbox's judgement of document {}", new.doc))
                 })?;
-                dedup.record(doc, &judgement)?;
+                dedup.record(new.doc, &judgement)?;
+                if let Some(url) = &new.url {
+                    state.restore_doc_url(new.doc, url);
+                }
                 restored += 1;
             }
             for o in block.outcomes {
@@ -1148,7 +1151,7 @@ fn record_new(
 ) -> Result<(), String> {
     let state = &mut core.state;
     let doc = state.new_doc().map_err(|e| format!("crawl state: {e}"))?;
-    state.put_doc(&mut commit.writes, doc, entry.url.as_str(), judgement);
+    state.put_doc(doc, entry.url.as_str(), judgement);
     if noindex {
         state.stats.noindex += 1;
     } else {

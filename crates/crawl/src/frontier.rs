@@ -27,7 +27,10 @@ use crate::store::{Store, StoreError, Writes};
 
 const QUEUE: u8 = b'q';
 const IN_FLIGHT: u8 = b'i';
-const SEEN: u8 = b's';
+/// Every URL ever queued, as a 64-bit fingerprint (see [`seen_key`]).
+const SEEN: u8 = b'u';
+/// The seen set as earlier versions kept it: whole URLs (migrated at open).
+const SEEN_URLS: u8 = b's';
 /// Hosts ever admitted (for `max_hosts`).
 const KNOWN: u8 = b'k';
 
@@ -133,6 +136,49 @@ fn prefixed(tag: u8, rest: &[u8]) -> Vec<u8> {
     k
 }
 
+/// The seen set's key of `url`: its 64-bit SipHash, not the URL.
+///
+/// Why: with whole URLs as keys the seen set was most of the store (a key
+/// of ~80 bytes, and ~450 bytes of sled's log per key on disk); 9-byte
+/// keys cost ~70. The price is that a URL whose fingerprint equals an
+/// earlier URL's is taken as seen and never fetched: with n URLs, any such
+/// pair occurs with probability about n²/2⁶⁵ (3·10⁻⁸ in a crawl of a
+/// million URLs, 3·10⁻⁴ at 10⁸). Heritrix's seen set is made the same way
+/// (64-bit fingerprints, `BdbUriUniqFilter`).
+fn seen_key(url: &Url) -> [u8; 9] {
+    let mut k = [SEEN; 9];
+    let h = siphasher::sip::SipHasher13::new_with_keys(SEEN_KEY_0, SEEN_KEY_1)
+        .hash(url.as_str().as_bytes());
+    k[1..].copy_from_slice(&h.to_be_bytes());
+    k
+}
+
+/// Fixed SipHash keys: fingerprints are stored, so they must not change
+/// between runs or versions.
+const SEEN_KEY_0: u64 = 0x6e65_6172_6372_6177; // "nearcraw"
+const SEEN_KEY_1: u64 = 0x6c2d_7365_656e_2d31; // "l-seen-1"
+
+/// Rewrites a seen set of whole URLs (earlier versions) as fingerprints,
+/// in batches, each atomic: a crash midway leaves both kinds, and the next
+/// open goes on.
+fn migrate_seen_urls(store: &dyn Store) -> Result<(), StoreError> {
+    loop {
+        let mut batch = Writes::default();
+        for item in store.scan_prefix(&[SEEN_URLS]).take(10_000) {
+            let (key, _) = item?;
+            // Keys that are not URLs any more cannot be looked up; drop them.
+            if let Ok(url) = Url::parse(&String::from_utf8_lossy(&key[1..])) {
+                batch.insert(seen_key(&url), []);
+            }
+            batch.remove(key);
+        }
+        if batch.is_empty() {
+            return Ok(());
+        }
+        store.apply(batch)?;
+    }
+}
+
 fn host_prefix(host: &str) -> Vec<u8> {
     let mut k = vec![QUEUE];
     k.extend_from_slice(host.as_bytes());
@@ -146,9 +192,7 @@ pub struct SeenSet(Arc<dyn Store>);
 
 impl SeenSet {
     pub fn contains(&self, url: &Url) -> bool {
-        self.0
-            .contains(&prefixed(SEEN, url.as_str().as_bytes()))
-            .unwrap_or(false)
+        self.0.contains(&seen_key(url)).unwrap_or(false)
     }
 }
 
@@ -165,6 +209,7 @@ impl Frontier {
     /// Opens the frontier kept in `store`, resuming what is there: URLs
     /// that were in flight when the last run ended go back in the queue.
     pub fn open_in(store: Arc<dyn Store>) -> Result<Frontier, StoreError> {
+        migrate_seen_urls(store.as_ref())?;
         let mut requeue = Writes::default();
         for item in store.scan_prefix(&[IN_FLIGHT]) {
             let (key, url) = item?;
@@ -313,7 +358,7 @@ impl Frontier {
             adds.new_hosts.insert(host.clone());
         }
         adds.urls.insert(url.as_str().to_string());
-        batch.insert(prefixed(SEEN, url.as_str().as_bytes()), []);
+        batch.insert(seen_key(url), []);
         let mut key = host_prefix(&host);
         key.extend_from_slice(&depth.to_be_bytes());
         key.extend_from_slice(&self.seq.to_be_bytes());
@@ -327,7 +372,7 @@ impl Frontier {
     /// Records `url` as seen without queueing it (a redirect target that
     /// was just fetched), in `writes`.
     pub fn mark_seen(&self, batch: &mut Writes, url: &Url) {
-        batch.insert(prefixed(SEEN, url.as_str().as_bytes()), []);
+        batch.insert(seen_key(url), []);
     }
 
     /// Takes note of URLs pushed in a batch that has now been applied.
@@ -474,8 +519,7 @@ impl Frontier {
 
     /// Whether `url` was ever queued.
     pub fn was_seen(&self, url: &Url) -> Result<bool, StoreError> {
-        self.store
-            .contains(&prefixed(SEEN, url.as_str().as_bytes()))
+        self.store.contains(&seen_key(url))
     }
 
     /// A handle that answers [`was_seen`](Frontier::was_seen) without the
@@ -521,6 +565,27 @@ mod tests {
         std::iter::from_fn(|| pop(f))
             .map(|e| e.url.to_string())
             .collect()
+    }
+
+    #[test]
+    fn a_seen_set_of_whole_urls_is_rewritten_as_fingerprints_at_open() {
+        let t = tree();
+        let old = ["https://a.example/x", "https://b.example/y?q=1"];
+        for url in old {
+            t.insert(&prefixed(SEEN_URLS, url.as_bytes()), &[]).unwrap();
+        }
+        let mut f = Frontier::open_in(t.clone()).unwrap();
+        assert_eq!(t.scan_prefix(&[SEEN_URLS]).count(), 0, "old keys gone");
+        assert_eq!(f.seen(), 2);
+        for url in old {
+            assert!(f.was_seen(&u(url)).unwrap(), "{url}");
+            assert!(
+                !f.push_now(&u(url), 0).unwrap(),
+                "{url} is not queued again"
+            );
+        }
+        assert!(!f.was_seen(&u("https://a.example/z")).unwrap());
+        assert!(f.push_now(&u("https://a.example/z"), 0).unwrap());
     }
 
     #[test]

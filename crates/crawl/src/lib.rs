@@ -27,6 +27,7 @@
 pub mod canonical;
 pub mod config;
 pub mod crawler;
+mod doc_urls;
 pub mod frontier;
 pub mod latency;
 mod outbox;

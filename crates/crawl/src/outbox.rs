@@ -7,10 +7,10 @@
 //! the state). Appended to a file that each checkpoint empties, it costs
 //! nothing once the checkpoint is made.
 //!
-//! Each block also carries the judgements of the documents its batch
-//! created: the duplicate index is made durable only at checkpoints, and
-//! after a crash these restore it. Older judgements are the index's own, so
-//! the store keeps only each document's URL.
+//! Each block also carries the documents its batch created, with their
+//! judgements and URLs: the duplicate index and the document URLs (see
+//! [`crate::doc_urls`]) are made durable only at checkpoints, and after a
+//! crash these restore them.
 //!
 //! How it stays exact: a group's outcomes are appended and made durable
 //! *before* the group's batch is applied, and the batch records the
@@ -28,10 +28,23 @@ use crate::sink::Outcome;
 /// What one group of batches left in the outbox.
 #[derive(Debug, Default, PartialEq)]
 pub(crate) struct Block {
-    /// New documents and their judgements (`Judgement::to_bytes`).
-    pub docs: Vec<(u64, Vec<u8>)>,
+    pub docs: Vec<NewDoc>,
     pub outcomes: Vec<Outcome>,
 }
+
+/// A document a batch created.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct NewDoc {
+    pub doc: u64,
+    /// `Judgement::to_bytes`.
+    pub judgement: Vec<u8>,
+    /// None in blocks of earlier versions (the store held the URL).
+    pub url: Option<String>,
+}
+
+/// Set in a block's document count when each document carries its URL
+/// (blocks of earlier versions do not).
+const WITH_URLS: u32 = 1 << 31;
 
 #[derive(Debug)]
 pub(crate) struct Outbox {
@@ -71,17 +84,16 @@ impl Outbox {
 
     /// Appends a block of `docs` and `outcomes` (zstd-compressed: page
     /// texts are most of it), durable on return; the outbox's length after.
-    pub(crate) fn append(
-        &mut self,
-        docs: &[(u64, Vec<u8>)],
-        outcomes: &[Outcome],
-    ) -> io::Result<u64> {
+    pub(crate) fn append(&mut self, docs: &[NewDoc], outcomes: &[Outcome]) -> io::Result<u64> {
         let mut bytes = Vec::new();
-        bytes.extend_from_slice(&(docs.len() as u32).to_be_bytes());
-        for (doc, judgement) in docs {
-            bytes.extend_from_slice(&doc.to_be_bytes());
-            bytes.extend_from_slice(&(judgement.len() as u32).to_be_bytes());
-            bytes.extend_from_slice(judgement);
+        bytes.extend_from_slice(&(docs.len() as u32 | WITH_URLS).to_be_bytes());
+        for d in docs {
+            bytes.extend_from_slice(&d.doc.to_be_bytes());
+            bytes.extend_from_slice(&(d.judgement.len() as u32).to_be_bytes());
+            bytes.extend_from_slice(&d.judgement);
+            let url = d.url.as_deref().unwrap_or("").as_bytes();
+            bytes.extend_from_slice(&(url.len() as u32).to_be_bytes());
+            bytes.extend_from_slice(url);
         }
         for o in outcomes {
             o.encode(&mut bytes);
@@ -142,12 +154,25 @@ fn next_block(rest: &mut &[u8]) -> Option<Block> {
         *b = &b[n..];
         Some(head)
     };
-    let n = u32::from_be_bytes(take(&mut b, 4)?.try_into().ok()?);
+    let mut n = u32::from_be_bytes(take(&mut b, 4)?.try_into().ok()?);
+    let with_urls = n & WITH_URLS != 0;
+    n &= !WITH_URLS;
     let mut docs = Vec::new();
     for _ in 0..n {
         let doc = u64::from_be_bytes(take(&mut b, 8)?.try_into().ok()?);
         let len = u32::from_be_bytes(take(&mut b, 4)?.try_into().ok()?) as usize;
-        docs.push((doc, take(&mut b, len)?));
+        let judgement = take(&mut b, len)?;
+        let url = if with_urls {
+            let len = u32::from_be_bytes(take(&mut b, 4)?.try_into().ok()?) as usize;
+            Some(String::from_utf8(take(&mut b, len)?).ok()?)
+        } else {
+            None
+        };
+        docs.push(NewDoc {
+            doc,
+            judgement,
+            url,
+        });
     }
     let outcomes = Outcome::decode_all(b)?;
     Some(Block { docs, outcomes })
@@ -170,16 +195,21 @@ mod tests {
     fn blocks_past_the_recorded_length_are_cut_at_open() {
         let dir = std::env::temp_dir().join(format!("nearcrawl-outbox-{}", std::process::id()));
         let _ = std::fs::remove_file(&dir);
-        let block = |docs: Vec<(u64, Vec<u8>)>, outcomes: Vec<Outcome>| Block { docs, outcomes };
+        let block = |docs: Vec<NewDoc>, outcomes: Vec<Outcome>| Block { docs, outcomes };
+        let doc = |doc: u64, judgement: &[u8]| NewDoc {
+            doc,
+            judgement: judgement.to_vec(),
+            url: Some(format!("http://a.example/d{doc}")),
+        };
         let mut o = Outbox::open(&dir, 0).unwrap();
-        let a = block(vec![(7, b"judgement".to_vec())], vec![error(1), error(2)]);
+        let a = block(vec![doc(7, b"judgement")], vec![error(1), error(2)]);
         let first = o.append(&a.docs, &a.outcomes).unwrap();
         o.append(&[], &[error(3)]).unwrap();
         drop(o);
         // The second block's batch never made it: the store names `first`.
         let mut o = Outbox::open(&dir, first).unwrap();
         assert_eq!(o.read_all().unwrap(), vec![a]);
-        let d = block(vec![(8, vec![]), (9, vec![1, 2])], vec![]);
+        let d = block(vec![doc(8, &[]), doc(9, &[1, 2])], vec![]);
         let second = o.append(&d.docs, &d.outcomes).unwrap();
         assert_eq!(o.read_all().unwrap()[1], d);
         o.clear().unwrap();
@@ -190,5 +220,29 @@ mod tests {
             "a state naming more than the file holds is an error, not a silent loss"
         );
         std::fs::remove_file(&dir).unwrap();
+    }
+
+    #[test]
+    fn blocks_of_earlier_versions_read_without_urls() {
+        // As earlier versions framed a block: documents with no URLs.
+        let mut raw = 1u32.to_be_bytes().to_vec();
+        raw.extend_from_slice(&5u64.to_be_bytes());
+        raw.extend_from_slice(&2u32.to_be_bytes());
+        raw.extend_from_slice(&[7, 8]);
+        error(4).encode(&mut raw);
+        let packed = zstd::bulk::compress(&raw, 1).unwrap();
+        let mut framed = (raw.len() as u32).to_be_bytes().to_vec();
+        framed.extend_from_slice(&(packed.len() as u32).to_be_bytes());
+        framed.extend_from_slice(&packed);
+        let block = next_block(&mut &framed[..]).unwrap();
+        assert_eq!(
+            block.docs,
+            [NewDoc {
+                doc: 5,
+                judgement: vec![7, 8],
+                url: None
+            }]
+        );
+        assert_eq!(block.outcomes, [error(4)]);
     }
 }

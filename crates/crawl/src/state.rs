@@ -12,9 +12,12 @@
 //! batches that made it to disk, is written again. A batch that did not make
 //! it left its URL in flight, and it is fetched again.
 //!
-//! Keys, by first byte: `q`/`i`/`s` the frontier (see [`Frontier`]), `d`
-//! documents, `o` the outbox of earlier versions (read once, then gone), `h` pages per host, `x` origins whose
-//! sitemaps were read, `r` robots.txt files, `m` metadata.
+//! Keys, by first byte: `q`/`i`/`u`/`k` the frontier (see [`Frontier`]),
+//! `h`/`g` pages per host and per domain, `p` per-host figures, `t` trap
+//! sections, `x` origins whose sitemaps were read, `r` robots.txt files,
+//! `m` metadata; `d` documents' URLs and `o` the outbox as earlier versions
+//! kept them. Beside the store: the outbox (see [`crate::outbox`]) and the
+//! documents' URLs (see [`crate::doc_urls`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -22,12 +25,14 @@ use std::sync::Arc;
 use nearcrawl_index::Judgement;
 use serde::{Deserialize, Serialize};
 
+use crate::doc_urls::{DocUrls, Length};
 use crate::frontier::Frontier;
-use crate::outbox::{Block, Outbox};
+use crate::outbox::{Block, NewDoc, Outbox};
 use crate::scope::registrable_domain;
 use crate::sink::{Outcome, Position};
 use crate::store::{Store, StoreError, Writes};
 
+/// Documents' URLs as earlier versions kept them (now in [`DocUrls`]).
 const DOC: u8 = b'd';
 /// Outbox entries as earlier versions kept them, in the store.
 const OLD_OUTBOX: u8 = b'o';
@@ -212,10 +217,13 @@ pub struct State {
     host_stats: HashMap<String, HostStats>,
     /// Sections cut off as duplicate traps (few: all kept in memory).
     trapped: std::collections::HashSet<String>,
-    /// Documents written but not applied yet: their URLs.
-    pending_docs: HashMap<u64, String>,
-    /// Their judgements, for the outbox (see [`State::put_outcomes`]).
-    pending_judgements: Vec<(u64, Vec<u8>)>,
+    /// Every document's URL.
+    docs: DocUrls,
+    /// Whether the store holds documents' URLs (written by earlier versions).
+    old_docs: bool,
+    /// Documents made since the last [`put_outcomes`](State::put_outcomes),
+    /// for the outbox.
+    new_docs: Vec<NewDoc>,
 }
 
 impl std::fmt::Debug for State {
@@ -252,9 +260,9 @@ fn be_u64(b: &[u8]) -> u64 {
 }
 
 impl State {
-    /// Opens (or resumes) the state kept in `store`, with its outbox file
-    /// at `outbox`.
-    pub fn open_in(store: Arc<dyn Store>, outbox: &std::path::Path) -> Result<State, StoreError> {
+    /// Opens (or resumes) the state kept in `store`, with its files (the
+    /// outbox, the documents' URLs) in `dir`.
+    pub fn open_in(store: Arc<dyn Store>, dir: &std::path::Path) -> Result<State, StoreError> {
         let frontier = Frontier::open_in(store.clone())?;
         let trapped = store
             .scan_prefix(&[TRAP])
@@ -266,7 +274,15 @@ impl State {
             .and_then(|v| serde_json::from_slice(&v).ok())
             .unwrap_or_default();
         let recorded = store.get(&meta("outbox_len"))?.map_or(0, |v| be_u64(&v));
-        let outbox = Outbox::open(outbox, recorded).map_err(io_error)?;
+        let outbox = Outbox::open(&dir.join("outbox"), recorded).map_err(io_error)?;
+        let recorded = store.get(&meta("doc_urls"))?;
+        let recorded = match recorded {
+            None => Length::default(),
+            Some(v) => Length::from_bytes(&v)
+                .ok_or_else(|| corrupt(format!("the documents' URLs' length {v:?}")))?,
+        };
+        let docs = DocUrls::open(&dir.join("docs"), recorded).map_err(io_error)?;
+        let old_docs = store.scan_prefix(&[DOC]).next().is_some();
         Ok(State {
             store,
             frontier,
@@ -277,8 +293,9 @@ impl State {
             taken: HashMap::new(),
             trapped,
             host_stats: HashMap::new(),
-            pending_docs: HashMap::new(),
-            pending_judgements: Vec::new(),
+            docs,
+            old_docs,
+            new_docs: Vec::new(),
         })
     }
 
@@ -306,10 +323,12 @@ impl State {
     }
 
     /// Records a checkpoint: the sink is durable at `sink`, the duplicate
-    /// index holds every document so far. Empties the outbox; durable on
-    /// return.
+    /// index holds every document so far. Saves the documents' URLs and
+    /// empties the outbox; durable on return.
     pub fn set_checkpoint(&mut self, sink: Position) -> Result<(), StoreError> {
         let mut batch = Writes::default();
+        let docs = self.docs.save().map_err(io_error)?;
+        batch.insert(meta("doc_urls"), docs.to_bytes());
         for kv in self.store.scan_prefix(&[OLD_OUTBOX]) {
             batch.remove(kv?.0);
         }
@@ -396,22 +415,30 @@ impl State {
         Ok(self.next_doc - 1)
     }
 
-    /// Records document `doc`'s URL in `batch`; its judgement goes to the
-    /// outbox with the group (the index keeps it after the checkpoint).
-    pub fn put_doc(&mut self, batch: &mut Writes, doc: u64, url: &str, judgement: &Judgement) {
-        self.pending_docs.insert(doc, url.to_string());
-        self.pending_judgements.push((doc, judgement.to_bytes()));
-        let url = &url.as_bytes()[..url.len().min(u16::MAX as usize)];
-        let mut v = Vec::with_capacity(2 + url.len());
-        v.extend_from_slice(&(url.len() as u16).to_be_bytes());
-        v.extend_from_slice(url);
-        batch.insert(key(DOC, &doc.to_be_bytes()), v);
+    /// Records document `doc` with its URL: both go to the outbox with the
+    /// group, and the next checkpoint keeps the URL (the index keeps the
+    /// judgement).
+    pub fn put_doc(&mut self, doc: u64, url: &str, judgement: &Judgement) {
+        self.docs.add(doc, url);
+        self.new_docs.push(NewDoc {
+            doc,
+            judgement: judgement.to_bytes(),
+            url: Some(url.to_string()),
+        });
+    }
+
+    /// Notes again the URL of a document the outbox holds (recovery).
+    pub(crate) fn restore_doc_url(&mut self, doc: u64, url: &str) {
+        self.docs.add(doc, url);
     }
 
     /// The URL of a document.
     pub fn doc_url(&self, doc: u64) -> Result<Option<String>, StoreError> {
-        if let Some(url) = self.pending_docs.get(&doc) {
-            return Ok(Some(url.clone()));
+        if let Some(url) = self.docs.get(doc).map_err(io_error)? {
+            return Ok(Some(url));
+        }
+        if !self.old_docs {
+            return Ok(None);
         }
         Ok(self
             .store
@@ -425,11 +452,12 @@ impl State {
     /// Whether document `doc` exists (was not lost in a crash).
     pub fn doc_exists(&self, doc: u64) -> bool {
         doc < self.next_doc
-            && (self.pending_docs.contains_key(&doc)
-                || self
-                    .store
-                    .contains(&key(DOC, &doc.to_be_bytes()))
-                    .unwrap_or(false))
+            && (self.docs.contains(doc)
+                || self.old_docs
+                    && self
+                        .store
+                        .contains(&key(DOC, &doc.to_be_bytes()))
+                        .unwrap_or(false))
     }
 
     /// Appends outcomes, and the judgements of the documents put since the
@@ -440,7 +468,7 @@ impl State {
         batch: &mut Writes,
         outcomes: &[Outcome],
     ) -> Result<(), StoreError> {
-        let docs = std::mem::take(&mut self.pending_judgements);
+        let docs = std::mem::take(&mut self.new_docs);
         if docs.is_empty() && outcomes.is_empty() {
             return Ok(());
         }
@@ -573,9 +601,7 @@ impl State {
 
     /// Applies `writes` as one atomic batch.
     pub fn apply(&mut self, writes: Writes) -> Result<(), StoreError> {
-        self.store.apply(writes)?;
-        self.pending_docs.clear();
-        Ok(())
+        self.store.apply(writes)
     }
 }
 
@@ -619,6 +645,7 @@ mod tests {
             Arc::new(crate::store::SledStore::open_in(&db, "crawl").unwrap());
         let outbox =
             std::env::temp_dir().join(format!("nearcrawl-old-outbox-{}", std::process::id()));
+        std::fs::create_dir_all(&outbox).unwrap();
         let error = |n: u32| {
             Outcome::Error(ErrorRecord {
                 url: format!("http://a.example/{n}"),
@@ -653,7 +680,53 @@ mod tests {
         state.set_checkpoint(serde_json::Value::Null).unwrap();
         assert!(state.outbox().unwrap().is_empty());
         assert_eq!(store.scan_prefix(&[OLD_OUTBOX]).count(), 0);
-        std::fs::remove_file(&outbox).unwrap();
+        std::fs::remove_dir_all(&outbox).unwrap();
+    }
+
+    #[test]
+    fn document_urls_outlive_checkpoints_and_earlier_versions_records_are_read() {
+        let db = sled::Config::new().temporary(true).open().unwrap();
+        let store: Arc<dyn Store> =
+            Arc::new(crate::store::SledStore::open_in(&db, "crawl").unwrap());
+        let dir = std::env::temp_dir().join(format!("nearcrawl-doc-urls-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut dedup = nearcrawl_index::Deduper::open_in(&db, &dir, Default::default()).unwrap();
+        let judgement = dedup.judge("some text of a page", |_| true).unwrap();
+        // Document 0 as an earlier version kept it: a store record.
+        let mut old = 19u16.to_be_bytes().to_vec();
+        old.extend_from_slice(b"http://a.example/0/");
+        store.insert(&key(DOC, &0u64.to_be_bytes()), &old).unwrap();
+        store
+            .insert(&meta("doc_reserved"), &1u64.to_be_bytes())
+            .unwrap();
+        let (saved, unsaved) = {
+            let mut state = State::open_in(store.clone(), &dir).unwrap();
+            let saved = state.new_doc().unwrap();
+            state.put_doc(saved, "http://a.example/1", &judgement);
+            state.set_checkpoint(serde_json::Value::Null).unwrap();
+            let unsaved = state.new_doc().unwrap();
+            state.put_doc(unsaved, "http://a.example/2", &judgement);
+            assert_eq!(
+                state.doc_url(unsaved).unwrap().as_deref(),
+                Some("http://a.example/2")
+            );
+            (saved, unsaved)
+        };
+        // A stop without a checkpoint: the later document is gone.
+        let state = State::open_in(store, &dir).unwrap();
+        assert_eq!(
+            state.doc_url(0).unwrap().as_deref(),
+            Some("http://a.example/0/")
+        );
+        assert!(state.doc_exists(0));
+        assert_eq!(
+            state.doc_url(saved).unwrap().as_deref(),
+            Some("http://a.example/1")
+        );
+        assert!(state.doc_exists(saved));
+        assert!(!state.doc_exists(unsaved));
+        assert_eq!(state.doc_url(unsaved).unwrap(), None);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -662,6 +735,7 @@ mod tests {
         let store: Arc<dyn Store> =
             Arc::new(crate::store::SledStore::open_in(&db, "crawl").unwrap());
         let outbox = std::env::temp_dir().join(format!("nearcrawl-budgets-{}", std::process::id()));
+        std::fs::create_dir_all(&outbox).unwrap();
         {
             let mut state = State::open_in(store.clone(), &outbox).unwrap();
             let mut take = |host: &str| state.take_page(host, "-", 2, 3).unwrap();
@@ -691,6 +765,6 @@ mod tests {
             state.take_page("other.co.uk", "-", 2, 3).unwrap(),
             Err("host_page_limit")
         );
-        std::fs::remove_file(&outbox).unwrap();
+        std::fs::remove_dir_all(&outbox).unwrap();
     }
 }

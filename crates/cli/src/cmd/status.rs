@@ -73,7 +73,7 @@ fn open_state(dir: &Path) -> Result<State, Held> {
         .map_err(|_| Held)?;
     let store = SledStore::open_in(&db, "crawl").map_err(|_| Held)?;
     // Opening cuts an outbox tail a crash left, as the next run would.
-    State::open_in(Arc::new(store), &dir.join("outbox")).map_err(|_| Held)
+    State::open_in(Arc::new(store), dir).map_err(|_| Held)
 }
 
 fn from_state(state: &State, top: usize) -> anyhow::Result<Value> {
