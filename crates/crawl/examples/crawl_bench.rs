@@ -244,5 +244,18 @@ async fn main() {
         caught.len(),
         100.0 * caught.len() as f64 / planted as f64
     );
+    let state: u64 = std::fs::read_dir(out.join("state"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.metadata().ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum();
+    println!(
+        "state on disk: {:.1} MB, {:.0} B per fetched page",
+        state as f64 / 1e6,
+        state as f64 / stats.fetched.max(1) as f64
+    );
     let _ = std::fs::remove_dir_all(&out);
 }

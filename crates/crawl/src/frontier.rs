@@ -1,5 +1,6 @@
 //! The frontier: URLs waiting to be fetched, URLs being fetched, and every
-//! URL ever queued, all in the crawl's [`Store`] (on disk).
+//! URL ever queued (as a 64-bit fingerprint), all in the crawl's [`Store`]
+//! (on disk).
 //!
 //! Per-host queues, lowest depth first within a host (breadth-first), and
 //! hosts served in turn so one large host cannot starve the others. A
