@@ -272,6 +272,10 @@ fn crawls_the_site_and_keeps_duplicates_out() {
     assert_eq!(stats["robots_denied"], 1);
     assert!(stats["out_of_scope"]["host"].as_u64().unwrap() >= 1);
     assert_eq!(stats["written"].as_u64().unwrap() as usize, pages.len());
+    // How serial the run was: the commit lock's time, held and waited for.
+    let lock = &stats["this_run"]["core_lock"];
+    assert!(lock["held_secs"].as_f64().unwrap() > 0.0, "{stats}");
+    assert!(lock["waited_secs"].as_f64().unwrap() >= 0.0, "{stats}");
     // /from-sitemap, and /a/0 if the sitemap was read before the home page.
     let from_sitemap = stats["sitemap_urls"].as_u64().unwrap();
     assert!((1..=2).contains(&from_sitemap), "{stats}");

@@ -402,12 +402,15 @@ fn main() {
     let stats = std::fs::read_to_string(dir.join("out/stats.json")).unwrap_or_default();
     let stats: serde_json::Value = serde_json::from_str(&stats).unwrap_or_default();
     println!(
-        "crawler: fetched {}, written {}, duplicates {} exact + {} near, errors {}",
+        "crawler: fetched {}, written {}, duplicates {} exact + {} near, errors {}; \
+         commit lock held {} s, waited for {} s (summed over threads)",
         stats["fetched"],
         stats["written"],
         stats["exact_duplicates"],
         stats["near_duplicates"],
-        stats["errors"]
+        stats["errors"],
+        stats["this_run"]["core_lock"]["held_secs"],
+        stats["this_run"]["core_lock"]["waited_secs"],
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

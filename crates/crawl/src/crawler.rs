@@ -7,8 +7,8 @@
 //! outside it.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use nearcrawl_extract::{Input, extract};
@@ -112,7 +112,7 @@ struct Shared {
     fetcher: Fetcher,
     scope: Scope,
     canon: Canonicalizer,
-    core: Mutex<Core>,
+    core: CoreLock,
     /// Fingerprinting happens outside the commit lock, on these.
     fingerprinters: Mutex<Vec<Fingerprinter>>,
     fingerprinter: Fingerprinter,
@@ -129,6 +129,73 @@ struct Shared {
     broken: Mutex<Option<String>>,
     extraction: ExtractionSlots,
     latencies: crate::latency::Latencies,
+}
+
+/// The lock every commit takes (state, frontier, gate, outputs), timed:
+/// the time it was held and the time threads waited for it, over the run,
+/// say how much of the crawl is serial (`stats.json`, `this_run.core_lock`).
+struct CoreLock {
+    core: Mutex<Core>,
+    waited_ns: AtomicU64,
+    held_ns: AtomicU64,
+}
+
+impl CoreLock {
+    fn new(core: Core) -> CoreLock {
+        CoreLock {
+            core: Mutex::new(core),
+            waited_ns: AtomicU64::new(0),
+            held_ns: AtomicU64::new(0),
+        }
+    }
+
+    fn lock(&self) -> CoreGuard<'_> {
+        let asked = Instant::now();
+        let guard = self.core.lock().expect("a crawl thread panicked");
+        let since = Instant::now();
+        let waited = since.duration_since(asked).as_nanos() as u64;
+        self.waited_ns.fetch_add(waited, Ordering::Relaxed);
+        CoreGuard {
+            guard,
+            since,
+            held_ns: &self.held_ns,
+        }
+    }
+
+    /// Seconds held and seconds waited for, so far.
+    fn times(&self) -> serde_json::Value {
+        let secs = |ns: &AtomicU64| (ns.load(Ordering::Relaxed) as f64 / 1e3).round() / 1e6;
+        serde_json::json!({
+            "held_secs": secs(&self.held_ns),
+            "waited_secs": secs(&self.waited_ns),
+        })
+    }
+}
+
+struct CoreGuard<'a> {
+    guard: MutexGuard<'a, Core>,
+    since: Instant,
+    held_ns: &'a AtomicU64,
+}
+
+impl std::ops::Deref for CoreGuard<'_> {
+    type Target = Core;
+    fn deref(&self) -> &Core {
+        &self.guard
+    }
+}
+
+impl std::ops::DerefMut for CoreGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Core {
+        &mut self.guard
+    }
+}
+
+impl Drop for CoreGuard<'_> {
+    fn drop(&mut self) {
+        let held = self.since.elapsed().as_nanos() as u64;
+        self.held_ns.fetch_add(held, Ordering::Relaxed);
+    }
 }
 
 /// A crawl over one output directory; its state (frontier, seen set,
@@ -279,7 +346,7 @@ impl Crawler {
             fingerprinter: core.dedup.fingerprinter(),
             seen: core.state.frontier.seen_set(),
             wants_captures: core.sink.wants_captures(),
-            core: Mutex::new(core),
+            core: CoreLock::new(core),
             in_flight: AtomicUsize::new(0),
             latencies: Default::default(),
             sitemap_origins: Mutex::new(std::collections::HashSet::new()),
@@ -307,7 +374,7 @@ impl Crawler {
     pub fn progress(&self) -> impl Fn() -> Progress + Send + Sync + 'static {
         let shared = self.shared.clone();
         move || {
-            let core = shared.core.lock().unwrap();
+            let core = shared.core.lock();
             let s = &core.state.stats;
             Progress {
                 fetched: s.fetched,
@@ -325,7 +392,7 @@ impl Crawler {
     pub fn metrics(&self) -> impl Fn() -> Metrics + Send + Sync + 'static {
         let shared = self.shared.clone();
         move || {
-            let core = shared.core.lock().unwrap();
+            let core = shared.core.lock();
             Metrics {
                 stats: core.state.stats.clone(),
                 queued: core.state.frontier.len(),
@@ -341,7 +408,7 @@ impl Crawler {
     /// run of this crawl, with this run's time and rate).
     pub async fn run(self) -> Result<Stats, CrawlError> {
         let start = Instant::now();
-        let fetched_before = self.shared.core.lock().unwrap().state.stats.fetched;
+        let fetched_before = self.shared.core.lock().state.stats.fetched;
         let workers = self.shared.config.politeness.global_concurrency.0.max(1);
         let mut tasks = Vec::new();
         for _ in 0..workers {
@@ -361,7 +428,7 @@ impl Crawler {
                     }
                     let s = shared.clone();
                     let result = tokio::task::spawn_blocking(move || {
-                        let mut core = s.core.lock().unwrap();
+                        let mut core = s.core.lock();
                         checkpoint(&mut core)
                     })
                     .await;
@@ -376,12 +443,13 @@ impl Crawler {
         }
         done.notify_one();
         let _ = checkpoints.await;
-        let mut core = self.shared.core.lock().unwrap();
+        let mut core = self.shared.core.lock();
         checkpoint(&mut core)?;
         let mut stats = core.state.stats.clone();
         stats.elapsed_secs = start.elapsed().as_secs_f64();
         stats.fetched_this_run = stats.fetched - fetched_before;
         let mut json = stats.to_json();
+        json["this_run"]["core_lock"] = self.shared.core.times();
         json["top_hosts"] = core.state.top_hosts(TOP_HOSTS)?;
         core.sink.finish(&json)?;
         if let Some(why) = self.shared.broken.lock().unwrap().take() {
@@ -506,7 +574,7 @@ async fn worker(shared: Arc<Shared>) {
             Next::Fetch(entry) => {
                 let popped = entry.clone();
                 let processed = process(&shared, entry).await;
-                let mut core = shared.core.lock().unwrap();
+                let mut core = shared.core.lock();
                 let frontier = &mut core.state.frontier;
                 let back = match processed {
                     Processed::Done => {
@@ -534,7 +602,7 @@ const MAX_IDLE: Duration = Duration::from_millis(20);
 
 /// Takes the next URL whose host may be asked now, if the budget allows.
 fn next(shared: &Shared, turns: &FetcherTurns) -> Next {
-    let mut core = shared.core.lock().unwrap();
+    let mut core = shared.core.lock();
     let in_flight = shared.in_flight.load(Ordering::SeqCst);
     let budget_left = core.state.stats.fetched + (in_flight as u64) < shared.config.scope.max_pages;
     if !budget_left {
@@ -743,7 +811,7 @@ async fn robots_first(shared: &Shared, url: &Url) -> Turn {
 /// spent (the URL is then done, counted out of scope) or the state failed.
 fn take_page(shared: &Shared, entry: &Entry) -> bool {
     let host = entry.url.host_str().unwrap_or("");
-    let mut core = shared.core.lock().unwrap();
+    let mut core = shared.core.lock();
     let scope = &shared.config.scope;
     let taken = core.state.take_page(
         host,
@@ -776,7 +844,7 @@ fn start_sitemaps(shared: &Arc<Shared>, url: &Url) {
         .lock()
         .unwrap()
         .insert(origin.clone());
-    if !first || shared.core.lock().unwrap().state.sitemaps_read(&origin) {
+    if !first || shared.core.lock().state.sitemaps_read(&origin) {
         return;
     }
     // Counted in flight so the workers wait for its URLs.
@@ -792,7 +860,7 @@ fn start_sitemaps(shared: &Arc<Shared>, url: &Url) {
 /// A fetch that failed: counted (robots denials apart) and recorded.
 fn fetch_failed(shared: &Shared, entry: &Entry, e: &nearcrawl_fetch::FetchError) {
     tracing::debug!(url = %entry.url, kind = e.kind(), "{e}");
-    let mut core = shared.core.lock().unwrap();
+    let mut core = shared.core.lock();
     let mut commit = Commit::new(entry);
     let url = entry.url.to_string();
     if matches!(e, nearcrawl_fetch::FetchError::RobotsDenied) {
@@ -839,7 +907,7 @@ async fn read_sitemaps(shared: &Arc<Shared>, page: &Url, origin: &str) {
                 Ok(f) => parse(&f.body).map_err(|e| ("sitemap", e.to_string())),
             },
         };
-        let mut core = shared.core.lock().unwrap();
+        let mut core = shared.core.lock();
         match parsed {
             Err((kind, detail)) => commit.error(&mut core.state.stats, loc, kind, detail),
             Ok(Sitemap::Index(locs)) => {
@@ -895,7 +963,7 @@ async fn read_sitemaps(shared: &Arc<Shared>, page: &Url, origin: &str) {
         }
     }
     tracing::info!(origin, files = done.len(), "sitemaps read");
-    let mut core = shared.core.lock().unwrap();
+    let mut core = shared.core.lock();
     let mut commit = Commit::bare();
     core.state.put_sitemaps_read(&mut commit.writes, origin);
     apply(shared, &mut core, commit);
@@ -942,7 +1010,7 @@ fn judge(shared: &Shared, entry: Entry, mut fetched: nearcrawl_fetch::Fetched) {
     }
     let prepared = prepare(shared, &page, &fetched.final_url);
 
-    let mut guard = shared.core.lock().unwrap();
+    let mut guard = shared.core.lock();
     let core = &mut *guard;
     let state = &core.state;
     let judgement = match core.dedup.judge_prepared(prepared, |d| state.doc_exists(d)) {
