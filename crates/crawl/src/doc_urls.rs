@@ -16,7 +16,7 @@
 //! are written as empty records, so a record's place is its id.
 
 use std::collections::BTreeMap;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -63,27 +63,7 @@ pub(crate) struct DocUrls {
 impl DocUrls {
     /// Opens the file at `path`, cut back to `recorded`.
     pub(crate) fn open(path: &Path, recorded: Length) -> io::Result<DocUrls> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)?;
-        let on_disk = file.metadata()?.len();
-        if on_disk < recorded.bytes {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!(
-                    "{}: {on_disk} bytes, but the crawl state names {}",
-                    path.display(),
-                    recorded.bytes
-                ),
-            ));
-        }
-        if on_disk > recorded.bytes {
-            file.set_len(recorded.bytes)?;
-            file.sync_data()?;
-        }
+        let file = crate::outbox::open_cut_back(path, recorded.bytes)?;
         let mut urls = DocUrls {
             file,
             len: Length::default(),

@@ -56,26 +56,7 @@ impl Outbox {
     /// Opens the outbox at `path`, cut to `recorded` bytes (what the
     /// store's applied batches name).
     pub(crate) fn open(path: &Path, recorded: u64) -> io::Result<Outbox> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)?;
-        let on_disk = file.metadata()?.len();
-        if on_disk < recorded {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!(
-                    "{}: {on_disk} bytes, but the crawl state names {recorded}",
-                    path.display()
-                ),
-            ));
-        }
-        if on_disk > recorded {
-            file.set_len(recorded)?;
-            file.sync_data()?;
-        }
+        let file = open_cut_back(path, recorded)?;
         Ok(Outbox {
             file,
             len: recorded,
@@ -139,6 +120,34 @@ impl Outbox {
         self.len = 0;
         Ok(())
     }
+}
+
+/// Opens (or creates) the append-only file at `path`, cut back to the
+/// `recorded` bytes the store names: bytes past them were appended by a
+/// batch or checkpoint that did not make it. Fewer bytes than that is an
+/// error, not a silent loss.
+pub(crate) fn open_cut_back(path: &Path, recorded: u64) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)?;
+    let on_disk = file.metadata()?.len();
+    if on_disk < recorded {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "{}: {on_disk} bytes, but the crawl state names {recorded}",
+                path.display()
+            ),
+        ));
+    }
+    if on_disk > recorded {
+        file.set_len(recorded)?;
+        file.sync_data()?;
+    }
+    Ok(file)
 }
 
 /// Decodes the block at the head of `rest` and moves past it.
