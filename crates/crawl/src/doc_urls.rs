@@ -149,15 +149,11 @@ impl DocUrls {
         let mut bytes = vec![0; (end - start) as usize];
         self.file.read_exact_at(&mut bytes, start)?;
         let mut rest = &bytes[..];
-        for _ in 0..doc % GROUP {
-            let n = usize::from(u16::from_be_bytes([rest[0], rest[1]]));
-            rest = &rest[2 + n..];
-        }
-        let bad = || io::Error::new(io::ErrorKind::InvalidData, format!("document {doc}'s URL"));
-        let n = usize::from(u16::from_be_bytes(
-            rest.get(..2).ok_or_else(bad)?.try_into().unwrap(),
-        ));
-        let url = rest.get(2..2 + n).ok_or_else(bad)?;
+        let url = std::iter::from_fn(|| next_record(&mut rest))
+            .nth((doc % GROUP) as usize)
+            .ok_or_else(|| {
+                io::Error::new(io::ErrorKind::InvalidData, format!("document {doc}'s URL"))
+            })?;
         Ok(Some(String::from_utf8_lossy(url).into_owned()))
     }
 
@@ -187,6 +183,15 @@ impl DocUrls {
         lengths.into_iter().for_each(|n| self.note(n));
         Ok(self.len)
     }
+}
+
+/// The record at the head of `rest` (its bytes), moving past it; None if
+/// `rest` is cut short.
+fn next_record<'a>(rest: &mut &'a [u8]) -> Option<&'a [u8]> {
+    let n = usize::from(u16::from_be_bytes(rest.get(..2)?.try_into().ok()?));
+    let record = rest.get(2..2 + n)?;
+    *rest = &rest[2 + n..];
+    Some(record)
 }
 
 #[cfg(test)]

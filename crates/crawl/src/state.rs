@@ -460,8 +460,8 @@ impl State {
                         .unwrap_or(false))
     }
 
-    /// Appends outcomes, and the judgements of the documents put since the
-    /// last call, to the outbox, durably, and names its new length in
+    /// Appends outcomes, and the documents put since the last call (their
+    /// judgements and URLs), to the outbox, durably, and names its new length in
     /// `batch`: `batch` must be applied next (see [`crate::outbox`]).
     pub fn put_outcomes(
         &mut self,
@@ -637,15 +637,22 @@ impl nearcrawl_fetch::RobotsStore for RobotsCache {
 mod tests {
     use super::*;
 
-    #[test]
-    fn outbox_entries_of_earlier_versions_are_read_then_gone() {
-        use crate::sink::ErrorRecord;
+    /// A store in a temporary database, and an empty directory for the
+    /// state's files (`name` keeps tests apart).
+    fn store_and_dir(name: &str) -> (sled::Db, Arc<dyn Store>, std::path::PathBuf) {
         let db = sled::Config::new().temporary(true).open().unwrap();
         let store: Arc<dyn Store> =
             Arc::new(crate::store::SledStore::open_in(&db, "crawl").unwrap());
-        let outbox =
-            std::env::temp_dir().join(format!("nearcrawl-old-outbox-{}", std::process::id()));
-        std::fs::create_dir_all(&outbox).unwrap();
+        let dir = std::env::temp_dir().join(format!("nearcrawl-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        (db, store, dir)
+    }
+
+    #[test]
+    fn outbox_entries_of_earlier_versions_are_read_then_gone() {
+        use crate::sink::ErrorRecord;
+        let (_db, store, dir) = store_and_dir("old-outbox");
         let error = |n: u32| {
             Outcome::Error(ErrorRecord {
                 url: format!("http://a.example/{n}"),
@@ -662,7 +669,7 @@ mod tests {
             .insert(&key(OLD_OUTBOX, &0u64.to_be_bytes()), &value)
             .unwrap();
 
-        let mut state = State::open_in(store.clone(), &outbox).unwrap();
+        let mut state = State::open_in(store.clone(), &dir).unwrap();
         let mut batch = Writes::default();
         state.put_outcomes(&mut batch, &[error(2)]).unwrap();
         state.apply(batch).unwrap();
@@ -680,16 +687,12 @@ mod tests {
         state.set_checkpoint(serde_json::Value::Null).unwrap();
         assert!(state.outbox().unwrap().is_empty());
         assert_eq!(store.scan_prefix(&[OLD_OUTBOX]).count(), 0);
-        std::fs::remove_dir_all(&outbox).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn document_urls_outlive_checkpoints_and_earlier_versions_records_are_read() {
-        let db = sled::Config::new().temporary(true).open().unwrap();
-        let store: Arc<dyn Store> =
-            Arc::new(crate::store::SledStore::open_in(&db, "crawl").unwrap());
-        let dir = std::env::temp_dir().join(format!("nearcrawl-doc-urls-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let (db, store, dir) = store_and_dir("doc-urls");
         let mut dedup = nearcrawl_index::Deduper::open_in(&db, &dir, Default::default()).unwrap();
         let judgement = dedup.judge("some text of a page", |_| true).unwrap();
         // Document 0 as an earlier version kept it: a store record.
@@ -731,13 +734,9 @@ mod tests {
 
     #[test]
     fn page_budgets_per_host_and_per_domain_hold_over_runs() {
-        let db = sled::Config::new().temporary(true).open().unwrap();
-        let store: Arc<dyn Store> =
-            Arc::new(crate::store::SledStore::open_in(&db, "crawl").unwrap());
-        let outbox = std::env::temp_dir().join(format!("nearcrawl-budgets-{}", std::process::id()));
-        std::fs::create_dir_all(&outbox).unwrap();
+        let (_db, store, dir) = store_and_dir("budgets");
         {
-            let mut state = State::open_in(store.clone(), &outbox).unwrap();
+            let mut state = State::open_in(store.clone(), &dir).unwrap();
             let mut take = |host: &str| state.take_page(host, "-", 2, 3).unwrap();
             assert_eq!(take("a.example.co.uk"), Ok(()));
             assert_eq!(take("a.example.co.uk"), Ok(()));
@@ -755,7 +754,7 @@ mod tests {
             }
             state.apply(writes).unwrap();
         }
-        let mut state = State::open_in(store, &outbox).unwrap();
+        let mut state = State::open_in(store, &dir).unwrap();
         assert_eq!(
             state.take_page("d.example.co.uk", "-", 2, 3).unwrap(),
             Err("domain_page_limit")
@@ -765,6 +764,6 @@ mod tests {
             state.take_page("other.co.uk", "-", 2, 3).unwrap(),
             Err("host_page_limit")
         );
-        std::fs::remove_dir_all(&outbox).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
