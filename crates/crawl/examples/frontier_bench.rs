@@ -4,10 +4,12 @@
 //! cargo run --release -p nearcrawl-crawl --example frontier_bench -- [HOSTS] [URLS_PER_HOST]
 //! ```
 //!
-//! Queues URLs on HOSTS distinct hosts (default 100,000 × 2) in a sled
-//! state like the crawl's (32 MiB page cache), reopens it as a resumed
-//! crawl would, and pops every URL with every host always ready. Prints
-//! the process RSS before and after queueing and at the end.
+//! Queues URLs on HOSTS distinct hosts (default 100,000 × 2) in a state
+//! like the crawl's (sled with a 32 MiB page cache, and the frontier's
+//! files), reopens it as a resumed crawl would, and pops every URL with
+//! every host always ready, finishing them in groups of 64 as the crawl
+//! commits them. Prints the process RSS before and after queueing and at
+//! the end, and the state's bytes on disk.
 
 mod common;
 
@@ -38,7 +40,7 @@ fn main() {
     let before = rss_kib();
     let t = Instant::now();
     {
-        let mut f = Frontier::open_in(tree.clone()).unwrap();
+        let mut f = Frontier::open_in(tree.clone(), &dir).unwrap();
         // In groups of 64 URLs per batch, as the crawl commits them.
         let mut writes = Writes::default();
         let mut adds = Additions::default();
@@ -50,14 +52,16 @@ fn main() {
                 let _ = f.push(&mut writes, &mut adds, &url, 1).unwrap();
                 in_group += 1;
                 if in_group == 64 {
-                    tree.apply(std::mem::take(&mut writes)).unwrap();
-                    f.added(std::mem::take(&mut adds));
+                    let adds = std::mem::take(&mut adds);
+                    f.apply(std::mem::take(&mut writes), adds).unwrap();
                     in_group = 0;
                 }
             }
         }
-        tree.apply(writes).unwrap();
-        f.added(adds);
+        f.apply(writes, adds).unwrap();
+        let mut saved = Writes::default();
+        f.save(&mut saved).unwrap();
+        tree.apply(saved).unwrap();
         println!(
             "queued {} URLs on {hosts} hosts in {:.1} s; RSS {} MiB -> {} MiB ({:.0} B per queued host, sled cache included)",
             f.len(),
@@ -69,7 +73,7 @@ fn main() {
     }
     // As a resumed crawl: the queue is read back from disk.
     let t = Instant::now();
-    let mut f = Frontier::open_in(tree.clone()).unwrap();
+    let mut f = Frontier::open_in(tree.clone(), &dir).unwrap();
     println!(
         "reopened in {:.1} s: {} queued, {} hosts in turn; RSS {} MiB",
         t.elapsed().as_secs_f64(),
@@ -79,17 +83,44 @@ fn main() {
     );
     let t = Instant::now();
     let mut popped = 0usize;
+    let mut adds = Additions::default();
     while let Popped::Entry(e) = f.pop(&Unpaced).unwrap() {
         f.done(&e, &Unpaced);
+        e.finish(&mut adds);
         popped += 1;
+        if popped % 64 == 0 {
+            f.apply(Writes::default(), std::mem::take(&mut adds))
+                .unwrap();
+        }
     }
+    f.apply(Writes::default(), adds).unwrap();
+    let mut saved = Writes::default();
+    f.compact_and_save(&mut saved).unwrap();
+    tree.apply(saved).unwrap();
+    f.saved();
+    db.flush().unwrap();
     println!(
         "popped {popped} in {:.1} s = {:.0} pops/s; RSS {} MiB",
         t.elapsed().as_secs_f64(),
         popped as f64 / t.elapsed().as_secs_f64(),
         rss_kib() / 1024
     );
+    let bytes: u64 = walk(&dir);
+    println!("state on disk: {:.1} MB", bytes as f64 / 1e6);
     drop(f);
     drop(db);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn walk(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| match e.metadata() {
+            Ok(m) if m.is_dir() => walk(&e.path()),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        })
+        .sum()
 }

@@ -1,6 +1,7 @@
 //! Where a crawl's state bytes go: live keys and values per tree and per
 //! record kind (the key's first byte), and the files beside the trees (the
-//! gate's records, the outbox), against the size on disk.
+//! gate's records, the outbox, the documents' URLs, the frontier's queue
+//! and seen set), against the size on disk.
 //!
 //! ```text
 //! cargo run --release -p nearcrawl-crawl --example state_bytes -- OUT_DIR
@@ -52,9 +53,19 @@ fn main() {
             );
         }
     }
-    // Files beside sled's: all live.
-    for file in ["gate.records", "outbox", "docs"] {
-        let len = std::fs::metadata(dir.join(file)).map_or(0, |m| m.len());
+    // Files beside sled's: all live (the queue file holds records of done
+    // URLs too, until a checkpoint rewrites it).
+    let mut files: Vec<String> = ["gate.records", "outbox", "docs", "seen"]
+        .map(String::from)
+        .to_vec();
+    for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with("queue.") {
+            files.push(name);
+        }
+    }
+    for file in files {
+        let len = std::fs::metadata(dir.join(&file)).map_or(0, |m| m.len());
         println!("file {file}: {len} bytes");
         total += len;
     }

@@ -267,8 +267,7 @@ fn queue_seeds(state: &mut State, canon: &Canonicalizer, seeds: &[Url]) -> Resul
         for c in chunk.iter().filter_map(|s| canon.canonicalize(s)) {
             let _ = state.frontier.push(&mut writes, &mut adds, &c, 0)?;
         }
-        state.apply(writes)?;
-        state.frontier.added(adds);
+        state.commit(writes, adds, &[])?;
     }
     Ok(())
 }
@@ -642,12 +641,14 @@ struct Commit {
     writes: Writes,
     outcomes: Vec<Outcome>,
     host: String,
+    /// The popped URL the commit is of: done once it is committed.
+    finished: Option<Entry>,
 }
 
 impl Commit {
     fn new(entry: &Entry) -> Commit {
         let mut c = Commit::bare();
-        entry.finish(&mut c.writes);
+        c.finished = Some(entry.clone());
         c.host = entry.url.host_str().unwrap_or("").to_string();
         c
     }
@@ -668,6 +669,7 @@ impl Commit {
             writes: Writes::default(),
             outcomes: Vec::new(),
             host: String::new(),
+            finished: None,
         }
     }
 }
@@ -678,6 +680,9 @@ impl Commit {
 fn apply(shared: &Shared, core: &mut Core, commit: Commit) -> bool {
     let g = &mut core.group;
     g.writes.append(commit.writes);
+    if let Some(entry) = &commit.finished {
+        entry.finish(&mut g.adds);
+    }
     g.outcomes.extend(commit.outcomes);
     if !commit.host.is_empty() {
         g.hosts.insert(commit.host);
@@ -693,9 +698,9 @@ fn apply(shared: &Shared, core: &mut Core, commit: Commit) -> bool {
     true
 }
 
-/// Applies the group: its writes, the outbox entry of its outcomes and the
-/// statistics in one batch; then its URLs join the frontier and its
-/// outcomes go to the sink.
+/// Commits the group: its writes, the outbox entry of its outcomes and
+/// frontier records, and the statistics in one batch; then its URLs join
+/// the frontier and its outcomes go to the sink.
 fn flush_group(core: &mut Core) -> Result<(), CrawlError> {
     let Core {
         state, sink, group, ..
@@ -707,10 +712,8 @@ fn flush_group(core: &mut Core) -> Result<(), CrawlError> {
     for host in &g.hosts {
         state.put_host(&mut g.writes, host);
     }
-    state.put_outcomes(&mut g.writes, &g.outcomes)?;
     state.put_stats(&mut g.writes);
-    state.apply(g.writes)?;
-    state.frontier.added(g.adds);
+    state.commit(g.writes, g.adds, &g.outcomes)?;
     for o in &g.outcomes {
         // On failure the outcome is still in the state's outbox: the next
         // checkpoint would record a position past a hole, so the crawl
@@ -1026,7 +1029,7 @@ fn judge(shared: &Shared, entry: Entry, mut fetched: nearcrawl_fetch::Fetched) {
     state.stats.count_fetch(body_bytes, entry.depth);
     // Redirect targets count as seen.
     if let Some(c) = shared.canon.canonicalize(&fetched.final_url) {
-        state.frontier.mark_seen(&mut commit.writes, &c);
+        state.frontier.mark_seen(&mut core.group.adds, &c);
     }
     let decision = &judgement.decision;
     let noindex = page.robots.noindex;

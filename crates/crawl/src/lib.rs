@@ -24,6 +24,7 @@
 //! assert_eq!(c.canonicalize(&u).unwrap().as_str(), "https://example.com/b?id=7");
 //! ```
 
+mod append_file;
 pub mod canonical;
 pub mod config;
 pub mod crawler;

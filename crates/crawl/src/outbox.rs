@@ -8,9 +8,10 @@
 //! nothing once the checkpoint is made.
 //!
 //! Each block also carries the documents its batch created, with their
-//! judgements and URLs: the duplicate index and the document URLs (see
-//! [`crate::doc_urls`]) are made durable only at checkpoints, and after a
-//! crash these restore them.
+//! judgements and URLs, and the bytes it appended to the frontier's files:
+//! the duplicate index, the document URLs (see [`crate::doc_urls`]) and
+//! the frontier's files (see [`crate::append_file`]) are made durable only
+//! at checkpoints, and after a crash these restore them.
 //!
 //! How it stays exact: a group's outcomes are appended and made durable
 //! *before* the group's batch is applied, and the batch records the
@@ -23,12 +24,15 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
+use crate::append_file::Tail;
 use crate::sink::Outcome;
 
 /// What one group of batches left in the outbox.
 #[derive(Debug, Default, PartialEq)]
 pub(crate) struct Block {
     pub docs: Vec<NewDoc>,
+    /// None in blocks of earlier versions (the store held the frontier).
+    pub tails: Vec<Tail>,
     pub outcomes: Vec<Outcome>,
 }
 
@@ -45,6 +49,9 @@ pub(crate) struct NewDoc {
 /// Set in a block's document count when each document carries its URL
 /// (blocks of earlier versions do not).
 const WITH_URLS: u32 = 1 << 31;
+/// Set in a block's document count when the block carries the frontier's
+/// tails (after the documents).
+const WITH_TAILS: u32 = 1 << 30;
 
 #[derive(Debug)]
 pub(crate) struct Outbox {
@@ -63,11 +70,17 @@ impl Outbox {
         })
     }
 
-    /// Appends a block of `docs` and `outcomes` (zstd-compressed: page
-    /// texts are most of it), durable on return; the outbox's length after.
-    pub(crate) fn append(&mut self, docs: &[NewDoc], outcomes: &[Outcome]) -> io::Result<u64> {
+    /// Appends a block of `docs`, `tails` and `outcomes` (zstd-compressed:
+    /// page texts are most of it), durable on return; the outbox's length
+    /// after.
+    pub(crate) fn append(
+        &mut self,
+        docs: &[NewDoc],
+        tails: &[Tail],
+        outcomes: &[Outcome],
+    ) -> io::Result<u64> {
         let mut bytes = Vec::new();
-        bytes.extend_from_slice(&(docs.len() as u32 | WITH_URLS).to_be_bytes());
+        bytes.extend_from_slice(&(docs.len() as u32 | WITH_URLS | WITH_TAILS).to_be_bytes());
         for d in docs {
             bytes.extend_from_slice(&d.doc.to_be_bytes());
             bytes.extend_from_slice(&(d.judgement.len() as u32).to_be_bytes());
@@ -75,6 +88,13 @@ impl Outbox {
             let url = d.url.as_deref().unwrap_or("").as_bytes();
             bytes.extend_from_slice(&(url.len() as u32).to_be_bytes());
             bytes.extend_from_slice(url);
+        }
+        bytes.extend_from_slice(&(tails.len() as u32).to_be_bytes());
+        for t in tails {
+            bytes.push(t.file);
+            bytes.extend_from_slice(&t.at.to_be_bytes());
+            bytes.extend_from_slice(&(t.bytes.len() as u32).to_be_bytes());
+            bytes.extend_from_slice(&t.bytes);
         }
         for o in outcomes {
             o.encode(&mut bytes);
@@ -165,7 +185,8 @@ fn next_block(rest: &mut &[u8]) -> Option<Block> {
     };
     let mut n = u32::from_be_bytes(take(&mut b, 4)?.try_into().ok()?);
     let with_urls = n & WITH_URLS != 0;
-    n &= !WITH_URLS;
+    let with_tails = n & WITH_TAILS != 0;
+    n &= !(WITH_URLS | WITH_TAILS);
     let mut docs = Vec::new();
     for _ in 0..n {
         let doc = u64::from_be_bytes(take(&mut b, 8)?.try_into().ok()?);
@@ -183,8 +204,23 @@ fn next_block(rest: &mut &[u8]) -> Option<Block> {
             url,
         });
     }
+    let mut tails = Vec::new();
+    if with_tails {
+        let n = u32::from_be_bytes(take(&mut b, 4)?.try_into().ok()?);
+        for _ in 0..n {
+            let file = take(&mut b, 1)?[0];
+            let at = u64::from_be_bytes(take(&mut b, 8)?.try_into().ok()?);
+            let len = u32::from_be_bytes(take(&mut b, 4)?.try_into().ok()?) as usize;
+            let bytes = take(&mut b, len)?;
+            tails.push(Tail { file, at, bytes });
+        }
+    }
     let outcomes = Outcome::decode_all(b)?;
-    Some(Block { docs, outcomes })
+    Some(Block {
+        docs,
+        tails,
+        outcomes,
+    })
 }
 
 #[cfg(test)]
@@ -204,7 +240,15 @@ mod tests {
     fn blocks_past_the_recorded_length_are_cut_at_open() {
         let dir = std::env::temp_dir().join(format!("nearcrawl-outbox-{}", std::process::id()));
         let _ = std::fs::remove_file(&dir);
-        let block = |docs: Vec<NewDoc>, outcomes: Vec<Outcome>| Block { docs, outcomes };
+        let block = |docs: Vec<NewDoc>, outcomes: Vec<Outcome>| Block {
+            docs,
+            tails: vec![Tail {
+                file: b'q',
+                at: 3,
+                bytes: b"queued".to_vec(),
+            }],
+            outcomes,
+        };
         let doc = |doc: u64, judgement: &[u8]| NewDoc {
             doc,
             judgement: judgement.to_vec(),
@@ -212,14 +256,14 @@ mod tests {
         };
         let mut o = Outbox::open(&dir, 0).unwrap();
         let a = block(vec![doc(7, b"judgement")], vec![error(1), error(2)]);
-        let first = o.append(&a.docs, &a.outcomes).unwrap();
-        o.append(&[], &[error(3)]).unwrap();
+        let first = o.append(&a.docs, &a.tails, &a.outcomes).unwrap();
+        o.append(&[], &[], &[error(3)]).unwrap();
         drop(o);
         // The second block's batch never made it: the store names `first`.
         let mut o = Outbox::open(&dir, first).unwrap();
         assert_eq!(o.read_all().unwrap(), vec![a]);
         let d = block(vec![doc(8, &[]), doc(9, &[1, 2])], vec![]);
-        let second = o.append(&d.docs, &d.outcomes).unwrap();
+        let second = o.append(&d.docs, &d.tails, &d.outcomes).unwrap();
         assert_eq!(o.read_all().unwrap()[1], d);
         o.clear().unwrap();
         assert!(o.read_all().unwrap().is_empty());

@@ -12,12 +12,14 @@
 //! batches that made it to disk, is written again. A batch that did not make
 //! it left its URL in flight, and it is fetched again.
 //!
-//! Keys, by first byte: `q`/`i`/`u`/`k` the frontier (see [`Frontier`]),
+//! Keys, by first byte: `k`/`f` the frontier (see [`Frontier`]; `q`/`i`/`u`/`s`
+//! as earlier versions kept it),
 //! `h`/`g` pages per host and per domain, `p` per-host figures, `t` trap
 //! sections, `x` origins whose sitemaps were read, `r` robots.txt files,
 //! `m` metadata; `d` documents' URLs and `o` the outbox as earlier versions
-//! kept them. Beside the store: the outbox (see [`crate::outbox`]) and the
-//! documents' URLs (see [`crate::doc_urls`]).
+//! kept them. Beside the store: the outbox (see [`crate::outbox`]), the
+//! documents' URLs (see [`crate::doc_urls`]), and the frontier's queue and
+//! seen set (see [`crate::frontier`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -26,7 +28,7 @@ use nearcrawl_index::Judgement;
 use serde::{Deserialize, Serialize};
 
 use crate::doc_urls::{DocUrls, Length};
-use crate::frontier::Frontier;
+use crate::frontier::{Additions, Frontier};
 use crate::outbox::{Block, NewDoc, Outbox};
 use crate::scope::registrable_domain;
 use crate::sink::{Outcome, Position};
@@ -221,7 +223,7 @@ pub struct State {
     docs: DocUrls,
     /// Whether the store holds documents' URLs (written by earlier versions).
     old_docs: bool,
-    /// Documents made since the last [`put_outcomes`](State::put_outcomes),
+    /// Documents made since the last [`commit`](State::commit),
     /// for the outbox.
     new_docs: Vec<NewDoc>,
 }
@@ -263,7 +265,13 @@ impl State {
     /// Opens (or resumes) the state kept in `store`, with its files (the
     /// outbox, the documents' URLs) in `dir`.
     pub fn open_in(store: Arc<dyn Store>, dir: &std::path::Path) -> Result<State, StoreError> {
-        let frontier = Frontier::open_in(store.clone())?;
+        let recorded = store.get(&meta("outbox_len"))?.map_or(0, |v| be_u64(&v));
+        let mut outbox = Outbox::open(&dir.join("outbox"), recorded).map_err(io_error)?;
+        let tails: Vec<_> = (outbox.read_all().map_err(io_error)?)
+            .into_iter()
+            .flat_map(|b| b.tails)
+            .collect();
+        let frontier = Frontier::resume(store.clone(), dir, &tails)?;
         let trapped = store
             .scan_prefix(&[TRAP])
             .map(|kv| kv.map(|(k, _)| String::from_utf8_lossy(&k[1..]).into_owned()))
@@ -273,8 +281,6 @@ impl State {
             .get(&meta("stats"))?
             .and_then(|v| serde_json::from_slice(&v).ok())
             .unwrap_or_default();
-        let recorded = store.get(&meta("outbox_len"))?.map_or(0, |v| be_u64(&v));
-        let outbox = Outbox::open(&dir.join("outbox"), recorded).map_err(io_error)?;
         let recorded = store.get(&meta("doc_urls"))?;
         let recorded = match recorded {
             None => Length::default(),
@@ -329,6 +335,7 @@ impl State {
         let mut batch = Writes::default();
         let docs = self.docs.save().map_err(io_error)?;
         batch.insert(meta("doc_urls"), docs.to_bytes());
+        self.frontier.compact_and_save(&mut batch)?;
         for kv in self.store.scan_prefix(&[OLD_OUTBOX]) {
             batch.remove(kv?.0);
         }
@@ -348,6 +355,7 @@ impl State {
         batch.insert(meta("outbox_len"), 0u64.to_be_bytes());
         self.store.apply(batch)?;
         self.store.flush()?;
+        self.frontier.saved();
         // Emptied once the store no longer names its contents.
         self.outbox.clear().map_err(io_error)?;
         Ok(())
@@ -371,6 +379,7 @@ impl State {
                 })?;
             blocks.push(Block {
                 docs: Vec::new(),
+                tails: Vec::new(),
                 outcomes: block,
             });
         }
@@ -460,20 +469,25 @@ impl State {
                         .unwrap_or(false))
     }
 
-    /// Appends outcomes, and the documents put since the last call (their
-    /// judgements and URLs), to the outbox, durably, and names its new length in
-    /// `batch`: `batch` must be applied next (see [`crate::outbox`]).
-    pub fn put_outcomes(
+    /// Commits a group: appends what `adds` adds to the frontier's files,
+    /// then its bytes, the outcomes and the documents put since the last
+    /// commit (their judgements and URLs) to the outbox, durably; then
+    /// applies `batch`, naming the outbox's new length (see
+    /// [`crate::outbox`]); then the frontier takes `adds` in.
+    pub fn commit(
         &mut self,
-        batch: &mut Writes,
+        mut batch: Writes,
+        mut adds: Additions,
         outcomes: &[Outcome],
     ) -> Result<(), StoreError> {
+        let tails = self.frontier.write(&mut adds).map_err(io_error)?;
         let docs = std::mem::take(&mut self.new_docs);
-        if docs.is_empty() && outcomes.is_empty() {
-            return Ok(());
+        if !(docs.is_empty() && outcomes.is_empty() && tails.is_empty()) {
+            let len = (self.outbox.append(&docs, &tails, outcomes)).map_err(io_error)?;
+            batch.insert(meta("outbox_len"), len.to_be_bytes());
         }
-        let len = self.outbox.append(&docs, outcomes).map_err(io_error)?;
-        batch.insert(meta("outbox_len"), len.to_be_bytes());
+        self.store.apply(batch)?;
+        self.frontier.added(adds);
         Ok(())
     }
 
@@ -670,9 +684,7 @@ mod tests {
             .unwrap();
 
         let mut state = State::open_in(store.clone(), &dir).unwrap();
-        let mut batch = Writes::default();
-        state.put_outcomes(&mut batch, &[error(2)]).unwrap();
-        state.apply(batch).unwrap();
+        (state.commit(Writes::default(), Additions::default(), &[error(2)])).unwrap();
         let outcomes: Vec<Outcome> = state
             .outbox()
             .unwrap()
@@ -729,6 +741,51 @@ mod tests {
         assert!(state.doc_exists(saved));
         assert!(!state.doc_exists(unsaved));
         assert_eq!(state.doc_url(unsaved).unwrap(), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_frontier_after_a_crash_holds_exactly_what_the_applied_batches_made() {
+        use crate::frontier::{Popped, Unpaced};
+        let (_db, store, dir) = store_and_dir("frontier-tails");
+        let url = |s: &str| url::Url::parse(s).unwrap();
+        let push = |state: &mut State, adds: &mut Additions, u: &str| {
+            let mut w = Writes::default();
+            let _ = state.frontier.push(&mut w, adds, &url(u), 1).unwrap();
+            w
+        };
+        {
+            let mut state = State::open_in(store.clone(), &dir).unwrap();
+            let mut adds = Additions::default();
+            let w = push(&mut state, &mut adds, "http://a.example/1");
+            state.commit(w, adds, &[]).unwrap();
+            state.set_checkpoint(serde_json::Value::Null).unwrap();
+            // After the checkpoint: one URL queued, one done.
+            let mut adds = Additions::default();
+            let w = push(&mut state, &mut adds, "http://a.example/2");
+            state.commit(w, adds, &[]).unwrap();
+            let Popped::Entry(first) = state.frontier.pop(&Unpaced).unwrap() else {
+                panic!("a.example/1 is queued");
+            };
+            assert_eq!(first.url.as_str(), "http://a.example/1");
+            let mut adds = Additions::default();
+            first.finish(&mut adds);
+            state.commit(Writes::default(), adds, &[]).unwrap();
+            // A group written to the files whose batch never made it.
+            let mut adds = Additions::default();
+            let _ = push(&mut state, &mut adds, "http://a.example/3");
+            state.frontier.write(&mut adds).unwrap();
+        }
+        let mut state = State::open_in(store, &dir).unwrap();
+        let f = &mut state.frontier;
+        assert_eq!(f.len(), 1);
+        assert!(f.was_seen(&url("http://a.example/1")));
+        assert!(f.was_seen(&url("http://a.example/2")));
+        assert!(!f.was_seen(&url("http://a.example/3")));
+        let Popped::Entry(e) = f.pop(&Unpaced).unwrap() else {
+            panic!("a.example/2 is queued");
+        };
+        assert_eq!(e.url.as_str(), "http://a.example/2");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
