@@ -276,6 +276,10 @@ fn crawls_the_site_and_keeps_duplicates_out() {
     let lock = &stats["this_run"]["core_lock"];
     assert!(lock["held_secs"].as_f64().unwrap() > 0.0, "{stats}");
     assert!(lock["waited_secs"].as_f64().unwrap() >= 0.0, "{stats}");
+    assert!(
+        stats["this_run"]["gate_memory_bytes"].as_u64().unwrap() > 0,
+        "{stats}"
+    );
     // /from-sitemap, and /a/0 if the sitemap was read before the home page.
     let from_sitemap = stats["sitemap_urls"].as_u64().unwrap();
     assert!((1..=2).contains(&from_sitemap), "{stats}");

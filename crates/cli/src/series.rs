@@ -37,6 +37,10 @@ pub struct Sample {
     pub queued: usize,
     pub in_flight: usize,
     pub hosts_active: usize,
+    /// The process's resident memory (Linux; absent in lines of earlier
+    /// versions), to see that it stays flat as the crawl grows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rss_bytes: Option<u64>,
 }
 
 impl Sample {
@@ -54,8 +58,17 @@ impl Sample {
             queued: m.queued,
             in_flight: m.in_flight,
             hosts_active: m.active_hosts,
+            rss_bytes: rss_bytes(),
         }
     }
+}
+
+/// VmRSS of `/proc/self/status`.
+fn rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 pub fn unix_now() -> f64 {
@@ -155,6 +168,7 @@ mod tests {
             bytes: 100,
             queued: 5,
             in_flight: 1,
+            rss_bytes: Some(1 << 20),
             hosts_active: 1,
         };
         append(&path, &a).unwrap();

@@ -97,6 +97,13 @@ impl AppendFile {
         self.len
     }
 
+    /// Drops the bytes past `len` (appended by a group that failed).
+    pub(crate) fn cut_to(&mut self, len: u64) -> io::Result<()> {
+        self.file.set_len(len)?;
+        self.len = len;
+        Ok(())
+    }
+
     /// The whole file, from the start (opening a frontier).
     pub(crate) fn reader(&self) -> impl io::Read + '_ {
         io::BufReader::with_capacity(

@@ -300,8 +300,9 @@ impl Crawler {
         if !state_dir.exists() {
             refuse_foreign_output(&config.output.dir)?;
         }
-        // 32 MiB of page cache keeps the hot part of the frontier and the
-        // seen set without growing with the crawl.
+        // 32 MiB of page cache: the store holds per-host records, robots.txt
+        // files and the gate's small trees (the frontier and the gate's
+        // records are files beside it), so this bounds it in broad crawls.
         let db = sled::Config::new()
             .path(&state_dir)
             .cache_capacity(32 << 20)
@@ -449,6 +450,9 @@ impl Crawler {
         stats.fetched_this_run = stats.fetched - fetched_before;
         let mut json = stats.to_json();
         json["this_run"]["core_lock"] = self.shared.core.times();
+        // The gate's index is the one part of memory that grows with the
+        // crawl (the frontier's is per queued URL and host).
+        json["this_run"]["gate_memory_bytes"] = core.dedup.memory_bytes().into();
         json["top_hosts"] = core.state.top_hosts(TOP_HOSTS)?;
         core.sink.finish(&json)?;
         if let Some(why) = self.shared.broken.lock().unwrap().take() {

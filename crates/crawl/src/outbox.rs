@@ -135,9 +135,18 @@ impl Outbox {
 
     /// Empties the outbox (after the store recorded length 0).
     pub(crate) fn clear(&mut self) -> io::Result<()> {
-        self.file.set_len(0)?;
-        self.file.sync_data()?;
-        self.len = 0;
+        self.cut_to(0)?;
+        self.file.sync_data()
+    }
+
+    pub(crate) fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Drops every block past `len` (a block whose batch failed).
+    pub(crate) fn cut_to(&mut self, len: u64) -> io::Result<()> {
+        self.file.set_len(len)?;
+        self.len = len;
         Ok(())
     }
 }

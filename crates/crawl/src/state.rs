@@ -473,7 +473,10 @@ impl State {
     /// then its bytes, the outcomes and the documents put since the last
     /// commit (their judgements and URLs) to the outbox, durably; then
     /// applies `batch`, naming the outbox's new length (see
-    /// [`crate::outbox`]); then the frontier takes `adds` in.
+    /// [`crate::outbox`]); then the frontier takes `adds` in. On an error
+    /// the files are cut back to where they were: the group is gone (its
+    /// URLs stay in flight, to be fetched again), and the next group's
+    /// bytes follow the last committed group's.
     pub fn commit(
         &mut self,
         mut batch: Writes,
@@ -482,11 +485,20 @@ impl State {
     ) -> Result<(), StoreError> {
         let tails = self.frontier.write(&mut adds).map_err(io_error)?;
         let docs = std::mem::take(&mut self.new_docs);
+        let outbox_was = self.outbox.len();
+        let mut committed = Ok(());
         if !(docs.is_empty() && outcomes.is_empty() && tails.is_empty()) {
-            let len = (self.outbox.append(&docs, &tails, outcomes)).map_err(io_error)?;
-            batch.insert(meta("outbox_len"), len.to_be_bytes());
+            committed = (self.outbox.append(&docs, &tails, outcomes))
+                .map(|len| batch.insert(meta("outbox_len"), len.to_be_bytes()))
+                .map_err(io_error);
         }
-        self.store.apply(batch)?;
+        committed = committed.and_then(|()| self.store.apply(batch));
+        if let Err(e) = committed {
+            // Best effort: the error to report is the first one.
+            let _ = self.outbox.cut_to(outbox_was);
+            let _ = self.frontier.unwrite(&tails);
+            return Err(e);
+        }
         self.frontier.added(adds);
         Ok(())
     }

@@ -564,6 +564,7 @@ mod tests {
             queued: 0,
             in_flight: 0,
             hosts_active: 0,
+            rss_bytes: None,
         }
     }
 

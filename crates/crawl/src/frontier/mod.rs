@@ -564,14 +564,32 @@ impl Frontier {
         }
         if !adds.seen.is_empty() {
             let bytes: Vec<u8> = adds.seen.iter().flat_map(|fp| fp.to_be_bytes()).collect();
-            let at = self.seen_file.append(&bytes)?;
-            tails.push(Tail {
-                file: SEEN_FILE,
-                at,
-                bytes,
-            });
+            match self.seen_file.append(&bytes) {
+                Ok(at) => tails.push(Tail {
+                    file: SEEN_FILE,
+                    at,
+                    bytes,
+                }),
+                Err(e) => {
+                    self.unwrite(&tails)?;
+                    return Err(e);
+                }
+            }
         }
         Ok(tails)
+    }
+
+    /// Undoes a [`write`](Frontier::write) whose group failed, so the
+    /// files hold only what committed groups wrote (the outbox's tails
+    /// must follow one another at the next open).
+    pub(crate) fn unwrite(&mut self, tails: &[Tail]) -> io::Result<()> {
+        for t in tails {
+            match t.file {
+                QUEUE_FILE => self.queue.cut_to(t.at)?,
+                _ => self.seen_file.cut_to(t.at)?,
+            }
+        }
+        Ok(())
     }
 
     /// Takes note of `adds`, written and with its batch applied.

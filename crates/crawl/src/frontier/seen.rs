@@ -49,23 +49,23 @@ impl Fingerprints {
         }
     }
 
+    /// Merges the recent set into the sorted array from the back, in
+    /// place: a second array would double the memory at each merge.
     fn merge(&mut self) {
         let mut recent: Vec<u64> = self.recent.drain().collect();
         recent.sort_unstable();
-        let mut merged = Vec::with_capacity(self.sorted.len() + recent.len());
-        let (mut a, mut b) = (self.sorted.iter().peekable(), recent.iter().peekable());
-        while let (Some(&&x), Some(&&y)) = (a.peek(), b.peek()) {
-            if x < y {
-                merged.push(x);
-                a.next();
+        let (mut i, mut j) = (self.sorted.len(), recent.len());
+        self.sorted.resize(i + j, 0);
+        while j > 0 {
+            let k = i + j - 1;
+            if i > 0 && self.sorted[i - 1] > recent[j - 1] {
+                self.sorted[k] = self.sorted[i - 1];
+                i -= 1;
             } else {
-                merged.push(y);
-                b.next();
+                self.sorted[k] = recent[j - 1];
+                j -= 1;
             }
         }
-        merged.extend(a);
-        merged.extend(b);
-        self.sorted = merged;
     }
 
     fn len(&self) -> usize {
