@@ -412,6 +412,10 @@ fn main() {
         stats["this_run"]["core_lock"]["held_secs"],
         stats["this_run"]["core_lock"]["waited_secs"],
     );
+    println!(
+        "workers' time (s, summed over workers): {}",
+        stats["this_run"]["worker_secs"]
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -19,6 +19,7 @@ use url::Url;
 use crate::canonical::Canonicalizer;
 use crate::config::{Config, DuplicatePolicy};
 use crate::frontier::{Additions, Entry, Popped, Pushed, SeenSet, Turns};
+use crate::phases::Phase;
 use crate::scope::Scope;
 use crate::sink::{Capture, DuplicateRecord, ErrorRecord, Outcome, PageRecord, Sink};
 use crate::slots::ExtractionSlots;
@@ -129,6 +130,7 @@ struct Shared {
     broken: Mutex<Option<String>>,
     extraction: ExtractionSlots,
     latencies: crate::latency::Latencies,
+    phases: crate::phases::Phases,
 }
 
 /// The lock every commit takes (state, frontier, gate, outputs), timed:
@@ -349,6 +351,7 @@ impl Crawler {
             core: CoreLock::new(core),
             in_flight: AtomicUsize::new(0),
             latencies: Default::default(),
+            phases: Default::default(),
             sitemap_origins: Mutex::new(std::collections::HashSet::new()),
             stop: AtomicBool::new(false),
             stopping: tokio::sync::Notify::new(),
@@ -450,6 +453,7 @@ impl Crawler {
         stats.fetched_this_run = stats.fetched - fetched_before;
         let mut json = stats.to_json();
         json["this_run"]["core_lock"] = self.shared.core.times();
+        json["this_run"]["worker_secs"] = self.shared.phases.to_json();
         // The gate's index is the one part of memory that grows with the
         // crawl (the frontier's is per queued URL and host).
         json["this_run"]["gate_memory_bytes"] = core.dedup.memory_bytes().into();
@@ -594,7 +598,11 @@ async fn worker(shared: Arc<Shared>) {
             }
             // Short waits: links of pages being judged may add hosts that
             // are ready sooner.
-            Next::Wait(d) => tokio::time::sleep(d.clamp(Duration::from_millis(1), MAX_IDLE)).await,
+            Next::Wait(d) => {
+                let t = Instant::now();
+                tokio::time::sleep(d.clamp(Duration::from_millis(1), MAX_IDLE)).await;
+                shared.phases.add(Phase::Idle, t);
+            }
             Next::Stop => return,
         }
     }
@@ -737,6 +745,7 @@ enum Processed {
 }
 
 async fn process(shared: &Arc<Shared>, entry: Entry) -> Processed {
+    let t = Instant::now();
     match robots_first(shared, &entry.url).await {
         Turn::Now => {}
         Turn::Later => return Processed::NotReady(entry),
@@ -766,18 +775,21 @@ async fn process(shared: &Arc<Shared>, entry: Entry) -> Processed {
             return Processed::Done;
         }
     };
+    let t = shared.phases.add(Phase::Fetch, t);
     match result {
         Ok(fetched) => {
             shared.latencies.observe(fetched.elapsed);
             let len = fetched.body.len();
             shared.extraction.waiting(len);
             let turn = shared.extraction.enter(len).await;
+            let t = shared.phases.add(Phase::ExtractionWait, t);
             let work = shared.clone();
             let _ = tokio::task::spawn_blocking(move || {
                 judge(&work, entry, fetched);
                 drop(turn);
             })
             .await;
+            shared.phases.add(Phase::Judge, t);
             shared.extraction.done(len);
         }
         Err(e) => fetch_failed(shared, &entry, &e),

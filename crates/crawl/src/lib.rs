@@ -32,6 +32,7 @@ mod doc_urls;
 pub mod frontier;
 pub mod latency;
 mod outbox;
+mod phases;
 pub mod scope;
 pub mod seeds;
 pub mod sink;
