@@ -280,6 +280,8 @@ fn crawls_the_site_and_keeps_duplicates_out() {
         stats["this_run"]["gate_memory_bytes"].as_u64().unwrap() > 0,
         "{stats}"
     );
+    let judged = &stats["this_run"]["worker_secs"]["judge"];
+    assert!(judged.as_f64().unwrap() > 0.0, "{stats}");
     // /from-sitemap, and /a/0 if the sitemap was read before the home page.
     let from_sitemap = stats["sitemap_urls"].as_u64().unwrap();
     assert!((1..=2).contains(&from_sitemap), "{stats}");
