@@ -128,6 +128,16 @@ struct HostTurn {
     queue: VecDeque<Slot>,
 }
 
+impl HostTurn {
+    fn idle() -> HostTurn {
+        HostTurn {
+            in_flight: 0,
+            place: Place::Idle,
+            queue: VecDeque::new(),
+        }
+    }
+}
+
 /// A queued URL in memory: its depth (capped at 255: it only orders) in
 /// the top byte, the offset of its record in the queue file below.
 type Slot = u64;
@@ -195,6 +205,10 @@ fn io_error(e: io::Error) -> StoreError {
     StoreError::Backend(Box::new(e))
 }
 
+/// A host's name, shared by the host map and the turn (one allocation per
+/// host, however often it waits and is ready again).
+type Host = Arc<str>;
+
 fn host_of(url: &Url) -> String {
     url.host_str().unwrap_or("").to_ascii_lowercase()
 }
@@ -213,10 +227,10 @@ pub struct Frontier {
     seen_file: AppendFile,
     seen: SeenSet,
     /// Hosts that may be asked now, in turn.
-    ready: VecDeque<String>,
+    ready: VecDeque<Host>,
     /// Hosts that may be asked at the instant (the u64 breaks ties).
-    waiting: BTreeMap<(Instant, u64), String>,
-    hosts: HashMap<String, HostTurn>,
+    waiting: BTreeMap<(Instant, u64), Host>,
+    hosts: HashMap<Host, HostTurn>,
     in_flight: HashMap<u64, InFlight>,
     per_host_in_flight: u32,
     max_hosts: u64,
@@ -333,9 +347,9 @@ impl Frontier {
             Record::Queued(q) => max_seq = max_seq.max(Some(q.seq)),
         })?;
         self.seq = max_seq.map_or(0, |s| s + 1);
-        // Per host at once, so only the slots are kept, not the URLs.
-        let mut queues: HashMap<String, VecDeque<Slot>> = HashMap::new();
-        let mut live_bytes = 0;
+        // Into the host map at once, so only the slots are kept, not the
+        // URLs; then every host joins the turn.
+        let (hosts, mut live_bytes, mut queued) = (&mut self.hosts, 0, 0);
         scan(&self.queue, |offset, record| {
             let Record::Queued(q) = record else { return };
             if done.contains(&q.seq) {
@@ -343,19 +357,19 @@ impl Frontier {
             }
             if let Ok(url) = Url::parse(&q.url) {
                 live_bytes += u64::from(q.len);
-                let queue = queues.entry(host_of(&url)).or_default();
-                insert_slot(queue, slot(q.depth, offset), false);
+                queued += 1;
+                let host = host_of(&url);
+                let turn = match hosts.get_mut(host.as_str()) {
+                    Some(turn) => turn,
+                    None => hosts.entry(host.into()).or_insert_with(HostTurn::idle),
+                };
+                insert_slot(&mut turn.queue, slot(q.depth, offset), false);
             }
         })?;
         self.live_bytes = live_bytes;
-        for (host, queue) in queues {
-            self.queued += queue.len();
-            let turn = HostTurn {
-                in_flight: 0,
-                place: Place::Idle,
-                queue,
-            };
-            self.hosts.insert(host.clone(), turn);
+        self.queued = queued;
+        let hosts: Vec<Host> = self.hosts.keys().cloned().collect();
+        for host in hosts {
             self.join_turn(host, false);
         }
         Ok(())
@@ -430,19 +444,26 @@ impl Frontier {
 
     /// Puts `s` in `host`'s queue (`first`: ahead of its depth), and the
     /// host in turn.
-    fn enqueue(&mut self, host: String, s: Slot, first: bool) {
-        let turn = self.hosts.entry(host.clone()).or_insert(HostTurn {
-            in_flight: 0,
-            place: Place::Idle,
-            queue: VecDeque::new(),
-        });
+    fn enqueue(&mut self, host: &str, s: Slot, first: bool) {
+        let host = self.intern(host);
+        let turn = self.hosts.get_mut(&host).expect("interned");
         insert_slot(&mut turn.queue, s, first);
         self.queued += 1;
         self.join_turn(host, false);
     }
 
+    /// `host`'s shared name, its turn made (idle) if it had none.
+    fn intern(&mut self, host: &str) -> Host {
+        if let Some((name, _)) = self.hosts.get_key_value(host) {
+            return name.clone();
+        }
+        let name: Host = host.into();
+        self.hosts.insert(name.clone(), HostTurn::idle());
+        name
+    }
+
     /// Joins the turn at the back, or with `first` at the front.
-    fn join_turn(&mut self, host: String, first: bool) {
+    fn join_turn(&mut self, host: Host, first: bool) {
         let Some(turn) = self.hosts.get_mut(&host) else {
             return;
         };
@@ -457,7 +478,7 @@ impl Frontier {
     }
 
     /// `host` may be asked at `at`: now (the back of the turn) or later.
-    fn wait(&mut self, host: String, at: Instant, now: Instant) {
+    fn wait(&mut self, host: Host, at: Instant, now: Instant) {
         let Some(turn) = self.hosts.get_mut(&host) else {
             return;
         };
@@ -470,7 +491,7 @@ impl Frontier {
         }
     }
 
-    fn seq_waiting(&mut self, host: String, at: Instant) {
+    fn seq_waiting(&mut self, host: Host, at: Instant) {
         let tie = self.waiting.len() as u64;
         let mut key = (at, tie);
         while self.waiting.contains_key(&key) {
@@ -610,14 +631,10 @@ impl Frontier {
             if first {
                 // Joins at the front, before `enqueue` would join it at
                 // the back.
-                self.hosts.entry(host.clone()).or_insert(HostTurn {
-                    in_flight: 0,
-                    place: Place::Idle,
-                    queue: VecDeque::new(),
-                });
-                self.join_turn(host.clone(), true);
+                let name = self.intern(&host);
+                self.join_turn(name, true);
             }
-            self.enqueue(host, slot(depth, base + at), false);
+            self.enqueue(&host, slot(depth, base + at), false);
         }
         for seq in adds.done {
             if let Some(f) = self.in_flight.remove(&seq) {
@@ -670,7 +687,7 @@ impl Frontier {
             let now = Instant::now();
             if at > now + SLACK {
                 tracing::trace!(
-                    host,
+                    host = &*host,
                     wait_ms = (at - now).as_millis() as u64,
                     "not its turn"
                 );
@@ -710,17 +727,19 @@ impl Frontier {
     /// have its next turn.
     pub fn done(&mut self, entry: &Entry, turns: &dyn Turns) {
         let host = host_of(&entry.url);
-        let Some(turn) = self.hosts.get_mut(&host) else {
+        let Some((name, turn)) = self.hosts.get_key_value(host.as_str()) else {
             return;
         };
+        let (name, place) = (name.clone(), turn.place);
+        let turn = self.hosts.get_mut(&name).expect("just found");
         turn.in_flight = turn.in_flight.saturating_sub(1);
-        match turn.place {
+        match place {
             Place::Full => {
                 let at = turns.ready_at(&entry.url);
-                self.wait(host, at, Instant::now());
+                self.wait(name, at, Instant::now());
             }
             Place::Idle if turn.in_flight == 0 => {
-                self.hosts.remove(&host);
+                self.hosts.remove(&name);
             }
             _ => {}
         }
@@ -733,12 +752,8 @@ impl Frontier {
         let Some(f) = self.in_flight.remove(&entry.seq) else {
             return Ok(());
         };
-        let host = host_of(&entry.url);
-        let turn = self.hosts.entry(host.clone()).or_insert(HostTurn {
-            in_flight: 0,
-            place: Place::Idle,
-            queue: VecDeque::new(),
-        });
+        let host = self.intern(&host_of(&entry.url));
+        let turn = self.hosts.get_mut(&host).expect("interned");
         insert_slot(&mut turn.queue, f.slot, true);
         self.queued += 1;
         // Back in turn if it had left it (its last URL was the one popped).
