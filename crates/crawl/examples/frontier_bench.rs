@@ -105,22 +105,9 @@ fn main() {
         popped as f64 / t.elapsed().as_secs_f64(),
         rss_kib() / 1024
     );
-    let bytes: u64 = walk(&dir);
+    let bytes: u64 = common::dir_bytes(&dir);
     println!("state on disk: {:.1} MB", bytes as f64 / 1e6);
     drop(f);
     drop(db);
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-fn walk(dir: &std::path::Path) -> u64 {
-    std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| match e.metadata() {
-            Ok(m) if m.is_dir() => walk(&e.path()),
-            Ok(m) => m.len(),
-            Err(_) => 0,
-        })
-        .sum()
 }

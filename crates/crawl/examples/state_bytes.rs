@@ -9,12 +9,14 @@
 //!
 //! Run it on a finished crawl's output directory (it opens `OUT_DIR/state`).
 
+mod common;
+
 use std::collections::BTreeMap;
 
 fn main() {
     let out = std::env::args().nth(1).expect("usage: state_bytes OUT_DIR");
     let dir = std::path::Path::new(&out).join("state");
-    let on_disk: u64 = walk(&dir);
+    let on_disk: u64 = common::dir_bytes(&dir);
     let db = sled::Config::new()
         .path(&dir)
         .open()
@@ -70,17 +72,4 @@ fn main() {
         total += len;
     }
     println!("live keys, values and files: {total} bytes; on disk: {on_disk} bytes");
-}
-
-fn walk(p: &std::path::Path) -> u64 {
-    std::fs::read_dir(p)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| match e.metadata() {
-            Ok(m) if m.is_dir() => walk(&e.path()),
-            Ok(m) => m.len(),
-            Err(_) => 0,
-        })
-        .sum()
 }

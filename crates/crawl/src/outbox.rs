@@ -21,10 +21,10 @@
 //! and are cut off at open.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read};
 use std::path::Path;
 
-use crate::append_file::Tail;
+use crate::append_file::{AppendFile, Tail};
 use crate::sink::Outcome;
 
 /// What one group of batches left in the outbox.
@@ -55,19 +55,15 @@ const WITH_TAILS: u32 = 1 << 30;
 
 #[derive(Debug)]
 pub(crate) struct Outbox {
-    file: File,
-    len: u64,
+    file: AppendFile,
 }
 
 impl Outbox {
     /// Opens the outbox at `path`, cut to `recorded` bytes (what the
     /// store's applied batches name).
     pub(crate) fn open(path: &Path, recorded: u64) -> io::Result<Outbox> {
-        let file = open_cut_back(path, recorded)?;
-        Ok(Outbox {
-            file,
-            len: recorded,
-        })
+        let file = AppendFile::open(path, recorded, [])?;
+        Ok(Outbox { file })
     }
 
     /// Appends a block of `docs`, `tails` and `outcomes` (zstd-compressed:
@@ -104,18 +100,14 @@ impl Outbox {
         framed.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
         framed.extend_from_slice(&(packed.len() as u32).to_be_bytes());
         framed.extend_from_slice(&packed);
-        self.file.seek(SeekFrom::Start(self.len))?;
-        self.file.write_all(&framed)?;
-        self.file.sync_data()?;
-        self.len += framed.len() as u64;
-        Ok(self.len)
+        self.file.append(&framed)?;
+        self.file.sync()
     }
 
     /// Every block, in order.
     pub(crate) fn read_all(&mut self) -> io::Result<Vec<Block>> {
-        let mut bytes = Vec::with_capacity(self.len as usize);
-        self.file.seek(SeekFrom::Start(0))?;
-        (&mut self.file).take(self.len).read_to_end(&mut bytes)?;
+        let mut bytes = Vec::with_capacity(self.file.len() as usize);
+        self.file.reader().read_to_end(&mut bytes)?;
         let mut blocks = Vec::new();
         let mut rest = &bytes[..];
         while !rest.is_empty() {
@@ -135,19 +127,17 @@ impl Outbox {
 
     /// Empties the outbox (after the store recorded length 0).
     pub(crate) fn clear(&mut self) -> io::Result<()> {
-        self.cut_to(0)?;
-        self.file.sync_data()
+        self.file.cut_to(0)?;
+        self.file.sync().map(|_| ())
     }
 
     pub(crate) fn len(&self) -> u64 {
-        self.len
+        self.file.len()
     }
 
     /// Drops every block past `len` (a block whose batch failed).
     pub(crate) fn cut_to(&mut self, len: u64) -> io::Result<()> {
-        self.file.set_len(len)?;
-        self.len = len;
-        Ok(())
+        self.file.cut_to(len)
     }
 }
 

@@ -32,7 +32,7 @@ use crate::frontier::{Additions, Frontier};
 use crate::outbox::{Block, NewDoc, Outbox};
 use crate::scope::registrable_domain;
 use crate::sink::{Outcome, Position};
-use crate::store::{Store, StoreError, Writes};
+use crate::store::{Store, StoreError, Writes, be_u64, io_error, key};
 
 /// Documents' URLs as earlier versions kept them (now in [`DocUrls`]).
 const DOC: u8 = b'd';
@@ -236,13 +236,6 @@ impl std::fmt::Debug for State {
     }
 }
 
-fn key(tag: u8, rest: &[u8]) -> Vec<u8> {
-    let mut k = Vec::with_capacity(rest.len() + 1);
-    k.push(tag);
-    k.extend_from_slice(rest);
-    k
-}
-
 fn meta(name: &str) -> Vec<u8> {
     key(META, name.as_bytes())
 }
@@ -251,14 +244,6 @@ fn meta(name: &str) -> Vec<u8> {
 /// damaged on disk.
 fn corrupt(what: String) -> StoreError {
     StoreError::Corrupt(what)
-}
-
-fn io_error(e: std::io::Error) -> StoreError {
-    StoreError::Backend(Box::new(e))
-}
-
-fn be_u64(b: &[u8]) -> u64 {
-    u64::from_be_bytes(b.try_into().unwrap_or([0; 8]))
 }
 
 impl State {

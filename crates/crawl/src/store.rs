@@ -46,6 +46,24 @@ impl From<sled::Error> for StoreError {
     }
 }
 
+/// `tag` then `rest`: records are kept under keys tagged by their kind.
+pub(crate) fn key(tag: u8, rest: &[u8]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(rest.len() + 1);
+    k.push(tag);
+    k.extend_from_slice(rest);
+    k
+}
+
+/// A big-endian u64 value (0 if it is not 8 bytes).
+pub(crate) fn be_u64(b: &[u8]) -> u64 {
+    u64::from_be_bytes(b.try_into().unwrap_or([0; 8]))
+}
+
+/// A file beside the store that failed.
+pub(crate) fn io_error(e: std::io::Error) -> StoreError {
+    StoreError::Backend(Box::new(e))
+}
+
 /// One key and its value.
 pub type KeyValue = (Vec<u8>, Vec<u8>);
 

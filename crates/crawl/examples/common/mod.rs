@@ -78,3 +78,17 @@ pub fn arg(i: usize, default: usize) -> usize {
         .map(|a| a.parse().expect("a number"))
         .unwrap_or(default)
 }
+
+/// Bytes of the files under `dir`, recursively.
+pub fn dir_bytes(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| match e.metadata() {
+            Ok(m) if m.is_dir() => dir_bytes(&e.path()),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        })
+        .sum()
+}

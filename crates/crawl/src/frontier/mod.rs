@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 use url::Url;
 
 use crate::append_file::{AppendFile, Tail};
-use crate::store::{Store, StoreError, Writes};
+use crate::store::{Store, StoreError, Writes, be_u64, io_error, key};
 use records::{Record, copy_queued, encode_done, encode_queued, read_queued, scan};
 pub use seen::SeenSet;
 use seen::seen_fp;
@@ -190,21 +190,6 @@ impl Entry {
     }
 }
 
-fn prefixed(tag: u8, rest: &[u8]) -> Vec<u8> {
-    let mut k = Vec::with_capacity(rest.len() + 1);
-    k.push(tag);
-    k.extend_from_slice(rest);
-    k
-}
-
-fn be_u64(b: &[u8]) -> u64 {
-    u64::from_be_bytes(b.try_into().unwrap_or([0; 8]))
-}
-
-fn io_error(e: io::Error) -> StoreError {
-    StoreError::Backend(Box::new(e))
-}
-
 /// A host's name, shared by the host map and the turn (one allocation per
 /// host, however often it waits and is ready again).
 type Host = Arc<str>;
@@ -284,15 +269,13 @@ impl Frontier {
         dir: &Path,
         tails: &[Tail],
     ) -> Result<Frontier, StoreError> {
-        let queue_meta = store.get(&prefixed(FILES, b"queue"))?;
+        let queue_meta = store.get(&key(FILES, b"queue"))?;
         let (queue_gen, queue_len) = match queue_meta.as_deref() {
             None => (0, 0),
             Some(v) if v.len() == 16 => (be_u64(&v[..8]), be_u64(&v[8..])),
             Some(v) => return Err(StoreError::Corrupt(format!("the queue's length {v:?}"))),
         };
-        let seen_len = store
-            .get(&prefixed(FILES, b"seen"))?
-            .map_or(0, |v| be_u64(&v));
+        let seen_len = store.get(&key(FILES, b"seen"))?.map_or(0, |v| be_u64(&v));
         let of = |tag| tails.iter().filter(move |t| t.file == tag);
         let queue_path = dir.join(format!("queue.{queue_gen}"));
         let queue = AppendFile::open(&queue_path, queue_len, of(QUEUE_FILE)).map_err(io_error)?;
@@ -528,7 +511,7 @@ impl Frontier {
     fn is_known(&self, host: &str, adds: &Additions) -> Result<bool, StoreError> {
         Ok(self.hosts.contains_key(host)
             || adds.new_hosts.contains(host)
-            || self.store.contains(&prefixed(KNOWN, host.as_bytes()))?)
+            || self.store.contains(&key(KNOWN, host.as_bytes()))?)
     }
 
     /// Queues `url` at `depth`, in `adds` (and a new host's record in
@@ -550,7 +533,7 @@ impl Frontier {
             if self.known_hosts + adds.new_hosts.len() as u64 >= self.max_hosts {
                 return Ok(Pushed::HostLimit);
             }
-            batch.insert(prefixed(KNOWN, host.as_bytes()), []);
+            batch.insert(key(KNOWN, host.as_bytes()), []);
             adds.new_hosts.insert(host.clone());
         }
         adds.urls.insert(url.as_str().to_string());
@@ -778,9 +761,9 @@ impl Frontier {
     pub fn save(&mut self, batch: &mut Writes) -> Result<(), StoreError> {
         let mut queue = self.queue_gen.to_be_bytes().to_vec();
         queue.extend_from_slice(&self.queue.sync().map_err(io_error)?.to_be_bytes());
-        batch.insert(prefixed(FILES, b"queue"), queue);
+        batch.insert(key(FILES, b"queue"), queue);
         let seen = self.seen_file.sync().map_err(io_error)?;
-        batch.insert(prefixed(FILES, b"seen"), seen.to_be_bytes());
+        batch.insert(key(FILES, b"seen"), seen.to_be_bytes());
         Ok(())
     }
 
@@ -940,14 +923,13 @@ mod tests {
         // URLs queued and in flight (host 0x00 depth seq -> URL).
         let old_seen = ["https://a.example/x", "https://b.example/y?q=1"];
         for url in old_seen {
-            p.t.insert(&prefixed(OLD_SEEN_URLS, url.as_bytes()), &[])
+            p.t.insert(&key(OLD_SEEN_URLS, url.as_bytes()), &[])
                 .unwrap();
         }
         let fp = seen_fp(&u("https://c.example/fp"));
-        p.t.insert(&prefixed(OLD_SEEN, &fp.to_be_bytes()), &[])
-            .unwrap();
+        p.t.insert(&key(OLD_SEEN, &fp.to_be_bytes()), &[]).unwrap();
         let old_key = |tag: u8, host: &str, depth: u32, seq: u64| {
-            let mut k = prefixed(tag, host.as_bytes());
+            let mut k = key(tag, host.as_bytes());
             k.push(0);
             k.extend_from_slice(&depth.to_be_bytes());
             k.extend_from_slice(&seq.to_be_bytes());
@@ -960,9 +942,9 @@ mod tests {
         ];
         for (i, (tag, depth, url)) in queued.iter().enumerate() {
             let host = u(url).host_str().unwrap().to_string();
-            let key = old_key(*tag, &host, *depth, i as u64);
-            p.t.insert(&key, url.as_bytes()).unwrap();
-            p.t.insert(&prefixed(OLD_SEEN, &seen_fp(&u(url)).to_be_bytes()), &[])
+            let old = old_key(*tag, &host, *depth, i as u64);
+            p.t.insert(&old, url.as_bytes()).unwrap();
+            p.t.insert(&key(OLD_SEEN, &seen_fp(&u(url)).to_be_bytes()), &[])
                 .unwrap();
         }
         for _ in 0..2 {
