@@ -395,6 +395,20 @@ fn main() {
     assert!(status.success(), "crawl failed: {status}");
     report(&site, &reach, &log.lock().unwrap(), wall, bound, peak);
     where_the_time_goes(&site, &log.lock().unwrap(), &ideal_first);
+    // BENCH_LOG=FILE: every request as the servers saw it (seconds from
+    // the first, host, path), to study a schedule.
+    if let Some(path) = std::env::var_os("BENCH_LOG") {
+        let log = log.lock().unwrap();
+        let start = log.iter().map(|(t, ..)| *t).min();
+        let lines: String = log
+            .iter()
+            .map(|(t, h, p)| {
+                let at = start.map_or(0.0, |s| (*t - s).as_secs_f64());
+                format!("{at:.4} {h} {p}\n")
+            })
+            .collect();
+        let _ = std::fs::write(path, lines);
+    }
     println!(
         "crawler CPU {cpu:.1} s ({:.0}% of one core over the crawl); this server {server_cpu:.1} s",
         cpu / wall.as_secs_f64() * 100.0
