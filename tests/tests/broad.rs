@@ -325,44 +325,29 @@ impl Dnsmasq {
         let hosts = dir.join("hosts");
         let lines: String = names.iter().map(|(n, ip)| format!("{ip} {n}\n")).collect();
         std::fs::write(&hosts, lines).unwrap();
-        let port = std::net::UdpSocket::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
         let log = dir.join("dns.log");
-        let bin = ["/usr/sbin/dnsmasq", "/usr/bin/dnsmasq"]
-            .into_iter()
-            .find(|p| std::path::Path::new(p).exists())
-            .unwrap_or("dnsmasq");
-        let child = std::process::Command::new(bin)
-            .args([
-                "--keep-in-foreground",
-                "--conf-file=/dev/null",
-                "--listen-address=127.0.0.1",
-                "--bind-interfaces",
-                "--no-resolv",
-                "--no-hosts",
-                "--local=/test/",
-                "--user=root",
-                "--pid-file=",
-                "--log-queries",
-                // As real answers: a TTL to cache them for.
-                "--local-ttl=300",
-            ])
-            .arg(format!("--port={port}"))
-            .arg(format!("--addn-hosts={}", hosts.display()))
-            .arg(format!("--log-facility={}", log.display()))
-            .spawn()
-            .expect("dnsmasq (apt-get install dnsmasq-base; .ci/run installs it)");
-        // Ready once the port is taken.
-        for _ in 0..100 {
-            if std::net::UdpSocket::bind(("127.0.0.1", port)).is_err() {
-                break;
+        // A port free for UDP may be taken for TCP (dnsmasq wants both), or
+        // taken between the check and dnsmasq's bind: then dnsmasq exits,
+        // and another port is tried.
+        for _ in 0..20 {
+            let port = free_udp_and_tcp_port();
+            let mut child = dnsmasq_command(port, &hosts, &log)
+                .spawn()
+                .expect("dnsmasq (apt-get install dnsmasq-base; .ci/run installs it)");
+            // Ready once the port is taken.
+            for _ in 0..100 {
+                if child.try_wait().ok().flatten().is_some() {
+                    break;
+                }
+                if std::net::UdpSocket::bind(("127.0.0.1", port)).is_err() {
+                    return Dnsmasq { child, port, log };
+                }
+                std::thread::sleep(Duration::from_millis(50));
             }
-            std::thread::sleep(Duration::from_millis(50));
+            let _ = child.kill();
+            let _ = child.wait();
         }
-        Dnsmasq { child, port, log }
+        panic!("dnsmasq did not start on any of 20 ports");
     }
 
     /// A-record queries it answered for `name` (each lookup also asks
@@ -373,6 +358,47 @@ impl Dnsmasq {
             .filter(|l| l.contains("query[A]") && l.contains(&format!(" {name} ")))
             .count()
     }
+}
+
+fn free_udp_and_tcp_port() -> u16 {
+    loop {
+        let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let port = udp.local_addr().unwrap().port();
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+}
+
+fn dnsmasq_command(
+    port: u16,
+    hosts: &std::path::Path,
+    log: &std::path::Path,
+) -> std::process::Command {
+    let bin = ["/usr/sbin/dnsmasq", "/usr/bin/dnsmasq"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+        .unwrap_or("dnsmasq");
+    let mut command = std::process::Command::new(bin);
+    command
+        .args([
+            "--keep-in-foreground",
+            "--conf-file=/dev/null",
+            "--listen-address=127.0.0.1",
+            "--bind-interfaces",
+            "--no-resolv",
+            "--no-hosts",
+            "--local=/test/",
+            "--user=root",
+            "--pid-file=",
+            "--log-queries",
+            // As real answers: a TTL to cache them for.
+            "--local-ttl=300",
+        ])
+        .arg(format!("--port={port}"))
+        .arg(format!("--addn-hosts={}", hosts.display()))
+        .arg(format!("--log-facility={}", log.display()));
+    command
 }
 
 impl Drop for Dnsmasq {
