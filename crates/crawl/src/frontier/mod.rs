@@ -308,13 +308,20 @@ impl Frontier {
         Ok(f)
     }
 
+    /// Reads the fingerprints straight into their array (the file's bytes
+    /// whole beside it would double the memory at open).
     fn load_seen(&mut self) -> Result<(), StoreError> {
-        let mut bytes = Vec::with_capacity(self.seen_file.len() as usize);
-        self.seen_file
-            .reader()
-            .read_to_end(&mut bytes)
-            .map_err(io_error)?;
-        self.seen.load(bytes.chunks_exact(8).map(be_u64).collect());
+        let mut fps = Vec::with_capacity((self.seen_file.len() / 8) as usize);
+        let mut reader = self.seen_file.reader();
+        let mut fp = [0; 8];
+        loop {
+            match reader.read_exact(&mut fp) {
+                Ok(()) => fps.push(u64::from_be_bytes(fp)),
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => break,
+                Err(e) => return Err(io_error(e)),
+            }
+        }
+        self.seen.load(fps);
         Ok(())
     }
 
