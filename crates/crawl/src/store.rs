@@ -2,8 +2,9 @@
 //! embedded default (a sled tree under the output directory).
 //!
 //! The frontier and the state encode their records as ordered keys (a
-//! tag byte, then e.g. host, depth and sequence), so what they need from a
-//! store is small: point reads, ordered range scans, single writes, a batch
+//! tag byte, then e.g. a host; the frontier's queue and seen set, which
+//! churn most, are files beside the store, see [`crate::frontier`]), so
+//! what they need from a store is small: point reads, ordered range scans, single writes, a batch
 //! of writes applied **atomically** (everything one URL changes, so a crash
 //! never leaves half of it), and a way to make writes durable. That is the
 //! trait. Keeping it this narrow keeps the crawl's crash-exactness argument
