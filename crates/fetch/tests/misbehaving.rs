@@ -15,7 +15,23 @@ use url::Url;
 
 /// Starts a server whose `robots` body (or status) and pages are given by
 /// `handle(path, hits)`. Returns its address.
+/// 64 MiB of zeros, gzipped: made once, before any request, since a debug
+/// build takes seconds to compress it and a request that waited for it
+/// timed out on a loaded machine.
+fn bomb() -> &'static [u8] {
+    static BOMB: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    BOMB.get_or_init(|| {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        let zeros = vec![0u8; 1 << 20];
+        for _ in 0..64 {
+            gz.write_all(&zeros).unwrap();
+        }
+        gz.finish().unwrap()
+    })
+}
+
 async fn server(robots: &'static str) -> SocketAddr {
+    bomb();
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let hits = Arc::new(AtomicU32::new(0));
@@ -105,18 +121,13 @@ async fn handle(
                 }
             }
             "/bomb" => {
-                let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-                let zeros = vec![0u8; 1 << 20];
-                for _ in 0..64 {
-                    gz.write_all(&zeros).unwrap();
-                }
-                let body = gz.finish().unwrap();
+                let body = bomb();
                 let head = format!(
                     "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\nContent-Length: {}\r\n\r\n",
                     body.len()
                 );
                 sock.write_all(head.as_bytes()).await?;
-                sock.write_all(&body).await?;
+                sock.write_all(body).await?;
             }
             "/loop-a" => redirect(&mut sock, "/loop-b").await?,
             "/loop-b" => redirect(&mut sock, "/loop-a").await?,
