@@ -4,6 +4,8 @@
 use std::sync::LazyLock;
 
 use aho_corasick::AhoCorasick;
+use ego_tree::NodeRef;
+use scraper::Node;
 use scraper::node::Element;
 
 /// The value of attribute `name`. A scan of the element's few attributes:
@@ -126,6 +128,15 @@ const NEGATIVE_WHOLE_WORDS: &[&str] = &["pager", "menu", "nav", "skip", "tags", 
 /// Whole tokens (so that "ad" does not hit "header" or "read"), always
 /// boilerplate.
 const NEGATIVE_TOKENS: &[&str] = &["ad", "ads", "adv", "dfp", "gpt", "visually"];
+/// The advertising ones among them: ads are slots (a div, an iframe) that
+/// scripts fill, never a paragraph or heading of text ("kt-adv-heading" is
+/// a page builder's advanced heading).
+const AD_TOKENS: &[&str] = &["ad", "ads", "adv", "dfp", "gpt"];
+
+fn is_text_element(tag: &str) -> bool {
+    matches!(tag, "p" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6")
+}
+
 #[rustfmt::skip]
 const POSITIVE: &[&str] = &[
     "article", "body", "content", "entry", "main", "page", "post", "text", "blog", "story",
@@ -196,7 +207,7 @@ fn class_facts(el: &Element) -> ClassFacts {
         }
         for token in part.split(|c: char| !c.is_ascii_alphanumeric()) {
             let is = |list: &[&str]| list.iter().any(|w| token.eq_ignore_ascii_case(w));
-            if is(NEGATIVE_TOKENS) {
+            if is(NEGATIVE_TOKENS) && !(is(AD_TOKENS) && is_text_element(el.name())) {
                 f.bits |= TOKEN;
             }
             if is(NEGATIVE_WHOLE_WORDS) {
@@ -284,9 +295,9 @@ impl Rules {
 }
 
 /// Dropped with everything inside it, wherever it is.
-pub(crate) fn is_junk(el: &Element, rules: Rules) -> bool {
+pub(crate) fn is_junk(node: NodeRef<'_, Node>, el: &Element, rules: Rules) -> bool {
     let tag = el.name();
-    if is_junk_by_markup(tag, |name| attr(el, name)) {
+    if is_junk_by_markup(tag, |name| attr(el, name)) && !is_tabs_with_panels(node, el) {
         return true;
     }
     // Never drop the page's outer structure on a class name.
@@ -382,6 +393,16 @@ pub(crate) fn is_junk_by_markup<'a>(tag: &str, attr: impl Fn(&str) -> Option<&'a
                 | "tablist"
         )
     })
+}
+
+/// A `role="tablist"` is the strip of tab labels, and is dropped like a
+/// menu; but one that holds the panels too (accordions of questions and
+/// answers are often marked up so) is the content those labels open.
+fn is_tabs_with_panels(node: NodeRef<'_, Node>, el: &Element) -> bool {
+    attr(el, "role") == Some("tablist")
+        && node
+            .descendants()
+            .any(|d| matches!(d.value(), Node::Element(e) if attr(e, "role") == Some("tabpanel")))
 }
 
 fn looks_like_content_container(el: &Element) -> bool {

@@ -79,10 +79,10 @@ fn drops(
     rules: Rules,
     wrappers: &NodeMap<()>,
 ) -> bool {
-    if !is_junk(el, rules) {
+    if !is_junk(node, el, rules) {
         return false;
     }
-    let by_name_only = !is_junk(el, Rules::FULL_TEXT);
+    let by_name_only = !is_junk(node, el, Rules::FULL_TEXT);
     !(by_name_only && wrappers.contains_key(&node.id()) && !is_comment_named(el))
 }
 

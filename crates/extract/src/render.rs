@@ -32,7 +32,7 @@ pub(crate) fn render(root: NodeRef<'_, Node>, cleaning: Cleaning<'_>, out: &mut 
                 match node.value() {
                     Node::Element(el) => {
                         let junk = match cleaning {
-                            Cleaning::None => is_junk(el, Rules::FULL_TEXT),
+                            Cleaning::None => is_junk(node, el, Rules::FULL_TEXT),
                             Cleaning::Content(a, _, _) => a.is_junk(node, el),
                         };
                         if junk || drop_in_content(node, cleaning) {
@@ -148,9 +148,19 @@ fn is_link_list(node: NodeRef<'_, Node>, a: &Analysis<'_>) -> bool {
     let Some(s) = a.stats.get(&node.id()) else {
         return false;
     };
+    // Inside a link it is that link's text (Sphinx wraps a reference's
+    // words in a span), not a list of links.
+    if s.link_density() == 1.0 && is_inside_link(node) {
+        return false;
+    }
     let density = s.link_density();
     (density > 0.5 && s.text < NAV_BLOCK_CHARS)
         || (matches!(tag, "ul" | "ol") && density > 0.35 && s.text < 300)
+}
+
+fn is_inside_link(node: NodeRef<'_, Node>) -> bool {
+    node.ancestors()
+        .any(|n| matches!(n.value(), Node::Element(e) if e.name() == "a"))
 }
 
 /// Whether the link lists inside `root` are its content. An article with a

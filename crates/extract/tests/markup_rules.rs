@@ -1,0 +1,124 @@
+//! Markup that looks like boilerplate by one rule and is content by what
+//! it holds: the words of a link, accordions marked up as tab lists,
+//! page builders' class names.
+
+use nearcrawl_extract::{Input, extract};
+
+const SENTENCE: &str = "Logging is a means of tracking events that happen when some software \
+    runs, and the developer adds logging calls to the code to note that they occurred.";
+
+fn page(body: &str) -> String {
+    format!(
+        "<html><body><nav><a href=/>Home</a> <a href=/docs>Docs</a></nav>\
+         <div class=body role=main>{body}</div>\
+         <footer><a href=/privacy>Privacy</a> Copyright 2026</footer></body></html>"
+    )
+}
+
+#[test]
+fn the_words_of_an_inline_link_stay_in_its_sentence() {
+    // Sphinx wraps a reference's words in a span, and a method name in
+    // code and span: each is all link text, but not a list of links.
+    let ps: String = (0..4).map(|i| format!("<p>{i}: {SENTENCE}</p>")).collect();
+    let html = page(&format!(
+        "<h1>Logging HOWTO</h1>{ps}\
+         <p>For a logging cookbook, please see <a class=\"reference internal\" \
+         href=\"#tutorial-ref-links\"><span class=\"std std-ref\">Other resources</span></a>.</p>\
+         <p>Create a logger and call the logger's <a class=\"reference internal\" \
+         href=\"../library/logging.html#logging.Logger.debug\"><code class=\"xref py py-meth \
+         docutils literal notranslate\"><span class=\"pre\">debug()</span></code></a> and \
+         <a class=\"reference internal\" href=\"../library/logging.html#logging.Logger.info\">\
+         <code class=\"xref py py-meth docutils literal notranslate\"><span class=\"pre\">info()\
+         </span></code></a> methods.</p>"
+    ));
+    let page = extract(html.as_bytes(), &Input::default());
+    assert!(
+        page.text.contains("please see Other resources."),
+        "{}",
+        page.text
+    );
+    assert!(
+        page.text
+            .contains("call the logger's debug() and info() methods."),
+        "{}",
+        page.text
+    );
+    assert!(!page.text.contains("Privacy"), "{}", page.text);
+}
+
+#[test]
+fn a_list_of_links_in_the_content_is_still_dropped() {
+    let ps: String = (0..4).map(|i| format!("<p>{i}: {SENTENCE}</p>")).collect();
+    let html = page(&format!(
+        "<h1>Logging HOWTO</h1>{ps}<div class=related><span><a href=/a><span>Previous topic\
+         </span></a> <a href=/b><span>Next topic</span></a></span></div>"
+    ));
+    let page = extract(html.as_bytes(), &Input::default());
+    assert!(page.text.contains("3: Logging"), "{}", page.text);
+    assert!(!page.text.contains("Next topic"), "{}", page.text);
+}
+
+#[test]
+fn an_accordion_marked_up_as_a_tab_list_is_read_with_its_answers() {
+    let item = |i: usize| {
+        format!(
+            "<div class=accordion-item><h3><button aria-controls=c{i}>Question {i}?</button></h3>\
+             <div id=c{i} class=\"accordion-collapse collapse\" role=tabpanel>\
+             <p>Answer {i}: {SENTENCE}</p></div></div>"
+        )
+    };
+    let items: String = (0..4).map(item).collect();
+    let html = page(&format!(
+        "<h1>Rebates</h1><p>Here are the questions people ask most, with their answers, \
+         in the order people ask them.</p>\
+         <div class=accordion role=tablist>{items}</div>"
+    ));
+    let page = extract(html.as_bytes(), &Input::default());
+    for i in 0..4 {
+        assert!(
+            page.text.contains(&format!("Answer {i}: Logging")),
+            "{}",
+            page.text
+        );
+    }
+}
+
+#[test]
+fn a_tab_strip_without_its_panels_is_dropped() {
+    let ps: String = (0..4).map(|i| format!("<p>{i}: {SENTENCE}</p>")).collect();
+    let html = page(&format!(
+        "<h1>Pricing</h1><div role=tablist><span role=tab>Monthly plans for small teams\
+         </span><span role=tab>Yearly plans for large teams</span></div>\
+         <div role=tabpanel>{ps}</div>"
+    ));
+    let page = extract(html.as_bytes(), &Input::default());
+    assert!(page.text.contains("3: Logging"), "{}", page.text);
+    assert!(!page.text.contains("Yearly plans"), "{}", page.text);
+}
+
+#[test]
+fn a_heading_a_page_builder_calls_adv_is_text_but_an_ad_slot_is_not() {
+    // Kadence names its headings and paragraphs "kt-adv-heading..." (an
+    // advanced heading); an ad is a slot, not a paragraph.
+    let html = page(&format!(
+        "<h2 class=\"kt-adv-heading356_98 wp-block-kadence-advancedheading\">Repairs for \
+         local gyms</h2>\
+         <p class=\"kt-adv-heading356_63 wp-block-kadence-advancedheading\">{SENTENCE}</p>\
+         <p>{SENTENCE}</p><p>{SENTENCE}</p>\
+         <div class=\"adv\">Buy the best running shoes today, at half price, only this \
+         week, while the stock lasts, in every size and colour.</div>"
+    ));
+    let page = extract(html.as_bytes(), &Input::default());
+    assert!(
+        page.text.contains("Repairs for local gyms"),
+        "{}",
+        page.text
+    );
+    assert_eq!(
+        page.text.matches("Logging is a means").count(),
+        3,
+        "{}",
+        page.text
+    );
+    assert!(!page.text.contains("running shoes"), "{}", page.text);
+}
