@@ -134,7 +134,7 @@ impl Found {
         // Generators that style the page heading rather than mark it up
         // (doxygen's `div.title`) name the class.
         if self.class_title.is_none()
-            && e.classes().any(|c| c == "title")
+            && attr(e, "class").is_some_and(|c| c.split_ascii_whitespace().any(|c| c == "title"))
             && has_ancestor(el, "body")
         {
             self.class_title = element_text(el);

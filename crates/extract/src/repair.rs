@@ -7,7 +7,7 @@ use ego_tree::NodeId;
 use html5ever::{QualName, local_name, ns};
 use scraper::{Html, Node};
 
-use crate::classify::{hidden_by_class, is_hidden};
+use crate::classify::{hidden_by_class, is_hidden, is_hiding_class};
 
 /// A page's `<main>` inside `aside`, `nav`, `header` or `footer` is an
 /// unclosed boilerplate element: HTML allows `main` only under `html`,
@@ -130,10 +130,20 @@ pub(crate) fn unhide(doc: &mut Html) {
     for id in hidden {
         if let Some(mut node) = doc.tree.get_mut(id) {
             if let Node::Element(e) = node.value() {
-                e.attrs.retain(|(name, value)| {
-                    let hiding_class = &*name.local == "class" && hidden_by_class(value);
-                    !matches!(&*name.local, "hidden" | "style" | "aria-hidden") && !hiding_class
+                e.attrs.retain(|(name, _)| {
+                    !matches!(&*name.local, "hidden" | "style" | "aria-hidden")
                 });
+                // Only the hiding words go: the others still say what the
+                // element is ("unit-price caption hidden" stays a caption).
+                for (name, value) in &mut e.attrs {
+                    if &*name.local == "class" && hidden_by_class(value) {
+                        let shown: Vec<&str> = value
+                            .split_ascii_whitespace()
+                            .filter(|c| !is_hiding_class(c))
+                            .collect();
+                        *value = scraper::StrTendril::from(shown.join(" "));
+                    }
+                }
             }
         }
     }

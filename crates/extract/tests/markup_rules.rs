@@ -122,3 +122,19 @@ fn a_heading_a_page_builder_calls_adv_is_text_but_an_ad_slot_is_not() {
     );
     assert!(!page.text.contains("running shoes"), "{}", page.text);
 }
+
+#[test]
+fn a_page_shown_because_it_hides_everything_keeps_its_class_words() {
+    // The wrapper is hidden until scripts run, so the extractor shows what
+    // the page hides; a credit line hidden by class is shown too, but it
+    // is still a credit line.
+    let ps: String = (0..4).map(|i| format!("<p>{i}: {SENTENCE}</p>")).collect();
+    let html = format!(
+        "<html><body><div class=lockdown style=\"display:none\"><article><h1>Logging</h1>{ps}\
+         <p class=\"credit hidden\">Photograph by Jane Doe for the Example Agency</p>\
+         </article></div></body></html>"
+    );
+    let page = extract(html.as_bytes(), &Input::default());
+    assert!(page.text.contains("3: Logging"), "{}", page.text);
+    assert!(!page.text.contains("Jane Doe"), "{}", page.text);
+}
