@@ -328,6 +328,12 @@ fn is_streamed_segment(id: Option<&str>) -> bool {
 /// a closed `<dialog>`; app-install prompts and notification settings), or
 /// a utility class that hides it ([`hidden_by_class`]).
 pub(crate) fn is_hidden<'a>(attr: impl Fn(&str) -> Option<&'a str>) -> bool {
+    // A tab panel is a click away, as the body of a closed `<details>` is:
+    // the page's content whichever tab is open (a code sample per
+    // language, a plan per tab), so it is read hidden or not.
+    if attr("role") == Some("tabpanel") {
+        return false;
+    }
     if attr("hidden").is_some() && !is_streamed_segment(attr("id")) {
         return true;
     }

@@ -138,3 +138,31 @@ fn a_page_shown_because_it_hides_everything_keeps_its_class_words() {
     assert!(page.text.contains("3: Logging"), "{}", page.text);
     assert!(!page.text.contains("Jane Doe"), "{}", page.text);
 }
+
+#[test]
+fn hidden_tab_panels_are_read_like_the_open_one() {
+    // One code sample per language tab: only the first is shown, the
+    // others are a click away.
+    let panel = |lang: &str, hidden: &str| {
+        format!(
+            "<div role=tabpanel {hidden}><p>Install the {lang} library, then send your first \
+             message with the client it gives you, as the sample below shows.</p></div>"
+        )
+    };
+    let ps: String = (0..3).map(|i| format!("<p>{i}: {SENTENCE}</p>")).collect();
+    let html = page(&format!(
+        "<h1>Quickstart</h1>{ps}<div class=tabs><div role=tablist><button role=tab>Python\
+         </button><button role=tab>Java</button></div>{}{}{}</div>",
+        panel("Python", ""),
+        panel("Java", "hidden"),
+        panel("Go", "style=\"display:none\""),
+    ));
+    let page = extract(html.as_bytes(), &Input::default());
+    for lang in ["Python", "Java", "Go"] {
+        assert!(
+            page.text.contains(&format!("Install the {lang} library")),
+            "{}",
+            page.text
+        );
+    }
+}
