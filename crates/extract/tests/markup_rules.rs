@@ -166,3 +166,30 @@ fn hidden_tab_panels_are_read_like_the_open_one() {
         );
     }
 }
+
+#[test]
+fn a_posts_author_panel_is_not_its_text() {
+    // XenForo marks each post's user panel as microdata's author.
+    let post = |i: usize, user: &str| {
+        format!(
+            "<article class=\"message message--post\"><div class=message-inner>\
+             <section class=message-user itemprop=author itemscope \
+             itemtype=\"https://schema.org/Person\"><h4 class=message-name>\
+             <span itemprop=name>{user}</span></h4><h5 class=message-userTitle>Ultra Member</h5>\
+             <dl><dt>Messages</dt><dd>1,234</dd></dl></section>\
+             <div class=message-main><div class=bbWrapper>Post {i}: {SENTENCE}</div></div>\
+             </div></article>"
+        )
+    };
+    let posts: String = ["slow-poke", "Aarknoid", "mickeyf", "PeterT"]
+        .iter()
+        .enumerate()
+        .map(|(i, u)| post(i, u))
+        .collect();
+    let html = page(&format!("<h1>Proxmox or Ubuntu?</h1>{posts}"));
+    let page = extract(html.as_bytes(), &Input::default());
+    assert!(page.text.contains("Post 3: Logging"), "{}", page.text);
+    assert!(page.text.contains("Post 0: Logging"), "{}", page.text);
+    assert!(!page.text.contains("Aarknoid"), "{}", page.text);
+    assert!(!page.text.contains("Ultra Member"), "{}", page.text);
+}
