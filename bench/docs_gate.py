@@ -4,9 +4,9 @@ duplicate gate and judge every drop.
 
 The site is served by nginx from 127.0.0.1 (Debian ships the sites):
 
-    apt-get install -y nginx openjdk-17-doc libstdc++-12-doc rust-doc
+    apt-get install -y nginx openjdk-17-doc libstdc++-12-doc rust-doc python3.11-doc
     cargo build --release -p nearcrawl-cli
-    python3 bench/docs_gate.py javadoc      # or doxygen, rustdoc
+    python3 bench/docs_gate.py javadoc      # or doxygen, rustdoc, sphinx
 
 What a page documents (its item) is its <title> plus its first heading
 (h1, or doxygen's div.title), read from the served file. A page dropped as
@@ -54,6 +54,12 @@ SITES = {
         "/index.html",
         '<div class="contents">',
         r"[37]\.html$",
+    ),
+    "sphinx": (
+        "/usr/share/doc/python3.11/html",
+        "/index.html",
+        '<div class="body" role="main">',
+        r"[ny]\.html$",
     ),
     "rustdoc": (
         "/usr/share/doc/rust-doc/html",
