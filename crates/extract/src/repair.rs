@@ -7,7 +7,9 @@ use ego_tree::NodeId;
 use html5ever::{QualName, local_name, ns};
 use scraper::{Html, Node};
 
-use crate::classify::{hidden_by_class, is_hidden, is_hiding_class};
+use std::collections::HashSet;
+
+use crate::classify::{attr, hidden_by_class, is_hidden, is_hiding_class};
 
 /// A page's `<main>` inside `aside`, `nav`, `header` or `footer` is an
 /// unclosed boilerplate element: HTML allows `main` only under `html`,
@@ -127,7 +129,45 @@ pub(crate) fn unhide(doc: &mut Html) {
         })
         .map(|n| n.id())
         .collect();
-    for id in hidden {
+    show(doc, hidden);
+}
+
+/// Opens the panels of disclosure widgets (accordions, "read more"): a
+/// button that says whether its panel is open (`aria-expanded`) and names
+/// it (`aria-controls`), WAI-ARIA's disclosure and accordion patterns. A
+/// closed panel is a click away, like the body of a closed `<details>`,
+/// and is the page's content as much as an open one.
+pub(crate) fn open_disclosures(doc: &mut Html) {
+    let mut controlled: HashSet<&str> = HashSet::new();
+    for node in doc.tree.root().descendants() {
+        if let Node::Element(e) = node.value() {
+            if attr(e, "aria-expanded").is_some() {
+                if let Some(ids) = attr(e, "aria-controls") {
+                    controlled.extend(ids.split_ascii_whitespace());
+                }
+            }
+        }
+    }
+    if controlled.is_empty() {
+        return;
+    }
+    let panels: Vec<NodeId> = doc
+        .tree
+        .root()
+        .descendants()
+        .filter(|n| {
+            matches!(n.value(), Node::Element(e)
+                if e.id().is_some_and(|id| controlled.contains(id))
+                    && is_hidden(|name| attr(e, name)))
+        })
+        .map(|n| n.id())
+        .collect();
+    show(doc, panels);
+}
+
+/// Drops what hides these elements.
+fn show(doc: &mut Html, ids: Vec<NodeId>) {
+    for id in ids {
         if let Some(mut node) = doc.tree.get_mut(id) {
             if let Node::Element(e) = node.value() {
                 e.attrs.retain(|(name, _)| {
