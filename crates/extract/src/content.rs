@@ -101,6 +101,23 @@ pub(crate) fn wrappers(root: NodeRef<'_, Node>) -> (NodeMap<()>, u32) {
     (wrappers, total)
 }
 
+/// The page is built from widgets: an element holding 40% of its text
+/// (a wrapper) is named a widget, which Elementor and other page builders
+/// call every block. "Widget" then marks nothing, where it usually marks a
+/// sidebar's boxes, and the pass that drops blocks for such words would
+/// drop all of the page's own text but the largest block.
+pub(crate) fn built_from_widgets(root: NodeRef<'_, Node>, wrappers: &NodeMap<()>) -> bool {
+    wrappers.keys().any(|id| {
+        root.tree().get(*id).is_some_and(|n| match n.value() {
+            Node::Element(e) => attr(e, "class").is_some_and(|c| {
+                c.split_ascii_whitespace()
+                    .any(|w| w.to_ascii_lowercase().contains("widget"))
+            }),
+            _ => false,
+        })
+    })
+}
+
 fn is_comma(c: char) -> bool {
     matches!(c, ',' | '，' | '、' | '،' | '；' | ';')
 }

@@ -224,3 +224,47 @@ fn closed_accordion_panels_are_read_like_open_ones() {
     }
     assert!(!page.text.contains("Not controlled"), "{}", page.text);
 }
+
+#[test]
+fn a_page_built_from_widgets_keeps_all_of_them() {
+    // Elementor names every block a widget: the text widgets around the
+    // largest one (an FAQ toggle, 40% of the text) are the page too.
+    let widget = |kind: &str, body: &str| {
+        format!(
+            "<div class=\"elementor-element e-con e-parent\"><div class=e-con-inner>\
+             <div class=\"elementor-element elementor-widget elementor-widget-{kind}\">\
+             <div class=elementor-widget-container>{body}</div></div></div></div>"
+        )
+    };
+    let text = |topic: &str| {
+        widget(
+            "text-editor",
+            &format!(
+                "<h2>{topic}</h2><p>{topic}: we help entrepreneurs set up their businesses, file \
+                 the papers and choose the right entity.</p><p>Our lawyers work with clients \
+                 across the five boroughs and advise on taxes, licences and rules.</p>"
+            ),
+        )
+    };
+    let faq: String = (0..4)
+        .map(|i| format!("<div class=elementor-tab-content><p>Answer {i}: {SENTENCE}</p></div>"))
+        .collect();
+    let html = format!(
+        "<html><body><header><nav><a href=/>Home</a></nav></header>\
+         <div class=\"elementor elementor-44902\">{}{}{}{}</div>\
+         <footer>Copyright 2026</footer></body></html>",
+        text("Formation"),
+        text("Contracts"),
+        text("Disputes"),
+        widget("toggle", &faq),
+    );
+    let page = extract(html.as_bytes(), &Input::default());
+    for part in [
+        "Formation: we help",
+        "Contracts: we help",
+        "Disputes: we help",
+        "Answer 3:",
+    ] {
+        assert!(page.text.contains(part), "{part} missing: {}", page.text);
+    }
+}
