@@ -16,20 +16,29 @@ fn main() {
         eprintln!("usage: rstraf-peer SET_DIR OUT_DIR");
         std::process::exit(2);
     };
-    let truth = std::fs::read_to_string(format!("{dir}/ground-truth.json")).expect("ground-truth.json");
+    let truth =
+        std::fs::read_to_string(format!("{dir}/ground-truth.json")).expect("ground-truth.json");
     let truth: serde_json::Value = serde_json::from_str(&truth).expect("ground truth is JSON");
     std::fs::create_dir_all(&out).expect("output directory");
     let mut ms = Vec::new();
     for id in truth.as_object().expect("an object of pages").keys() {
         let gz = std::fs::read(format!("{dir}/html/{id}.html.gz")).expect("page file");
         let mut bytes = Vec::new();
-        flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut bytes).expect("gzip");
+        flate2::read::GzDecoder::new(&gz[..])
+            .read_to_end(&mut bytes)
+            .expect("gzip");
         let html = String::from_utf8_lossy(&bytes);
         let t = Instant::now();
-        let text = rs_trafilatura::extract(&html).map(|r| r.content_text).unwrap_or_default();
+        let text = rs_trafilatura::extract(&html)
+            .map(|r| r.content_text)
+            .unwrap_or_default();
         ms.push(t.elapsed().as_secs_f64() * 1e3);
         std::fs::write(format!("{out}/{id}.txt"), text).expect("write text");
     }
     ms.sort_by(f64::total_cmp);
-    println!("rs-trafilatura: {} pages, median {:.2} ms/page", ms.len(), ms[ms.len() / 2]);
+    println!(
+        "rs-trafilatura: {} pages, median {:.2} ms/page",
+        ms.len(),
+        ms[ms.len() / 2]
+    );
 }
