@@ -153,9 +153,21 @@ fn is_link_list(node: NodeRef<'_, Node>, a: &Analysis<'_>) -> bool {
     if s.link_density() == 1.0 && is_inside_link(node) {
         return false;
     }
+    // A span around one link is that link's styling (a wiki's template
+    // for a man page reference), inline in its sentence: a list has two.
+    if tag == "span" && links_under(node) < 2 {
+        return false;
+    }
     let density = s.link_density();
     (density > 0.5 && s.text < NAV_BLOCK_CHARS)
         || (matches!(tag, "ul" | "ol") && density > 0.35 && s.text < 300)
+}
+
+fn links_under(node: NodeRef<'_, Node>) -> usize {
+    node.descendants()
+        .filter(|n| matches!(n.value(), Node::Element(e) if e.name() == "a"))
+        .take(2)
+        .count()
 }
 
 fn is_inside_link(node: NodeRef<'_, Node>) -> bool {

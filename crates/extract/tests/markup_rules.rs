@@ -268,3 +268,23 @@ fn a_page_built_from_widgets_keeps_all_of_them() {
         assert!(page.text.contains(part), "{part} missing: {}", page.text);
     }
 }
+
+#[test]
+fn a_span_around_one_link_stays_in_its_sentence() {
+    // ArchWiki's man page template: <span class="plainlinks ..."><a>..</a></span>.
+    let ps: String = (0..4).map(|i| format!("<p>{i}: {SENTENCE}</p>")).collect();
+    let html = page(&format!(
+        "<h1>systemd</h1>{ps}<p>A daemon waits for events and offers services. For more \
+         information see <span class=\"plainlinks archwiki-template-man\" title=\"man 7 daemon\">\
+         <a class=\"external text\" href=\"https://man.archlinux.org/man/daemon.7\">daemon(7)</a>\
+         </span>.</p><p>Related: <span class=share><a href=/x>Share on X</a> \
+         <a href=/f>Share on F</a></span></p>"
+    ));
+    let page = extract(html.as_bytes(), &Input::default());
+    assert!(
+        page.text.contains("For more information see daemon(7)."),
+        "{}",
+        page.text
+    );
+    assert!(!page.text.contains("Share on"), "{}", page.text);
+}
