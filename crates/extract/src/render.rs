@@ -148,19 +148,17 @@ fn is_link_list(node: NodeRef<'_, Node>, a: &Analysis<'_>) -> bool {
     let Some(s) = a.stats.get(&node.id()) else {
         return false;
     };
-    // Inside a link it is that link's text (Sphinx wraps a reference's
-    // words in a span), not a list of links.
-    if s.link_density() == 1.0 && is_inside_link(node) {
-        return false;
-    }
-    // A span around one link is that link's styling (a wiki's template
-    // for a man page reference), inline in its sentence: a list has two.
-    if tag == "span" && links_under(node) < 2 {
-        return false;
-    }
     let density = s.link_density();
-    (density > 0.5 && s.text < NAV_BLOCK_CHARS)
-        || (matches!(tag, "ul" | "ol") && density > 0.35 && s.text < 300)
+    let link_dense = (density > 0.5 && s.text < NAV_BLOCK_CHARS)
+        || (matches!(tag, "ul" | "ol") && density > 0.35 && s.text < 300);
+    // Asked only of link-dense blocks: both walk the tree.
+    // Inside a link it is that link's text (Sphinx wraps a reference's
+    // words in a span), not a list of links. A span around one link is
+    // that link's styling (a wiki's template for a man page reference),
+    // inline in its sentence: a list has two.
+    link_dense
+        && !(density == 1.0 && is_inside_link(node))
+        && !(tag == "span" && links_under(node) < 2)
 }
 
 fn links_under(node: NodeRef<'_, Node>) -> usize {
