@@ -1,15 +1,19 @@
 //! An in-memory multimap from 32-bit keys to 32-bit slots: one band of the
 //! gate's MinHash LSH, or its title table.
 //!
-//! Six bytes per entry and nothing else per entry: a merged part in
-//! compressed-sparse-row form (the entries of bucket b, by the key's top
-//! bits, are at `offsets[b]..offsets[b + 1]`), and a small part of recent
-//! inserts in coarser buckets, merged in when it passes an eighth of the
-//! whole. A hash map of vectors would cost four to eight times as much.
+//! About four and a half bytes per entry and nothing else per entry: a
+//! merged part in compressed-sparse-row form (the entries of bucket b, by
+//! the key's top bits, are at `offsets[b]..offsets[b + 1]`), and a small
+//! part of recent inserts in coarser buckets, merged in when it passes an
+//! eighth of the whole. A hash map of vectors would cost five to ten times
+//! as much.
 //!
-//! A merged entry keeps the slot and only the low 16 bits of its key: there
-//! are at least 2^16 buckets, so the bucket holds the top 16 bits (a fixed
-//! 256 KiB of offsets per table, against 2 bytes per entry saved).
+//! A merged entry is bit-packed: the key's bits below its bucket's (the
+//! bucket holds the top ones) and the slot in as many bits as the largest
+//! slot needs. With ~16 entries a bucket, those two widths sum to ~36 bits
+//! whatever the table's size (2^20 entries: 16 + 20; 2^26: 10 + 26), where
+//! whole 16- and 32-bit fields took 48. The bucket offsets are a fixed
+//! 256 KiB per table at least.
 
 /// Entries kept per key. A key that many documents share is text that
 /// many pages repeat (a template's phrase under both bins of a band); those
@@ -25,26 +29,76 @@ const MAX_BUCKET_BITS: u32 = 26;
 const RECENT_SHIFT: u32 = 3;
 const MIN_RECENT: usize = 4_096;
 
-/// A merged entry: the low 16 bits of its key and its slot, six bytes
-/// together, so a probe's key and slot come in one cache miss.
-#[derive(Debug, Clone, Copy)]
-struct Entry([u8; 6]);
+/// Merged entries, `key_bits + slot_bits` bits each, little-endian, read
+/// with one unaligned 8-byte load (a width is at most 16 + 32 bits, and 7
+/// more of offset into the first byte still fit).
+#[derive(Debug)]
+struct Packed {
+    /// Eight bytes of padding at the end, so every load is in bounds.
+    bytes: Vec<u8>,
+    len: usize,
+    key_bits: u32,
+    slot_bits: u32,
+}
 
-impl Entry {
-    fn new(key: u16, slot: u32) -> Entry {
-        let (k, s) = (key.to_le_bytes(), slot.to_le_bytes());
-        Entry([k[0], k[1], s[0], s[1], s[2], s[3]])
+impl Packed {
+    fn new(len: usize, key_bits: u32, slot_bits: u32) -> Packed {
+        let width = (key_bits + slot_bits) as usize;
+        Packed {
+            bytes: vec![0; (len * width).div_ceil(8) + 8],
+            len,
+            key_bits,
+            slot_bits,
+        }
     }
 
     #[inline]
-    fn key(&self) -> u16 {
-        u16::from_le_bytes([self.0[0], self.0[1]])
+    fn width(&self) -> usize {
+        (self.key_bits + self.slot_bits) as usize
     }
 
+    /// The bits from bit `bit` on (the entry starting there is in the low
+    /// `width` of them).
     #[inline]
-    fn slot(&self) -> u32 {
-        u32::from_le_bytes([self.0[2], self.0[3], self.0[4], self.0[5]])
+    fn load(&self, bit: usize) -> u64 {
+        let at = bit / 8;
+        let bytes: [u8; 8] = self.bytes[at..at + 8].try_into().expect("8 bytes");
+        u64::from_le_bytes(bytes) >> (bit % 8)
     }
+
+    /// Entry `i`: the key's low `key_bits` and the slot.
+    #[inline]
+    fn get(&self, i: usize) -> (u32, u32) {
+        let w = self.load(i * self.width());
+        let key = (w & mask(self.key_bits)) as u32;
+        (key, ((w >> self.key_bits) & mask(self.slot_bits)) as u32)
+    }
+
+    /// The slots of entries `run` whose key's low bits are `low`, in order.
+    #[inline]
+    fn slots_of(&self, run: std::ops::Range<usize>, low: u32) -> impl Iterator<Item = u32> + '_ {
+        let (width, key_mask, slot_mask) =
+            (self.width(), mask(self.key_bits), mask(self.slot_bits));
+        run.filter_map(move |i| {
+            let w = self.load(i * width);
+            ((w & key_mask) as u32 == low).then(|| ((w >> self.key_bits) & slot_mask) as u32)
+        })
+    }
+
+    /// Writes entry `i` (still zero) from a whole key and its slot.
+    fn set(&mut self, i: usize, key: u32, slot: u32) {
+        debug_assert!(u64::from(slot) <= mask(self.slot_bits));
+        let bit = i * self.width();
+        let value = (u64::from(key) & mask(self.key_bits)) | u64::from(slot) << self.key_bits;
+        let at = bit / 8;
+        let mut bytes: [u8; 8] = self.bytes[at..at + 8].try_into().expect("8 bytes");
+        bytes = (u64::from_le_bytes(bytes) | value << (bit % 8)).to_le_bytes();
+        self.bytes[at..at + 8].copy_from_slice(&bytes);
+    }
+}
+
+fn mask(bits: u32) -> u64 {
+    (1u64 << bits) - 1
 }
 
 #[derive(Debug)]
@@ -52,10 +106,12 @@ pub(crate) struct KeyTable {
     bucket_bits: u32,
     offsets: Vec<u32>,
     /// Grouped by bucket, insertion order within one.
-    entries: Vec<Entry>,
+    merged: Packed,
     /// `key << 32 | slot`.
     recent: Vec<Vec<u64>>,
     recent_len: usize,
+    /// The largest slot inserted: sizes the merged slots.
+    max_slot: u32,
 }
 
 impl KeyTable {
@@ -65,14 +121,15 @@ impl KeyTable {
         KeyTable {
             bucket_bits,
             offsets: vec![0; (1 << bucket_bits) + 1],
-            entries: Vec::new(),
+            merged: Packed::new(0, 32 - bucket_bits, 1),
             recent: vec![Vec::new(); 1 << (bucket_bits - RECENT_SHIFT)],
             recent_len: 0,
+            max_slot: 0,
         }
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.entries.len() + self.recent_len
+        self.merged.len + self.recent_len
     }
 
     /// Loads the memory a [`get`](KeyTable::get) of `key` reads. A gate
@@ -82,25 +139,26 @@ impl KeyTable {
     pub(crate) fn touch(&self, key: u32) -> u64 {
         let run = self.merged_run(key);
         let recent = self.recent_run(key);
-        let e = self.entries.get(run.start).map_or(0, |e| e.slot());
-        u64::from(e) ^ recent.first().copied().unwrap_or(0)
+        let e = if run.is_empty() {
+            0
+        } else {
+            self.merged.load(run.start * self.merged.width())
+        };
+        e ^ recent.first().copied().unwrap_or(0)
     }
 
     /// Appends to `out` the slots held under `key`, earliest first, at most
     /// [`MAX_PER_KEY`].
     pub(crate) fn get(&self, key: u32, out: &mut Vec<u32>) {
         let start = out.len();
-        let (low, recent) = (key as u16, self.recent_run(key));
-        let run = self.merged_run(key);
-        for e in &self.entries[run] {
-            if e.key() == low {
-                out.push(e.slot());
-                if out.len() - start == MAX_PER_KEY {
-                    return;
-                }
+        let low = (u64::from(key) & mask(self.merged.key_bits)) as u32;
+        for slot in self.merged.slots_of(self.merged_run(key), low) {
+            out.push(slot);
+            if out.len() - start == MAX_PER_KEY {
+                return;
             }
         }
-        for &e in recent {
+        for &e in self.recent_run(key) {
             if (e >> 32) as u32 == key {
                 out.push(e as u32);
                 if out.len() - start == MAX_PER_KEY {
@@ -113,11 +171,8 @@ impl KeyTable {
     /// Adds `slot` under `key` unless the key already holds
     /// [`MAX_PER_KEY`] slots. Returns whether it was added.
     pub(crate) fn insert(&mut self, key: u32, slot: u32) -> bool {
-        let run = self.merged_run(key);
-        let held = self.entries[run]
-            .iter()
-            .filter(|e| e.key() == key as u16)
-            .count()
+        let low = (u64::from(key) & mask(self.merged.key_bits)) as u32;
+        let held = self.merged.slots_of(self.merged_run(key), low).count()
             + self
                 .recent_run(key)
                 .iter()
@@ -129,7 +184,8 @@ impl KeyTable {
         let r = self.bucket(key) >> RECENT_SHIFT;
         self.recent[r].push(u64::from(key) << 32 | u64::from(slot));
         self.recent_len += 1;
-        if self.recent_len > (self.entries.len() / 8).max(MIN_RECENT) {
+        self.max_slot = self.max_slot.max(slot);
+        if self.recent_len > (self.merged.len / 8).max(MIN_RECENT) {
             self.merge();
         }
         true
@@ -137,7 +193,7 @@ impl KeyTable {
 
     /// Bytes held: entries, bucket offsets, recent buckets.
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.entries.capacity() * std::mem::size_of::<Entry>()
+        self.merged.bytes.capacity()
             + self.offsets.capacity() * 4
             + self
                 .recent
@@ -159,44 +215,44 @@ impl KeyTable {
         &self.recent[self.bucket(key) >> RECENT_SHIFT]
     }
 
+    /// Every entry as (key, slot): the merged part bucket by bucket, then
+    /// the recent one, each in insertion order.
+    fn for_each(&self, mut f: impl FnMut(u32, u32)) {
+        for b in 0..(1usize << self.bucket_bits) {
+            let high = (b as u32) << (32 - self.bucket_bits);
+            for i in self.offsets[b] as usize..self.offsets[b + 1] as usize {
+                let (low, slot) = self.merged.get(i);
+                f(high | low, slot);
+            }
+        }
+        for &e in self.recent.iter().flatten() {
+            f((e >> 32) as u32, e as u32);
+        }
+    }
+
     /// Folds the recent entries into the merged part, buckets resized for
-    /// the new total, by a stable counting sort: within a key, earlier
-    /// slots stay first. A merged entry's key is its bucket's bits and the
-    /// low 16 it keeps. Peak memory is the old and the new entry arrays.
+    /// the new total and slots for the largest, by a stable counting sort
+    /// (two passes: count, then place): within a key, earlier slots stay
+    /// first. Peak memory is the old and the new packed arrays.
     fn merge(&mut self) {
         let total = self.len();
         let bits = bucket_bits_for(total as u64).max(self.bucket_bits);
-        let old_bits = self.bucket_bits;
-        let mut entries: Vec<(u32, u32)> = Vec::with_capacity(total);
-        for b in 0..(1usize << old_bits) {
-            let high = (b as u32) << (32 - old_bits);
-            let run = self.offsets[b] as usize..self.offsets[b + 1] as usize;
-            for e in &self.entries[run] {
-                entries.push((high | u32::from(e.key()), e.slot()));
-            }
-        }
-        self.entries = Vec::new();
-        for &e in self.recent.iter().flatten() {
-            entries.push(((e >> 32) as u32, e as u32));
-        }
-        self.recent = Vec::new();
         let bucket = |key: u32| (key >> (32 - bits)) as usize;
-        let mut counts = vec![0u32; (1 << bits) + 1];
-        for &(key, _) in &entries {
-            counts[bucket(key) + 1] += 1;
+        let mut offsets = vec![0u32; (1 << bits) + 1];
+        self.for_each(|key, _| offsets[bucket(key) + 1] += 1);
+        for i in 1..offsets.len() {
+            offsets[i] += offsets[i - 1];
         }
-        for i in 1..counts.len() {
-            counts[i] += counts[i - 1];
-        }
-        let mut merged = vec![Entry([0; 6]); total];
-        let mut next = counts.clone();
-        for &(key, slot) in &entries {
+        let slot_bits = 32 - self.max_slot.leading_zeros().min(31);
+        let mut merged = Packed::new(total, 32 - bits, slot_bits);
+        let mut next = offsets.clone();
+        self.for_each(|key, slot| {
             let at = &mut next[bucket(key)];
-            merged[*at as usize] = Entry::new(key as u16, slot);
+            merged.set(*at as usize, key, slot);
             *at += 1;
-        }
-        self.entries = merged;
-        self.offsets = counts;
+        });
+        self.merged = merged;
+        self.offsets = offsets;
         self.bucket_bits = bits;
         self.recent = vec![Vec::new(); 1 << (bits - RECENT_SHIFT)];
         self.recent_len = 0;
@@ -240,5 +296,44 @@ mod tests {
         let mut out = Vec::new();
         t.get(7, &mut out);
         assert_eq!(out, (0..MAX_PER_KEY as u32).collect::<Vec<_>>());
+    }
+
+    /// Past 2^20 entries the buckets split and the slots widen: every key
+    /// still gives its slots, in order, as a plain map of vectors does.
+    #[test]
+    fn agrees_with_a_map_as_buckets_split_and_slots_widen() {
+        let mut t = KeyTable::new(0);
+        let mut model: std::collections::HashMap<u32, Vec<u32>> = Default::default();
+        let n = 1_300_000u64;
+        for i in 0..n {
+            // Keys repeat, one past MAX_PER_KEY; slots jump
+            // to 32 bits halfway.
+            let key = if i % 1_000 == 0 {
+                7
+            } else {
+                fmix64(i % 400_000) as u32
+            };
+            let slot = if i < n / 2 {
+                i as u32
+            } else {
+                (i as u32) | 0x8000_0000
+            };
+            let slots = model.entry(key).or_default();
+            assert_eq!(t.insert(key, slot), slots.len() < MAX_PER_KEY);
+            if slots.len() < MAX_PER_KEY {
+                slots.push(slot);
+            }
+        }
+        assert!(t.bucket_bits > MIN_BUCKET_BITS, "{}", t.bucket_bits);
+        assert_eq!(t.merged.slot_bits, 32);
+        for i in (0..400_000u64).step_by(97).chain([399_999]) {
+            let key = if i == 0 { 7 } else { fmix64(i) as u32 };
+            let mut out = Vec::new();
+            t.get(key, &mut out);
+            assert_eq!(out, model.get(&key).cloned().unwrap_or_default());
+            let mut missing = Vec::new();
+            t.get(key ^ 1, &mut missing);
+            assert_eq!(missing, model.get(&(key ^ 1)).cloned().unwrap_or_default());
+        }
     }
 }
