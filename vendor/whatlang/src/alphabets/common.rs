@@ -9,8 +9,12 @@ use std::cmp::Reverse;
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
+/// Inverted map binding a character to a set of languages, and (nearcrawl's
+/// change) the position of each ASCII char in it, `NONE` if absent.
+pub type InvertedMap = (Vec<char>, Vec<Vec<Lang>>, [u16; 128]);
+
 /// Inverted map binding a character to a set of languages.
-pub fn build_inverted_map(alphabets: &[(Lang, &str)]) -> (Vec<char>, Vec<Vec<Lang>>) {
+pub fn build_inverted_map(alphabets: &[(Lang, &str)]) -> InvertedMap {
     let mut map = HashMap::new();
 
     for (lang, alphabet) in alphabets {
@@ -31,16 +35,25 @@ pub fn build_inverted_map(alphabets: &[(Lang, &str)]) -> (Vec<char>, Vec<Vec<Lan
         langs.push(languages);
     }
 
-    (chars, langs)
+    let mut ascii = [NONE; 128];
+    for (c, slot) in ascii.iter_mut().enumerate() {
+        if let Ok(p) = chars.binary_search(&(c as u8 as char)) {
+            *slot = p as u16;
+        }
+    }
+    (chars, langs, ascii)
 }
+
+/// No position: the char is in no alphabet of the map.
+const NONE: u16 = u16::MAX;
 
 pub fn generic_alphabet_calculate_scores(
     script: Script,
-    lang_map: &LazyLock<(Vec<char>, Vec<Vec<Lang>>)>,
+    lang_map: &LazyLock<InvertedMap>,
     text: &LowercaseText,
     filter_list: &FilterList,
 ) -> RawOutcome {
-    let (chars, langs) = &**lang_map;
+    let (chars, langs, ascii) = &**lang_map;
     let script_langs = script.langs();
 
     // score of each character.
@@ -54,7 +67,14 @@ pub fn generic_alphabet_calculate_scores(
 
         max_raw_score += 1;
 
-        if let Ok(position) = chars.binary_search(&ch) {
+        // nearcrawl's change: ASCII letters by table (most of a Latin
+        // text), the rest by binary search as upstream: the same positions.
+        let found = match ascii.get(ch as usize) {
+            Some(&p) => (p != NONE).then_some(p as usize),
+            None => chars.binary_search(&ch).ok(),
+        };
+        debug_assert_eq!(found, chars.binary_search(&ch).ok());
+        if let Some(position) = found {
             // add 2 and remove max_raw_score at the end,
             // to keep the score interval of -max_raw_score..max_raw_score
             char_scores[position] += 2;

@@ -2,12 +2,14 @@ use std::sync::LazyLock;
 
 use hashbrown::HashMap;
 
-use super::utils::{TrigramsWithPositions, get_trigrams_with_positions};
-use super::{ARABIC_LANGS, CYRILLIC_LANGS, DEVANAGARI_LANGS, HEBREW_LANGS, LATIN_LANGS};
 #[cfg(debug_assertions)]
 use super::LangProfile;
 use super::LangProfileList;
-use super::{MAX_TOTAL_DISTANCE, MAX_TRIGRAM_DISTANCE, Trigram};
+use super::utils::{pack, ranked_trigrams};
+use super::{ARABIC_LANGS, CYRILLIC_LANGS, DEVANAGARI_LANGS, HEBREW_LANGS, LATIN_LANGS};
+#[cfg(debug_assertions)]
+use super::Trigram;
+use super::{MAX_TOTAL_DISTANCE, MAX_TRIGRAM_DISTANCE};
 use crate::Lang;
 use crate::core::{FilterList, Info, InternalQuery, Text, calculate_confidence};
 use crate::scripts::grouping::MultiLangScript;
@@ -70,16 +72,42 @@ fn script_to_lang_profile_list(script: MultiLangScript) -> LangProfileList {
 /// them misses), a fixed ~50 us per call whatever the text's length. Walking
 /// the text's trigrams through this index gives the same distances while
 /// touching only the trigrams the text has.
-type InvertedProfiles = HashMap<Trigram, Vec<(u16, u16)>>;
+/// Flat: a trigram's places are `places[start..start + len]`, so a walk
+/// reads one array instead of a vector per trigram.
+struct InvertedProfiles {
+    ranges: HashMap<u64, (u32, u32)>,
+    places: Vec<(u16, u16)>,
+}
 
-fn invert(list: LangProfileList) -> InvertedProfiles {
-    let mut map: InvertedProfiles = HashMap::new();
-    for (l, &(_, profile)) in list.iter().enumerate() {
-        for (rank, &trigram) in profile.iter().enumerate() {
-            map.entry(trigram).or_default().push((l as u16, rank as u16));
+impl InvertedProfiles {
+    #[inline]
+    fn get(&self, trigram: u64) -> &[(u16, u16)] {
+        match self.ranges.get(&trigram) {
+            Some(&(start, len)) => &self.places[start as usize..(start + len) as usize],
+            None => &[],
         }
     }
-    map
+}
+
+fn invert(list: LangProfileList) -> InvertedProfiles {
+    let mut map: HashMap<u64, Vec<(u16, u16)>> = HashMap::new();
+    for (l, &(_, profile)) in list.iter().enumerate() {
+        for (rank, &trigram) in profile.iter().enumerate() {
+            map.entry(pack(trigram))
+                .or_default()
+                .push((l as u16, rank as u16));
+        }
+    }
+    let mut flat = InvertedProfiles {
+        ranges: HashMap::with_capacity(map.len()),
+        places: Vec::new(),
+    };
+    for (trigram, places) in map {
+        let start = flat.places.len() as u32;
+        flat.ranges.insert(trigram, (start, places.len() as u32));
+        flat.places.extend(places);
+    }
+    flat
 }
 
 fn inverted_profiles(script: MultiLangScript) -> &'static InvertedProfiles {
@@ -107,22 +135,26 @@ fn calculate_scores_in_profiles(
     let lang_profile_list = script_to_lang_profile_list(script);
     let mut lang_distances: Vec<(Lang, u32)> = vec![];
 
-    let TrigramsWithPositions {
-        trigram_positions, ..
-    } = get_trigrams_with_positions(&text.lowercase());
-    let unique_trigrams_count = trigram_positions.len();
+    let ranked = ranked_trigrams(&text.lowercase());
+    let unique_trigrams_count = ranked.len();
 
     // A profile trigram the text lacks costs MAX_TRIGRAM_DISTANCE; one it has
     // costs |position - rank| instead: start every profile at "none found"
     // and correct it for the trigrams the text has.
     let mut found_delta = vec![0i64; lang_profile_list.len()];
     let inverted = inverted_profiles(script);
-    for (trigram, &position) in &trigram_positions {
-        for &(l, rank) in inverted.get(trigram).map(Vec::as_slice).unwrap_or(&[]) {
+    for (position, trigram) in ranked.iter().enumerate() {
+        for &(l, rank) in inverted.get(*trigram) {
             let dist = (position as i64 - rank as i64).abs();
             found_delta[l as usize] += dist - MAX_TRIGRAM_DISTANCE as i64;
         }
     }
+    #[cfg(debug_assertions)]
+    let trigram_positions: HashMap<Trigram, u32> = ranked
+        .iter()
+        .enumerate()
+        .map(|(i, &k)| (super::utils::unpack(k), i as u32))
+        .collect();
 
     for (l, &(lang, lang_trigrams)) in lang_profile_list.iter().enumerate() {
         if !filter_list.is_allowed(lang) {
