@@ -253,7 +253,7 @@ fn main_or_full_text(doc: &Html, title: Option<&str>) -> (String, ContentPath, u
     // page holds. Lengths count non-whitespace characters.
     let (wrappers, full_chars) = content::wrappers(root);
     let full_chars = full_chars as usize;
-    let mut best = String::new();
+    let (mut best, mut best_len) = (String::new(), 0);
     // The strict pass drops blocks for words like "widget": not on a page
     // whose builder names every block so.
     let strict_passes = usize::from(content::built_from_widgets(root, &wrappers));
@@ -268,15 +268,15 @@ fn main_or_full_text(doc: &Html, title: Option<&str>) -> (String, ContentPath, u
         let main = main.finish();
         // A laxer pass must find clearly more to be preferred: a little
         // more is usually the boilerplate the stricter pass dropped.
-        let (len, best_len) = (visible_chars(&main), visible_chars(&best));
+        let len = visible_chars(&main);
         if len * 2 > best_len * 3 + 400 || best_len == 0 {
-            best = main;
+            (best, best_len) = (main, len);
         }
-        if visible_chars(&best) >= ENOUGH_MAIN_CHARS.min(full_chars / 2) {
+        if best_len >= ENOUGH_MAIN_CHARS.min(full_chars / 2) {
             break;
         }
     }
-    if !best.is_empty() && visible_chars(&best) >= MIN_MAIN_CHARS.min(full_chars) {
+    if !best.is_empty() && best_len >= MIN_MAIN_CHARS.min(full_chars) {
         (best, ContentPath::MainContent, full_chars)
     } else {
         let mut full = render::TextBuilder::default();
@@ -380,8 +380,16 @@ fn parse(html: &str) -> Html {
     Html::parse_document(&prestrip::cap_nesting(&stripped))
 }
 
+/// Characters that are not white space (Unicode's White_Space, as
+/// `char::is_whitespace`); ASCII text, most of it, byte by byte.
 fn visible_chars(s: &str) -> usize {
-    s.chars().filter(|c| !c.is_whitespace()).count()
+    if s.is_ascii() {
+        s.bytes()
+            .filter(|b| !matches!(b, b' ' | b'\t'..=b'\r'))
+            .count()
+    } else {
+        s.chars().filter(|c| !c.is_whitespace()).count()
+    }
 }
 
 /// The full visible text of a document (all but scripts, styles, hidden and
@@ -392,4 +400,23 @@ pub fn full_text(bytes: &[u8], input: &Input<'_>) -> String {
     let mut full = render::TextBuilder::default();
     render::render(doc.tree.root(), render::Cleaning::None, &mut full);
     full.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::visible_chars;
+
+    #[test]
+    fn visible_chars_counts_as_char_is_whitespace_does() {
+        let all_ascii: String = (0u8..128).map(char::from).collect();
+        for s in [
+            all_ascii.as_str(),
+            "a b\tc\nd\u{b}e\u{c}f\rg",
+            "caf\u{e9} \u{a0}na\u{ef}ve\u{2003}\u{3000}\u{85}x",
+            "",
+        ] {
+            let want = s.chars().filter(|c| !c.is_whitespace()).count();
+            assert_eq!(visible_chars(s), want, "{s:?}");
+        }
+    }
 }
