@@ -110,8 +110,9 @@ pub(crate) fn built_from_widgets(root: NodeRef<'_, Node>, wrappers: &NodeMap<()>
     wrappers.keys().any(|id| {
         root.tree().get(*id).is_some_and(|n| match n.value() {
             Node::Element(e) => attr(e, "class").is_some_and(|c| {
-                c.split_ascii_whitespace()
-                    .any(|w| w.to_ascii_lowercase().contains("widget"))
+                c.as_bytes()
+                    .windows(6)
+                    .any(|w| w.eq_ignore_ascii_case(b"widget"))
             }),
             _ => false,
         })

@@ -119,17 +119,7 @@ fn rename_to_div(doc: &mut Html, ids: Vec<NodeId>) {
 /// reader sees. Popovers stay closed: they are prompts over the page, not
 /// the page.
 pub(crate) fn unhide(doc: &mut Html) {
-    let hidden: Vec<NodeId> = doc
-        .tree
-        .root()
-        .descendants()
-        .filter(|n| {
-            matches!(n.value(), Node::Element(e)
-                if is_hidden(|name| e.attr(name)))
-        })
-        .map(|n| n.id())
-        .collect();
-    show(doc, hidden);
+    show_hidden(doc, |_| true);
 }
 
 /// Opens the panels of disclosure widgets (accordions, "read more"): a
@@ -138,31 +128,34 @@ pub(crate) fn unhide(doc: &mut Html) {
 /// closed panel is a click away, like the body of a closed `<details>`,
 /// and is the page's content as much as an open one.
 pub(crate) fn open_disclosures(doc: &mut Html) {
-    let mut controlled: HashSet<&str> = HashSet::new();
+    let mut controlled: HashSet<String> = HashSet::new();
     for node in doc.tree.root().descendants() {
         if let Node::Element(e) = node.value() {
             if attr(e, "aria-expanded").is_some() {
                 if let Some(ids) = attr(e, "aria-controls") {
-                    controlled.extend(ids.split_ascii_whitespace());
+                    controlled.extend(ids.split_ascii_whitespace().map(str::to_owned));
                 }
             }
         }
     }
-    if controlled.is_empty() {
-        return;
+    if !controlled.is_empty() {
+        show_hidden(doc, |e| e.id().is_some_and(|id| controlled.contains(id)));
     }
-    let panels: Vec<NodeId> = doc
+}
+
+/// Shows the hidden elements `which` picks.
+fn show_hidden(doc: &mut Html, which: impl Fn(&scraper::node::Element) -> bool) {
+    let hidden: Vec<NodeId> = doc
         .tree
         .root()
         .descendants()
         .filter(|n| {
             matches!(n.value(), Node::Element(e)
-                if e.id().is_some_and(|id| controlled.contains(id))
-                    && is_hidden(|name| attr(e, name)))
+                if is_hidden(|name| attr(e, name)) && which(e))
         })
         .map(|n| n.id())
         .collect();
-    show(doc, panels);
+    show(doc, hidden);
 }
 
 /// Drops what hides these elements.

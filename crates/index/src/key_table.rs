@@ -66,6 +66,12 @@ impl Packed {
         u64::from_le_bytes(bytes) >> (bit % 8)
     }
 
+    /// The bits of `key` an entry keeps.
+    #[inline]
+    fn low(&self, key: u32) -> u32 {
+        (u64::from(key) & mask(self.key_bits)) as u32
+    }
+
     /// Entry `i`: the key's low `key_bits` and the slot.
     #[inline]
     fn get(&self, i: usize) -> (u32, u32) {
@@ -89,7 +95,7 @@ impl Packed {
     fn set(&mut self, i: usize, key: u32, slot: u32) {
         debug_assert!(u64::from(slot) <= mask(self.slot_bits));
         let bit = i * self.width();
-        let value = (u64::from(key) & mask(self.key_bits)) | u64::from(slot) << self.key_bits;
+        let value = u64::from(self.low(key)) | u64::from(slot) << self.key_bits;
         let at = bit / 8;
         let mut bytes: [u8; 8] = self.bytes[at..at + 8].try_into().expect("8 bytes");
         bytes = (u64::from_le_bytes(bytes) | value << (bit % 8)).to_le_bytes();
@@ -151,7 +157,7 @@ impl KeyTable {
     /// [`MAX_PER_KEY`].
     pub(crate) fn get(&self, key: u32, out: &mut Vec<u32>) {
         let start = out.len();
-        let low = (u64::from(key) & mask(self.merged.key_bits)) as u32;
+        let low = self.merged.low(key);
         for slot in self.merged.slots_of(self.merged_run(key), low) {
             out.push(slot);
             if out.len() - start == MAX_PER_KEY {
@@ -171,7 +177,7 @@ impl KeyTable {
     /// Adds `slot` under `key` unless the key already holds
     /// [`MAX_PER_KEY`] slots. Returns whether it was added.
     pub(crate) fn insert(&mut self, key: u32, slot: u32) -> bool {
-        let low = (u64::from(key) & mask(self.merged.key_bits)) as u32;
+        let low = self.merged.low(key);
         let held = self.merged.slots_of(self.merged_run(key), low).count()
             + self
                 .recent_run(key)

@@ -150,11 +150,7 @@ fn calculate_scores_in_profiles(
         }
     }
     #[cfg(debug_assertions)]
-    let trigram_positions: HashMap<Trigram, u32> = ranked
-        .iter()
-        .enumerate()
-        .map(|(i, &k)| (super::utils::unpack(k), i as u32))
-        .collect();
+    let trigram_positions = super::utils::positions_of(&ranked);
 
     for (l, &(lang, lang_trigrams)) in lang_profile_list.iter().enumerate() {
         if !filter_list.is_allowed(lang) {
