@@ -31,8 +31,11 @@ fn main() {
                 std::hint::black_box(acc);
                 best = best.min(t.elapsed().as_secs_f64());
             }
+            let check = docs
+                .iter()
+                .fold(0u64, |a, d| a.rotate_left(5) ^ hasher.hash(d).fingerprint.0);
             println!(
-                "{corpus}/{name}: {:.0} MB/s ({} documents, {bytes} bytes)",
+                "{corpus}/{name}: {:.0} MB/s ({} documents, {bytes} bytes, checksum {check:016x})",
                 bytes as f64 / best / 1e6,
                 docs.len()
             );

@@ -38,6 +38,24 @@ impl UnitVotes {
         }
     }
 
+    /// Adds every hash of `hs`; the same as calling [`add`](Self::add) on
+    /// each, with the counters kept in registers across the batch.
+    pub(crate) fn add_all(&mut self, hs: &[u64]) {
+        let mut lanes = self.lanes;
+        for &h in hs {
+            for (j, lane) in lanes.iter_mut().enumerate() {
+                *lane += (h >> j) & LOW_BIT_OF_EACH_BYTE;
+            }
+            self.pending += 1;
+            if self.pending == 255 {
+                self.lanes = lanes;
+                self.spill();
+                lanes = [0; 8];
+            }
+        }
+        self.lanes = lanes;
+    }
+
     fn spill(&mut self) {
         for (j, lane) in self.lanes.iter_mut().enumerate() {
             for byte in 0..8 {
@@ -136,6 +154,9 @@ mod tests {
             let mut v = UnitVotes::new();
             hs.iter().for_each(|&h| v.add(h));
             assert_eq!(v.finish(), reference(&hs), "n={n}");
+            let mut batched = UnitVotes::new();
+            hs.chunks(100).for_each(|c| batched.add_all(c));
+            assert_eq!(batched.finish(), reference(&hs), "batched n={n}");
             let mut w = WeightedVotes::new();
             hs.iter().for_each(|&h| w.add(h, 1.0));
             assert_eq!(w.finish(), reference(&hs), "weighted n={n}");

@@ -63,24 +63,24 @@ impl FeatureCounts {
         self.active = active;
     }
 
-    #[inline]
-    pub(crate) fn add(&mut self, key: u64) {
-        if self.len * MAX_LOAD_DIVISOR >= self.active {
+    /// Counts one occurrence of each key.
+    pub(crate) fn add_all(&mut self, mut keys: &[u64]) {
+        loop {
+            let room = self.active / MAX_LOAD_DIVISOR - self.len;
+            let (len, done) = insert(
+                &mut self.slots[..self.active],
+                &mut self.used,
+                self.len,
+                room,
+                keys,
+            );
+            self.len = len;
+            keys = &keys[done..];
+            if keys.is_empty() {
+                return;
+            }
             self.grow();
         }
-        let mask = self.active - 1;
-        let mut i = key as usize & mask;
-        while self.slots[i].1 != 0 && self.slots[i].0 != key {
-            i = (i + 1) & mask;
-        }
-        // New or seen before, without a branch on which: whether a feature
-        // repeats is a coin toss the branch predictor cannot learn.
-        let slot = &mut self.slots[i];
-        let is_new = slot.1 == 0;
-        slot.0 = key;
-        slot.1 += 1;
-        self.used[self.len] = i as u32;
-        self.len += usize::from(is_new);
     }
 
     /// Doubles the active slots and re-inserts, keeping first-seen order.
@@ -111,6 +111,43 @@ impl FeatureCounts {
     }
 }
 
+/// Counts `keys` into `slots` (a power of two long) until `room` new keys
+/// have come in; returns the new number of distinct keys and how many keys
+/// were counted.
+///
+/// A free function over slices, not a method: the compiler then knows the
+/// slot stores cannot touch `used` or the counters, and keeps those in
+/// registers across the loop instead of reloading them after every store.
+#[inline]
+fn insert(
+    slots: &mut [(u64, u32)],
+    used: &mut [u32],
+    mut len: usize,
+    room: usize,
+    keys: &[u64],
+) -> (usize, usize) {
+    let mask = slots.len() - 1;
+    let limit = len + room;
+    for (done, &key) in keys.iter().enumerate() {
+        if len == limit {
+            return (len, done);
+        }
+        let mut i = key as usize & mask;
+        while slots[i].1 != 0 && slots[i].0 != key {
+            i = (i + 1) & mask;
+        }
+        // New or seen before, without a branch on which: whether a feature
+        // repeats is a coin toss the branch predictor cannot learn.
+        let slot = &mut slots[i];
+        let is_new = slot.1 == 0;
+        slot.0 = key;
+        slot.1 += 1;
+        used[len] = i as u32;
+        len += usize::from(is_new);
+    }
+    (len, keys.len())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,12 +157,12 @@ mod tests {
         let mut t = FeatureCounts::new();
         t.reset(0);
         for k in 0..(KEEP_SLOTS as u64) {
-            t.add(k * 7919);
+            t.add_all(&[k * 7919]);
         }
         assert!(t.slots.len() > KEEP_SLOTS);
         t.reset(100);
         assert!(t.slots.len() <= KEEP_SLOTS);
-        t.add(5);
+        t.add_all(&[5]);
         assert_eq!(t.iter().collect::<Vec<_>>(), [(5, 1)]);
     }
 
@@ -135,11 +172,14 @@ mod tests {
         for round in 0..3u64 {
             t.reset(round as usize * 10);
             let mut want = std::collections::HashMap::new();
-            for i in 0..5000u64 {
-                // Colliding low bits on purpose: multiples of 1024.
-                let k = (i % 700) * 1024 + round;
-                t.add(k);
+            // Colliding low bits on purpose: multiples of 1024.
+            let keys: Vec<u64> = (0..5000u64).map(|i| (i % 700) * 1024 + round).collect();
+            for &k in &keys {
                 *want.entry(k).or_insert(0u32) += 1;
+            }
+            // Batches of several sizes, so the table grows inside a batch.
+            for batch in keys.chunks(1 + round as usize * 150) {
+                t.add_all(batch);
             }
             let got: std::collections::HashMap<u64, u32> = t.iter().collect();
             assert_eq!(got, want);

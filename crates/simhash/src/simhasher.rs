@@ -130,7 +130,7 @@ impl<T: Tokenizer> Simhasher<T> {
         match self.options.weighting {
             Weighting::Tf => {
                 let mut votes = UnitVotes::new();
-                let features = self.for_each_feature(text, |f| votes.add(f));
+                let features = self.for_each_feature_batch(text, |fs| votes.add_all(fs));
                 Simhash {
                     fingerprint: Fingerprint(votes.finish()),
                     features,
@@ -140,7 +140,7 @@ impl<T: Tokenizer> Simhasher<T> {
                 let mut counts = std::mem::replace(&mut self.counts, FeatureCounts::new());
                 // About one distinct feature per 8 bytes of text.
                 counts.reset(text.len() / 8);
-                let features = self.for_each_feature(text, |f| counts.add(f));
+                let features = self.for_each_feature_batch(text, |fs| counts.add_all(fs));
                 // Features of equal tf share a weight: count each class with
                 // the cheap unit counter, then weigh the classes. Most
                 // features have tf 1; only tf above the classes goes one by one.
@@ -169,18 +169,18 @@ impl<T: Tokenizer> Simhasher<T> {
     /// unigrams or shingles the options ask for, finalized, in text order,
     /// stop words left out); returns how many. Other sketches of the same
     /// features (MinHash, exact-content hashes) build on this.
-    pub fn features(&mut self, text: &str, sink: impl FnMut(u64)) -> u32 {
-        self.for_each_feature(text, sink)
+    pub fn features(&mut self, text: &str, mut sink: impl FnMut(u64)) -> u32 {
+        self.for_each_feature_batch(text, |fs| fs.iter().for_each(|&f| sink(f)))
     }
 
-    /// Calls `sink` with every finalized feature hash; returns how many.
+    /// Calls `sink` with batches of finalized feature hashes, in text
+    /// order; returns how many.
     ///
     /// Tokens are gathered in batches first: the tokenizer's loop stays small
     /// and branchy, the feature loop small and branch-free, and the table
     /// look-ups of one batch overlap instead of waiting on the tokenizer.
     #[inline]
-    fn for_each_feature(&mut self, text: &str, mut sink: impl FnMut(u64)) -> u32 {
-        const BATCH: usize = 256;
+    fn for_each_feature_batch(&mut self, text: &str, mut sink: impl FnMut(&[u64])) -> u32 {
         let mut shingles = Shingles::new(self.options.shingle, &self.stop_tokens);
         let mut batch = [0u64; BATCH];
         let mut len = 0;
@@ -188,14 +188,17 @@ impl<T: Tokenizer> Simhasher<T> {
             batch[len] = t;
             len += 1;
             if len == BATCH {
-                shingles.push(&batch, &mut sink);
+                shingles.push(&mut batch, &mut sink);
                 len = 0;
             }
         });
-        shingles.push(&batch[..len], &mut sink);
+        shingles.push(&mut batch[..len], &mut sink);
         shingles.finish(&mut sink)
     }
 }
+
+/// Tokens gathered before their features are made.
+const BATCH: usize = 256;
 
 /// Turns token hashes into finalized feature hashes: unigrams, or n-token
 /// shingles through a ring buffer of the last n tokens.
@@ -221,22 +224,25 @@ impl<'a> Shingles<'a> {
         }
     }
 
+    /// Turns a batch of tokens into features (in place: there are never more
+    /// features than tokens) and passes them on.
     #[inline]
-    fn push(&mut self, tokens: &[u64], sink: &mut impl FnMut(u64)) {
+    fn push(&mut self, tokens: &mut [u64], sink: &mut impl FnMut(&[u64])) {
         if self.n == 1 && self.stop.is_empty() {
-            for &t in tokens {
-                sink(fmix64(t));
-            }
+            tokens.iter_mut().for_each(|t| *t = fmix64(*t));
             self.features += tokens.len() as u32;
+            sink(tokens);
             return;
         }
-        for &t in tokens {
+        let mut out = 0;
+        for k in 0..tokens.len() {
+            let t = tokens[k];
             if !self.stop.is_empty() && self.stop.contains(&t) {
                 continue;
             }
             if self.n == 1 {
-                sink(fmix64(t));
-                self.features += 1;
+                tokens[out] = fmix64(t);
+                out += 1;
                 continue;
             }
             self.ring[self.next] = t;
@@ -247,16 +253,18 @@ impl<'a> Shingles<'a> {
             self.seen += 1;
             if self.seen >= self.n {
                 let (older, newer) = self.ring[..self.n].split_at(self.next);
-                sink(fmix64(combine(newer.iter().chain(older).copied())));
-                self.features += 1;
+                tokens[out] = fmix64(combine(newer.iter().chain(older).copied()));
+                out += 1;
             }
         }
+        self.features += out as u32;
+        sink(&tokens[..out]);
     }
 
     /// A text shorter than one shingle gives one feature of all its tokens.
-    fn finish(self, sink: &mut impl FnMut(u64)) -> u32 {
+    fn finish(self, sink: &mut impl FnMut(&[u64])) -> u32 {
         if self.n > 1 && self.seen > 0 && self.seen < self.n {
-            sink(fmix64(combine(self.ring[..self.seen].iter().copied())));
+            sink(&[fmix64(combine(self.ring[..self.seen].iter().copied()))]);
             return 1;
         }
         self.features
