@@ -4,7 +4,17 @@
 //! Why a file: ids are handed out in order and never change, and a URL is
 //! read only when a later page duplicates its document. As store keys they
 //! cost ~90 bytes live and several times that in sled's log on disk; here
-//! each costs its URL and two bytes.
+//! each costs two or three bytes and the part of its URL that differs from
+//! the URL before it.
+//!
+//! Front coding: pages found one after another mostly share their site and
+//! path (javadoc: 81 bytes a URL, 37 shared with the one before), so a
+//! record holds the URL's suffix after the prefix it shares with the
+//! previous record of its group. The first record of a group is whole, so
+//! a lookup decodes one group. A record's head is a big-endian u16: top
+//! bit clear, a whole URL of that many bytes (what earlier versions wrote
+//! throughout, so their files read the same); top bit set, one byte of
+//! shared prefix length, then a suffix of the head's other 15 bits.
 //!
 //! How it stays exact: URLs of documents made since the last checkpoint are
 //! held in memory (the outbox holds them too, durably); a checkpoint
@@ -58,6 +68,9 @@ pub(crate) struct DocUrls {
     gaps: Vec<(u64, u64)>,
     /// Documents made since the last [`save`](DocUrls::save).
     unsaved: BTreeMap<u64, String>,
+    /// The last record in the file (empty for a gap or none), which the
+    /// next one is front-coded against.
+    last: Vec<u8>,
 }
 
 impl DocUrls {
@@ -70,24 +83,23 @@ impl DocUrls {
             group_starts: Vec::new(),
             gaps: Vec::new(),
             unsaved: BTreeMap::new(),
+            last: Vec::new(),
         };
         urls.index(recorded)?;
         Ok(urls)
     }
 
-    /// Reads the file once: where its groups start and which ids are gaps.
+    /// Reads the file once: where its groups start, which ids are gaps, and
+    /// the last URL.
     fn index(&mut self, recorded: Length) -> io::Result<()> {
         let file = self.file.try_clone()?;
         let mut reader = BufReader::with_capacity(1 << 16, file.take(recorded.bytes));
-        let mut head = [0u8; 2];
-        let mut skip = Vec::new();
+        let mut last = Vec::new();
         while self.len.bytes < recorded.bytes {
-            reader.read_exact(&mut head)?;
-            let n = u16::from_be_bytes(head);
-            skip.resize(usize::from(n), 0);
-            reader.read_exact(&mut skip)?;
-            self.note(n);
+            let bytes = read_record(&mut reader, &mut last)?;
+            self.note(bytes, last.is_empty());
         }
+        self.last = last;
         if self.len != recorded {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
@@ -100,20 +112,20 @@ impl DocUrls {
         Ok(())
     }
 
-    /// Counts a record of `n` bytes appended at the end.
-    fn note(&mut self, n: u16) {
+    /// Counts a record of `bytes` bytes (head included) appended at the end.
+    fn note(&mut self, bytes: usize, gap: bool) {
         let id = self.len.records;
         if id % GROUP == 0 {
             self.group_starts.push(self.len.bytes);
         }
-        if n == 0 {
+        if gap {
             match self.gaps.last_mut() {
                 Some(gap) if gap.1 == id => gap.1 += 1,
                 _ => self.gaps.push((id, id + 1)),
             }
         }
         self.len.records += 1;
-        self.len.bytes += 2 + u64::from(n);
+        self.len.bytes += bytes as u64;
     }
 
     /// Notes document `doc`'s URL (saved at the next checkpoint).
@@ -149,12 +161,11 @@ impl DocUrls {
         let mut bytes = vec![0; (end - start) as usize];
         self.file.read_exact_at(&mut bytes, start)?;
         let mut rest = &bytes[..];
-        let url = std::iter::from_fn(|| next_record(&mut rest))
-            .nth((doc % GROUP) as usize)
-            .ok_or_else(|| {
-                io::Error::new(io::ErrorKind::InvalidData, format!("document {doc}'s URL"))
-            })?;
-        Ok(Some(String::from_utf8_lossy(url).into_owned()))
+        let mut url = Vec::new();
+        for _ in 0..=doc % GROUP {
+            read_record(&mut rest, &mut url)?;
+        }
+        Ok(Some(String::from_utf8_lossy(&url).into_owned()))
     }
 
     /// Appends the URLs noted since the last save (ids skipped before them
@@ -163,35 +174,90 @@ impl DocUrls {
         let mut unsaved = std::mem::take(&mut self.unsaved);
         // Ids below the file's end are in it already (none, in order).
         let unsaved = unsaved.split_off(&self.len.records);
-        let Some(&last) = unsaved.keys().next_back() else {
+        let Some(&last_id) = unsaved.keys().next_back() else {
             return Ok(self.len);
         };
         let mut bytes = Vec::new();
-        let mut lengths = Vec::new();
-        for id in self.len.records..=last {
+        let mut notes = Vec::new();
+        let mut last = std::mem::take(&mut self.last);
+        for id in self.len.records..=last_id {
             let url = unsaved.get(&id).map_or(&[][..], |u| {
                 // A URL longer than a record holds is cut (URLs that long
                 // are refused before they are fetched).
-                &u.as_bytes()[..u.len().min(u16::MAX as usize)]
+                &u.as_bytes()[..u.len().min(MAX_SUFFIX)]
             });
-            bytes.extend_from_slice(&(url.len() as u16).to_be_bytes());
-            bytes.extend_from_slice(url);
-            lengths.push(url.len() as u16);
+            let shared = if id % GROUP == 0 {
+                0
+            } else {
+                shared_prefix(&last, url)
+            };
+            let before = bytes.len();
+            write_record(&mut bytes, url, shared);
+            notes.push((bytes.len() - before, url.is_empty()));
+            last.clear();
+            last.extend_from_slice(url);
         }
         self.file.write_all_at(&bytes, self.len.bytes)?;
         self.file.sync_data()?;
-        lengths.into_iter().for_each(|n| self.note(n));
+        notes.into_iter().for_each(|(n, gap)| self.note(n, gap));
+        self.last = last;
         Ok(self.len)
     }
 }
 
-/// The record at the head of `rest` (its bytes), moving past it; None if
-/// `rest` is cut short.
-fn next_record<'a>(rest: &mut &'a [u8]) -> Option<&'a [u8]> {
-    let n = usize::from(u16::from_be_bytes(rest.get(..2)?.try_into().ok()?));
-    let record = rest.get(2..2 + n)?;
-    *rest = &rest[2 + n..];
-    Some(record)
+/// The longest URL a record holds, and the longest suffix.
+const MAX_SUFFIX: usize = (1 << 15) - 1;
+/// Marks a front-coded record's head.
+const FRONT_CODED: u16 = 1 << 15;
+
+/// How many leading bytes `url` shares with `last`, up to what one byte
+/// counts (records are bytes; a URL is decoded only once it is whole).
+fn shared_prefix(last: &[u8], url: &[u8]) -> usize {
+    last.iter()
+        .zip(url)
+        .take(usize::from(u8::MAX))
+        .take_while(|(a, b)| a == b)
+        .count()
+}
+
+/// Appends the record of `url`, front-coded when it shares a prefix with
+/// the record before it.
+fn write_record(out: &mut Vec<u8>, url: &[u8], shared: usize) {
+    if shared < 2 {
+        out.extend_from_slice(&(url.len() as u16).to_be_bytes());
+        out.extend_from_slice(url);
+        return;
+    }
+    let suffix = &url[shared..];
+    out.extend_from_slice(&(suffix.len() as u16 | FRONT_CODED).to_be_bytes());
+    out.push(shared as u8);
+    out.extend_from_slice(suffix);
+}
+
+/// Reads the next record into `url` (which holds the record before it);
+/// returns the record's size in bytes.
+fn read_record(from: &mut impl Read, url: &mut Vec<u8>) -> io::Result<usize> {
+    let bad =
+        |what: &str| io::Error::new(io::ErrorKind::InvalidData, format!("document URLs: {what}"));
+    let mut head = [0u8; 2];
+    from.read_exact(&mut head)?;
+    let head = u16::from_be_bytes(head);
+    let (shared, n, size) = if head & FRONT_CODED == 0 {
+        (0, usize::from(head), 2)
+    } else {
+        let mut shared = [0u8];
+        from.read_exact(&mut shared)?;
+        let shared = usize::from(shared[0]);
+        if shared > url.len() {
+            return Err(bad("a record shares more than the one before holds"));
+        }
+        (shared, usize::from(head & !FRONT_CODED), 3)
+    };
+    url.truncate(shared);
+    let start = url.len();
+    url.resize(start + n, 0);
+    from.read_exact(&mut url[start..])?;
+    Ok(size + n)
 }
 
 #[cfg(test)]
@@ -229,6 +295,70 @@ mod tests {
             io::ErrorKind::InvalidData,
             "a state naming more is an error"
         );
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn urls_are_front_coded_within_groups_and_plain_records_still_read() {
+        let path = std::env::temp_dir().join(format!("nearcrawl-docs-fc-{}", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let urls: Vec<String> = (0..50u64)
+            .map(|id| match id {
+                // Sharing a prefix that ends inside a two-byte character.
+                7 => "http://a.example/caf\u{e9}/x".to_string(),
+                8 => "http://a.example/caf\u{e8}/y".to_string(),
+                // Shorter than the URL before it, and a prefix of it.
+                9 => "http://a.example/caf".to_string(),
+                _ => format!("http://a.example/api/java.base/java/util/Class{id}.html"),
+            })
+            .collect();
+        let mut d = DocUrls::open(&path, Length::default()).unwrap();
+        for (id, url) in urls.iter().enumerate().take(20) {
+            d.add(id as u64, url);
+        }
+        d.save().unwrap();
+        // A gap in the middle of a group, then more.
+        for (id, url) in urls.iter().enumerate().skip(23) {
+            d.add(id as u64, url);
+        }
+        let recorded = d.save().unwrap();
+        let whole: u64 = (0..50)
+            .filter(|id| !(20..23).contains(id))
+            .map(|id| 2 + urls[id].len() as u64)
+            .sum::<u64>()
+            + 3 * 2;
+        assert!(
+            recorded.bytes * 2 < whole,
+            "{} bytes front-coded, {whole} whole",
+            recorded.bytes
+        );
+        drop(d);
+        let d = DocUrls::open(&path, recorded).unwrap();
+        for (id, url) in urls.iter().enumerate() {
+            let want = (!(20..23).contains(&id)).then(|| url.clone());
+            assert_eq!(d.get(id as u64).unwrap(), want, "document {id}");
+        }
+        drop(d);
+
+        // A file as earlier versions wrote it: every record whole.
+        let mut plain = Vec::new();
+        for url in &urls[..20] {
+            plain.extend_from_slice(&(url.len() as u16).to_be_bytes());
+            plain.extend_from_slice(url.as_bytes());
+        }
+        std::fs::write(&path, &plain).unwrap();
+        let recorded = Length {
+            records: 20,
+            bytes: plain.len() as u64,
+        };
+        let mut d = DocUrls::open(&path, recorded).unwrap();
+        assert_eq!(d.get(17).unwrap().as_deref(), Some(urls[17].as_str()));
+        d.add(20, &urls[21]);
+        let later = d.save().unwrap();
+        drop(d);
+        let d = DocUrls::open(&path, later).unwrap();
+        assert_eq!(d.get(19).unwrap().as_deref(), Some(urls[19].as_str()));
+        assert_eq!(d.get(20).unwrap().as_deref(), Some(urls[21].as_str()));
         std::fs::remove_file(&path).unwrap();
     }
 }
