@@ -9,7 +9,7 @@ use crate::band_index::IndexConfig;
 use crate::candidates::{Candidate, Keys, Tables};
 use crate::error::IndexError;
 use crate::names::{self, Names, TitleModel};
-use crate::record::{DocRecord, Judgement, SlotRecord, TextSummary};
+use crate::record::{DocRecord, Judgement, SlotRecord, TextSummary, short_word};
 use crate::record_file::RecordLog;
 use crate::sketch::{BANDS, SketchBuilder};
 
@@ -241,7 +241,7 @@ impl Fingerprinter {
         let mut words = Vec::new();
         if short {
             self.fingerprinter
-                .features(doc.text, |f| words.push(f as u32));
+                .features(doc.text, |f| words.push(short_word(f)));
         }
         Prepared {
             simhash,

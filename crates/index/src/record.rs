@@ -7,6 +7,7 @@ use nearcrawl_simhash::{Fingerprint, Simhash};
 
 use crate::candidates::Keys;
 use crate::dedup::{Check, Decision, Verdict};
+use crate::names;
 use crate::sketch::{BANDS, SKETCH_BYTES, Sketch};
 
 /// What the gate stores of a new document, under its slot: the caller's
@@ -22,10 +23,16 @@ pub(crate) struct SlotRecord {
     pub(crate) record: DocRecord,
 }
 
+/// First byte of a slot record whose document id is a varint. Earlier
+/// versions wrote the id as 8 big-endian bytes, whose first is 0 (ids stay
+/// far below 2^56).
+const VARINT_DOC: u8 = 1;
+
 impl SlotRecord {
     pub(crate) fn to_bytes(&self) -> Vec<u8> {
         let mut b = Vec::with_capacity(32 + 16 + SKETCH_BYTES);
-        b.extend_from_slice(&self.doc.to_be_bytes());
+        b.push(VARINT_DOC);
+        put_varint(&mut b, self.doc);
         b.extend_from_slice(&self.fingerprint.0.to_be_bytes());
         b.extend_from_slice(&self.text_hash.to_be_bytes());
         b.extend_from_slice(&self.record.to_bytes());
@@ -33,13 +40,51 @@ impl SlotRecord {
     }
 
     pub(crate) fn from_bytes(b: &[u8]) -> Option<SlotRecord> {
+        let (doc, rest) = match *b.first()? {
+            VARINT_DOC => varint(&b[1..])?,
+            0 => (u64::from_be_bytes(b.get(..8)?.try_into().ok()?), &b[8..]),
+            _ => return None,
+        };
         Some(SlotRecord {
-            doc: u64::from_be_bytes(b.get(..8)?.try_into().ok()?),
-            fingerprint: Fingerprint(u64::from_be_bytes(b.get(8..16)?.try_into().ok()?)),
-            text_hash: u64::from_be_bytes(b.get(16..24)?.try_into().ok()?),
-            record: DocRecord::from_bytes(b.get(24..)?)?,
+            doc,
+            fingerprint: Fingerprint(u64::from_be_bytes(rest.get(..8)?.try_into().ok()?)),
+            text_hash: u64::from_be_bytes(rest.get(8..16)?.try_into().ok()?),
+            record: DocRecord::from_bytes(rest.get(16..)?)?,
         })
     }
+}
+
+/// Appends `v` as a LEB128 varint.
+fn put_varint(b: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        b.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    b.push(v as u8);
+}
+
+/// A LEB128 varint at the head of `b`, and the bytes after it.
+fn varint(b: &[u8]) -> Option<(u64, &[u8])> {
+    let mut v = 0u64;
+    for (i, &byte) in b.iter().enumerate().take(10) {
+        v |= u64::from(byte & 0x7f) << (7 * i);
+        if byte & 0x80 == 0 {
+            return Some((v, &b[i + 1..]));
+        }
+    }
+    None
+}
+
+/// Bits of a short text's word hash: stored in 2 bytes. The word-by-word
+/// check finds the longest common run of words in order; between two
+/// unrelated 50-word texts chance matches add 0.04 of a word to it.
+const SHORT_WORD_BITS: u32 = 16;
+
+/// A short text's word as the gate compares it: the low bits of its
+/// feature hash (hashes of earlier versions, 32 bits, are cut to it when
+/// read).
+pub(crate) fn short_word(feature: u64) -> u32 {
+    feature as u32 & ((1 << SHORT_WORD_BITS) - 1)
 }
 
 /// What the checks need of a recorded document: its host and title words
@@ -85,23 +130,26 @@ impl DocRecord {
         }
     }
 
+    /// The host, the title words (3 bytes each, after a count whose top bit
+    /// says so: earlier versions wrote 4) and the text summary (a sketch,
+    /// or a short text's words in 2 bytes each: earlier versions wrote 4).
     pub(crate) fn to_bytes(&self) -> Vec<u8> {
-        let mut b = Vec::with_capacity(16 + self.title.len() * 4 + SKETCH_BYTES);
+        let mut b = Vec::with_capacity(16 + self.title.len() * 3 + SKETCH_BYTES);
         b.extend_from_slice(&self.host.to_be_bytes());
-        b.push(self.title.len() as u8);
+        b.push(self.title.len() as u8 | NARROW_TITLE);
         self.title
             .iter()
-            .for_each(|w| b.extend_from_slice(&w.to_le_bytes()));
+            .for_each(|w| b.extend_from_slice(&w.to_le_bytes()[..3]));
         match &self.text {
             TextSummary::Sketch(s) => {
-                b.push(0);
+                b.push(SKETCH);
                 b.extend_from_slice(&s.to_bytes());
             }
             TextSummary::Words(words) => {
-                b.push(1);
+                b.push(NARROW_WORDS);
                 words
                     .iter()
-                    .for_each(|w| b.extend_from_slice(&w.to_le_bytes()));
+                    .for_each(|&w| b.extend_from_slice(&(w as u16).to_le_bytes()));
             }
         }
         b
@@ -109,23 +157,43 @@ impl DocRecord {
 
     pub(crate) fn from_bytes(b: &[u8]) -> Option<DocRecord> {
         let host = u64::from_be_bytes(b.get(..8)?.try_into().ok()?);
-        let n = usize::from(*b.get(8)?);
-        let words = |s: &[u8]| -> Option<Vec<u32>> {
-            (s.len() % 4 == 0).then(|| {
-                s.chunks_exact(4)
-                    .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-                    .collect()
-            })
+        let count = *b.get(8)?;
+        let (n, width) = if count & NARROW_TITLE != 0 {
+            (usize::from(count & !NARROW_TITLE), 3)
+        } else {
+            (usize::from(count), 4)
         };
-        let title = words(b.get(9..9 + 4 * n)?)?;
-        let rest = b.get(9 + 4 * n..)?;
-        let text = match rest.first()? {
-            0 => TextSummary::Sketch(Box::new(Sketch::from_bytes(&rest[1..])?)),
-            1 => TextSummary::Words(words(&rest[1..])?),
+        let title = words(b.get(9..9 + width * n)?, width, names::title_word)?;
+        let rest = b.get(9 + width * n..)?;
+        let text = match *rest.first()? {
+            SKETCH => TextSummary::Sketch(Box::new(Sketch::from_bytes(&rest[1..])?)),
+            WIDE_WORDS => TextSummary::Words(words(&rest[1..], 4, |w| short_word(w.into()))?),
+            NARROW_WORDS => TextSummary::Words(words(&rest[1..], 2, |w| w)?),
             _ => return None,
         };
         Some(DocRecord { host, title, text })
     }
+}
+
+/// Flags a title word count: the words take 3 bytes each.
+const NARROW_TITLE: u8 = 0x80;
+/// Kinds of text summary: a sketch; a short text's words in 4 bytes (as
+/// earlier versions wrote them) or in 2.
+const SKETCH: u8 = 0;
+const WIDE_WORDS: u8 = 1;
+const NARROW_WORDS: u8 = 2;
+
+/// Little-endian words of `width` bytes, each passed through `narrow`.
+fn words(b: &[u8], width: usize, narrow: impl Fn(u32) -> u32) -> Option<Vec<u32>> {
+    (b.len() % width == 0).then(|| {
+        b.chunks_exact(width)
+            .map(|c| {
+                let mut w = [0u8; 4];
+                w[..width].copy_from_slice(c);
+                narrow(u32::from_le_bytes(w))
+            })
+            .collect()
+    })
 }
 
 /// A [`Decision`] and what recording the document takes; storable as bytes
@@ -219,5 +287,89 @@ impl Judgement {
             },
             record,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(text: TextSummary) -> SlotRecord {
+        SlotRecord {
+            doc: 300_000,
+            fingerprint: Fingerprint(0x0123_4567_89ab_cdef),
+            text_hash: 42,
+            record: DocRecord {
+                host: 7,
+                title: names::title_words("ArrayList (Java SE 17 & JDK 17)"),
+                text,
+            },
+        }
+    }
+
+    /// The record as earlier versions wrote it: 8-byte document id, 4-byte
+    /// title words and short-text words.
+    fn earlier_bytes(r: &SlotRecord, wide_title: &[u32], wide_words: Option<&[u32]>) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend_from_slice(&r.doc.to_be_bytes());
+        b.extend_from_slice(&r.fingerprint.0.to_be_bytes());
+        b.extend_from_slice(&r.text_hash.to_be_bytes());
+        b.extend_from_slice(&r.record.host.to_be_bytes());
+        b.push(wide_title.len() as u8);
+        wide_title
+            .iter()
+            .for_each(|w| b.extend_from_slice(&w.to_le_bytes()));
+        match (&r.record.text, wide_words) {
+            (TextSummary::Sketch(s), _) => {
+                b.push(0);
+                b.extend_from_slice(&s.to_bytes());
+            }
+            (TextSummary::Words(_), Some(words)) => {
+                b.push(1);
+                words
+                    .iter()
+                    .for_each(|w| b.extend_from_slice(&w.to_le_bytes()));
+            }
+            (TextSummary::Words(_), None) => unreachable!(),
+        }
+        b
+    }
+
+    #[test]
+    fn records_round_trip_and_earlier_wide_records_read_as_narrow() {
+        // Full 32-bit hashes, as earlier versions kept them.
+        let wide_title: Vec<u32> = (0..9u32).map(|i| 0xfe00_0000 | i << 20 | i).collect();
+        let wide_words: Vec<u32> = (0..40u64).map(|i| fmix64(i) as u32).collect();
+        let sketch = Sketch::of((0..500u64).map(fmix64));
+        for (text, wide) in [
+            (TextSummary::Sketch(Box::new(sketch)), None),
+            (
+                TextSummary::Words(wide_words.iter().map(|&w| short_word(w.into())).collect()),
+                Some(&wide_words[..]),
+            ),
+        ] {
+            let mut r = record(text);
+            assert_eq!(SlotRecord::from_bytes(&r.to_bytes()), Some(r.clone()));
+            assert!(r.to_bytes().len() < earlier_bytes(&r, &wide_title, wide).len());
+            let old = SlotRecord::from_bytes(&earlier_bytes(&r, &wide_title, wide)).unwrap();
+            r.record.title = wide_title.iter().map(|&w| names::title_word(w)).collect();
+            assert_eq!(old, r, "an earlier record reads as this version's");
+            assert!(old.record.title.iter().all(|&w| w < 1 << 24));
+            // Judgements carry records too (in the outbox).
+            let j = Judgement {
+                decision: Decision {
+                    verdict: Verdict::New,
+                    short: wide.is_some(),
+                    simhash: Simhash {
+                        fingerprint: r.fingerprint,
+                        features: 40,
+                    },
+                    content_hash: 9,
+                },
+                record: Some(r.record.clone()),
+            };
+            assert_eq!(Judgement::from_bytes(&j.to_bytes()), Some(j));
+        }
+        assert_eq!(SlotRecord::from_bytes(&[2, 0, 0]), None, "an unknown kind");
     }
 }
