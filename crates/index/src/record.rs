@@ -214,7 +214,7 @@ const HEAD: usize = 2 + 8 + 4 + 4 + 8 + 4 + 16;
 
 impl Judgement {
     /// A compact encoding: verdict, fingerprint, features, content hash and
-    /// the document's record when it is new (about 300 bytes for a page).
+    /// the document's record when it is new (about 200 bytes for a page).
     pub fn to_bytes(&self) -> Vec<u8> {
         let d = &self.decision;
         let mut b = Vec::with_capacity(HEAD + 16 + SKETCH_BYTES);
