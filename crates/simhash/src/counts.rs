@@ -65,21 +65,22 @@ impl FeatureCounts {
 
     /// Counts one occurrence of each key.
     pub(crate) fn add_all(&mut self, mut keys: &[u64]) {
-        loop {
+        while !keys.is_empty() {
+            // Each key adds at most one distinct key, so this many keys
+            // cannot overfill the table.
             let room = self.active / MAX_LOAD_DIVISOR - self.len;
-            let (len, done) = insert(
+            if room == 0 {
+                self.grow();
+                continue;
+            }
+            let (now, later) = keys.split_at(keys.len().min(room));
+            self.len = insert(
                 &mut self.slots[..self.active],
                 &mut self.used,
                 self.len,
-                room,
-                keys,
+                now,
             );
-            self.len = len;
-            keys = &keys[done..];
-            if keys.is_empty() {
-                return;
-            }
-            self.grow();
+            keys = later;
         }
     }
 
@@ -111,27 +112,17 @@ impl FeatureCounts {
     }
 }
 
-/// Counts `keys` into `slots` (a power of two long) until `room` new keys
-/// have come in; returns the new number of distinct keys and how many keys
-/// were counted.
+/// Counts `keys` into `slots` (a power of two long, with room for them
+/// all), noting each new key's slot in `used`; returns the new number of
+/// distinct keys.
 ///
 /// A free function over slices, not a method: the compiler then knows the
 /// slot stores cannot touch `used` or the counters, and keeps those in
 /// registers across the loop instead of reloading them after every store.
 #[inline]
-fn insert(
-    slots: &mut [(u64, u32)],
-    used: &mut [u32],
-    mut len: usize,
-    room: usize,
-    keys: &[u64],
-) -> (usize, usize) {
+fn insert(slots: &mut [(u64, u32)], used: &mut [u32], mut len: usize, keys: &[u64]) -> usize {
     let mask = slots.len() - 1;
-    let limit = len + room;
-    for (done, &key) in keys.iter().enumerate() {
-        if len == limit {
-            return (len, done);
-        }
+    for &key in keys {
         let mut i = key as usize & mask;
         while slots[i].1 != 0 && slots[i].0 != key {
             i = (i + 1) & mask;
@@ -145,7 +136,7 @@ fn insert(
         used[len] = i as u32;
         len += usize::from(is_new);
     }
-    (len, keys.len())
+    len
 }
 
 #[cfg(test)]
