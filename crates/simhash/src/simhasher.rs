@@ -138,8 +138,11 @@ impl<T: Tokenizer> Simhasher<T> {
             }
             Weighting::SublinearTf => {
                 let mut counts = std::mem::replace(&mut self.counts, FeatureCounts::new());
-                // About one distinct feature per 8 bytes of text.
-                counts.reset(text.len() / 8);
+                // About one distinct feature per 8 bytes of an article; far
+                // fewer in a large text, whose words repeat (a 100 MB text
+                // of articles has 1 in 160), so past that the table grows as
+                // it fills instead of starting at its size for all-distinct.
+                counts.reset((text.len() / 8).min(MAX_EXPECTED_FEATURES));
                 let features = self.for_each_feature_batch(text, |fs| counts.add_all(fs));
                 // Features of equal tf share a weight: count each class with
                 // the cheap unit counter, then weigh the classes. Most
@@ -270,6 +273,9 @@ impl<'a> Shingles<'a> {
         self.features
     }
 }
+
+/// The most distinct features a table is first sized for (256 KB of text).
+const MAX_EXPECTED_FEATURES: usize = 1 << 15;
 
 /// Term frequencies 1 to this many get a unit counter each.
 const TF_CLASSES: usize = 4;

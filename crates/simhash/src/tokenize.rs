@@ -93,9 +93,16 @@ impl Tokenizer for StandardTokenizer {
         let n = bytes.len();
         let mut i = 0;
         while i < n {
-            // Skip ASCII separators.
-            while i < n && CLASS[bytes[i] as usize] == SEP {
-                i += 1;
+            // Skip separators: ASCII ones, and the dashes, quotes and
+            // ellipses of typeset text.
+            loop {
+                if i < n && CLASS[bytes[i] as usize] == SEP {
+                    i += 1;
+                } else if typeset_punctuation(&bytes[i..]) {
+                    i += 3;
+                } else {
+                    break;
+                }
             }
             if i == n {
                 break;
@@ -138,6 +145,7 @@ impl Tokenizer for StandardTokenizer {
                     UPPER | LOWER => h = fnv_step(h, b | 0x20),
                     DIGIT => h = fnv_step(h, b),
                     SEP => break,
+                    _ if typeset_punctuation(&bytes[i..]) => break,
                     _ => {
                         ascii_word = false;
                         break;
@@ -171,6 +179,17 @@ const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
 #[inline(always)]
 fn fnv_step(h: u64, b: u8) -> u64 {
     (h ^ u64::from(b)).wrapping_mul(FNV_PRIME)
+}
+
+/// Whether `rest` starts with one of U+2010 to U+2027 (dashes, curly
+/// quotes, bullets, ellipsis): separators, like all inert punctuation (see
+/// `is_inert_punctuation`), and common enough in English text (`don’t`,
+/// `“quoted”`, `a—b`) that the ASCII fast path takes them itself rather than
+/// sending the word down the Unicode path. NFKC never composes them with a
+/// neighbour, so splitting there gives what the Unicode path gives.
+#[inline]
+fn typeset_punctuation(rest: &[u8]) -> bool {
+    matches!(rest, [0xE2, 0x80, 0x90..=0xA7, ..])
 }
 
 /// Marks (high bit of the byte) every byte of `x` that is not an ASCII letter.
@@ -217,7 +236,7 @@ fn unicode_region<F: FnMut(u64)>(region: &str, emit: &mut F) {
 }
 
 fn normalize_piece<F: FnMut(u64)>(piece: &str, state: &mut TokenState, emit: &mut F) {
-    if is_nfkc_quick(piece.chars()) == IsNormalized::Yes {
+    if two_byte::all_stable(piece) || is_nfkc_quick(piece.chars()) == IsNormalized::Yes {
         for c in piece.chars() {
             state.push(c, emit);
         }
@@ -241,6 +260,29 @@ struct TokenState {
 impl TokenState {
     #[inline]
     fn push<F: FnMut(u64)>(&mut self, c: char, emit: &mut F) {
+        let mut buf = [0u8; 4];
+        if let Some(props) = two_byte::props(c) {
+            // The alphabets of two-byte characters, from a table: what the
+            // branches below give them, without their table searches.
+            if props.word {
+                self.end_pair_run(emit);
+                let h = self.word.get_or_insert_with(FnvHasher::default);
+                match props.lower {
+                    Some(lc) => h.write(lc.encode_utf8(&mut buf).as_bytes()),
+                    None => c
+                        .to_lowercase()
+                        .for_each(|lc| h.write(lc.encode_utf8(&mut buf).as_bytes())),
+                }
+            } else if !is_ignorable(c) {
+                self.separator(emit);
+            }
+        } else {
+            self.push_general(c, emit);
+        }
+    }
+
+    /// [`push`](Self::push) for any character.
+    fn push_general<F: FnMut(u64)>(&mut self, c: char, emit: &mut F) {
         let mut buf = [0u8; 4];
         if is_single_char_script(c) {
             self.single(c.encode_utf8(&mut buf).as_bytes(), emit);
@@ -310,6 +352,76 @@ fn hash_chars(chars: &[char]) -> u64 {
         h.write(c.encode_utf8(&mut buf).as_bytes());
     }
     h.finish()
+}
+
+/// What the tokenizer needs to know of the characters U+0080 to U+07FF (two
+/// bytes in UTF-8: the Latin, Greek, Cyrillic, Armenian, Hebrew and Arabic
+/// alphabets), computed once with the very functions the general path
+/// calls: that path searches Unicode tables for every character (case,
+/// alphabetic, NFKC quick check), which made Cyrillic text ten times slower
+/// to fingerprint than ASCII.
+mod two_byte {
+    use std::sync::OnceLock;
+
+    use unicode_normalization::char::{canonical_combining_class, is_combining_mark};
+    use unicode_normalization::{IsNormalized, is_nfkc_quick};
+
+    const FIRST: u32 = 0x80;
+    const END: u32 = 0x800;
+
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub(super) struct Props {
+        /// Part of a word: alphanumeric or a combining mark.
+        pub(super) word: bool,
+        /// The lowercase form when it is one character.
+        pub(super) lower: Option<char>,
+        /// NFKC quick check says yes and the combining class is 0: a run of
+        /// such characters is NFKC-normalized whatever surrounds it.
+        pub(super) stable: bool,
+    }
+
+    impl Props {
+        pub(super) fn of(c: char) -> Props {
+            let mut lower = c.to_lowercase();
+            let single = match (lower.next(), lower.next()) {
+                (Some(l), None) => Some(l),
+                _ => None,
+            };
+            Props {
+                word: c.is_alphanumeric() || is_combining_mark(c),
+                lower: single,
+                stable: canonical_combining_class(c) == 0
+                    && is_nfkc_quick(std::iter::once(c)) == IsNormalized::Yes,
+            }
+        }
+    }
+
+    fn table() -> &'static [Props] {
+        static TABLE: OnceLock<Vec<Props>> = OnceLock::new();
+        TABLE.get_or_init(|| {
+            (FIRST..END)
+                .map(|u| Props::of(char::from_u32(u).expect("no surrogates below U+0800")))
+                .collect()
+        })
+    }
+
+    /// The properties of `c` if it is a two-byte character.
+    #[inline]
+    pub(super) fn props(c: char) -> Option<Props> {
+        let u = c as u32;
+        (FIRST..END)
+            .contains(&u)
+            .then(|| table()[(u - FIRST) as usize])
+    }
+
+    /// Whether every character of `piece` is ASCII or a stable two-byte
+    /// character, so that NFKC leaves it as it is. False says nothing.
+    pub(super) fn all_stable(piece: &str) -> bool {
+        piece.chars().all(|c| match props(c) {
+            Some(p) => p.stable,
+            None => c.is_ascii(),
+        })
+    }
 }
 
 /// Han ideographs that are NFKC-stable and never compose with a neighbour,
@@ -447,9 +559,64 @@ mod tests {
 
     #[test]
     fn unicode_path_agrees_with_ascii_fast_path() {
-        // The em dash sends the text down the Unicode path.
-        assert_eq!(tokens("Hello\u{2014}World 42"), tokens("Hello World 42"));
+        // The no-break space sends the text down the Unicode path.
         assert_eq!(tokens("ABC\u{00A0}def"), tokens("abc def"));
+        // Typeset punctuation is split on by the fast path itself: the same
+        // tokens as the Unicode path, which takes the whole text as one
+        // region, gives.
+        for text in [
+            "Hello\u{2014}World 42",
+            "\u{201C}Don\u{2019}t,\u{201D} she said\u{2026} \u{2018}x\u{2019}",
+            "a\u{2013}b\u{2013}\u{2013}c \u{2022} \u{2014}",
+            // Non-ASCII after the punctuation: a combining mark, a letter.
+            "x\u{2019}\u{0301}y caf\u{2019}\u{00E9} \u{2019}\u{00C9}cole",
+            "\u{2027}\u{2010}",
+        ] {
+            let mut unicode = Vec::new();
+            unicode_region(text, &mut |t| unicode.push(t));
+            assert_eq!(tokens(text), unicode, "{text:?}");
+        }
+        assert_eq!(
+            tokens("\u{201C}Don\u{2019}t\u{201D}"),
+            hashes(&["don", "t"])
+        );
+    }
+
+    #[test]
+    fn the_two_byte_table_agrees_with_the_general_path() {
+        for u in 0x80..0x800u32 {
+            let c = char::from_u32(u).unwrap();
+            let p = two_byte::props(c).unwrap();
+            assert_eq!(p, two_byte::Props::of(c));
+            assert_eq!(p.word, c.is_alphanumeric() || is_combining_mark(c));
+            let lower: String = c.to_lowercase().collect();
+            if let Some(l) = p.lower {
+                assert_eq!(lower, l.to_string(), "{c:?}");
+            }
+            if p.stable {
+                // A run of stable characters (and ASCII) is NFKC already.
+                let s = format!("a{c}{c}b");
+                assert_eq!(is_nfkc_quick(s.chars()), IsNormalized::Yes, "{s:?}");
+                assert_eq!(s.nfkc().collect::<String>(), s);
+            }
+        }
+        assert_eq!(two_byte::props('a'), None);
+        assert_eq!(two_byte::props('\u{0800}'), None);
+        // Russian, Greek, a capital with a lowercase of two characters.
+        for text in [
+            "Москва — столица России. ЁЛКА ёлка",
+            "Ελληνικά ΣΊΣΥΦΟΣ",
+            "İstanbul \u{0130}I",
+            "и\u{0306} й",
+        ] {
+            let mut general = Vec::new();
+            let mut state = TokenState::default();
+            for c in text.nfkc() {
+                state.push_general(c, &mut |t| general.push(t));
+            }
+            state.separator(&mut |t| general.push(t));
+            assert_eq!(tokens(text), general, "{text:?}");
+        }
     }
 
     #[test]

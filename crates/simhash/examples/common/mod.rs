@@ -50,7 +50,8 @@ pub fn han_count(s: &str) -> usize {
 }
 
 /// The throughput corpora: English and Japanese article bodies from the
-/// shared set, the Chinese articles of `tests/data/zh-articles.txt`, and the
+/// shared set, the Chinese articles of `tests/data/zh-articles.txt`, all
+/// the shared set's article bodies (mixed), and the
 /// `.txt` files of `$NEARCRAWL_ZH_DIR` when set.
 pub fn throughput_corpora() -> Vec<(&'static str, Vec<String>)> {
     let bodies: Vec<String> = article_bodies().into_iter().map(|(_, b)| b).collect();
@@ -77,6 +78,12 @@ pub fn throughput_corpora() -> Vec<(&'static str, Vec<String>)> {
                 .collect(),
         ),
         ("chinese", zh),
+        // Every article body of the shared set, whatever its language: what
+        // a crawl of news sites meets.
+        (
+            "mixed",
+            bodies.iter().filter(|b| !b.is_empty()).cloned().collect(),
+        ),
     ];
     if let Ok(dir) = std::env::var("NEARCRAWL_ZH_DIR") {
         let docs = text_files(dir.as_ref())
