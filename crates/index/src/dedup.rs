@@ -11,7 +11,7 @@ use crate::error::IndexError;
 use crate::names::{self, Names, TitleModel};
 use crate::record::{DocRecord, Judgement, SlotRecord, TextSummary, short_word};
 use crate::record_file::RecordLog;
-use crate::sketch::{BANDS, SketchBuilder};
+use crate::sketch::{BANDS, SKETCH_BYTES, SketchBuilder};
 
 /// How duplicates are decided. The defaults were measured with
 /// `examples/dedup_quality.rs` and the docs-site gate bench
@@ -172,16 +172,17 @@ pub struct Fingerprinter {
 }
 
 /// What [`Fingerprinter::prepare`] computes for one document.
-#[derive(Debug, Clone)]
+///
+/// Storable as bytes ([`to_bytes`](Prepared::to_bytes)), so workers that
+/// share one gate can put what they want judged in a log that every
+/// replica of the gate applies in the same order.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Prepared {
     simhash: Simhash,
     content_hash: u128,
     short: bool,
-    sketch: SketchBuilder,
-    /// The words of a short text.
-    words: Vec<u32>,
-    host: u64,
-    title: Vec<u32>,
+    /// What the checks need of it, and what is recorded if it is new.
+    record: DocRecord,
 }
 
 impl Prepared {
@@ -204,11 +205,37 @@ impl Prepared {
             },
             content_hash: content.finish(),
             short: false,
-            sketch,
-            words: Vec::new(),
-            host: 0,
-            title: Vec::new(),
+            record: DocRecord {
+                host: 0,
+                title: Vec::new(),
+                text: TextSummary::Sketch(Box::new(sketch.finish())),
+            },
         }
+    }
+
+    /// A compact encoding (about 200 bytes for a page).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut b = Vec::with_capacity(32 + SKETCH_BYTES + 64);
+        b.extend_from_slice(&self.simhash.fingerprint.0.to_be_bytes());
+        b.extend_from_slice(&self.simhash.features.to_be_bytes());
+        b.extend_from_slice(&self.content_hash.to_be_bytes());
+        b.push(u8::from(self.short));
+        b.extend_from_slice(&self.record.to_bytes());
+        b
+    }
+
+    /// Reads what [`to_bytes`](Prepared::to_bytes) wrote.
+    pub fn from_bytes(b: &[u8]) -> Option<Prepared> {
+        let u = |range: std::ops::Range<usize>| b.get(range);
+        Some(Prepared {
+            simhash: Simhash {
+                fingerprint: Fingerprint(u64::from_be_bytes(u(0..8)?.try_into().ok()?)),
+                features: u32::from_be_bytes(u(8..12)?.try_into().ok()?),
+            },
+            content_hash: u128::from_be_bytes(u(12..28)?.try_into().ok()?),
+            short: *b.get(28)? != 0,
+            record: DocRecord::from_bytes(b.get(29..)?)?,
+        })
     }
 }
 
@@ -238,19 +265,23 @@ impl Fingerprinter {
             content.add(f);
         });
         let short = simhash.features < self.short_features;
-        let mut words = Vec::new();
-        if short {
+        let text = if short {
+            let mut words = Vec::new();
             self.fingerprinter
                 .features(doc.text, |f| words.push(short_word(f)));
-        }
+            TextSummary::Words(words)
+        } else {
+            TextSummary::Sketch(Box::new(sketch.finish()))
+        };
         Prepared {
             simhash,
             content_hash: content.finish(),
             short,
-            sketch,
-            words,
-            host: names::host_key(doc.host.unwrap_or("")),
-            title: doc.title.map(names::title_words).unwrap_or_default(),
+            record: DocRecord {
+                host: names::host_key(doc.host.unwrap_or("")),
+                title: doc.title.map(names::title_words).unwrap_or_default(),
+                text,
+            },
         }
     }
 }
@@ -442,10 +473,7 @@ impl Deduper {
             simhash,
             content_hash,
             short,
-            sketch,
-            words,
-            host,
-            title,
+            record,
         } = p;
         let decide = |verdict, record| Judgement {
             decision: Decision {
@@ -459,15 +487,6 @@ impl Deduper {
         if simhash.features == 0 {
             return Ok(decide(Verdict::New, None));
         }
-        let record = DocRecord {
-            host,
-            title,
-            text: if short {
-                TextSummary::Words(words)
-            } else {
-                TextSummary::Sketch(Box::new(sketch.finish()))
-            },
-        };
         let this = SlotRecord {
             doc: 0,
             fingerprint: simhash.fingerprint,
@@ -760,7 +779,27 @@ fn word_similarity(a: &[u32], b: &[u32]) -> f32 {
 
 #[cfg(test)]
 mod tests {
-    use super::word_similarity;
+    use super::*;
+
+    #[test]
+    fn prepared_documents_read_back_as_written() {
+        let mut f = Fingerprinter::new(&DedupConfig::default()).unwrap();
+        let long: String = (0..300).map(|i| format!("word{} ", i * 7 % 113)).collect();
+        for (text, title) in [
+            (long.as_str(), Some("Integer (Java SE 17 & JDK 17)")),
+            ("a short page of a few words", None),
+            ("", Some("empty")),
+        ] {
+            let p = f.prepare(Doc {
+                text,
+                title,
+                host: Some("docs.example"),
+            });
+            assert_eq!(Prepared::from_bytes(&p.to_bytes()), Some(p.clone()));
+            assert!(p.to_bytes().len() < 220, "{} bytes", p.to_bytes().len());
+        }
+        assert_eq!(Prepared::from_bytes(&[0; 20]), None);
+    }
 
     #[test]
     fn word_similarity_is_containment_of_the_shorter() {

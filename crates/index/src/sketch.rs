@@ -208,7 +208,7 @@ impl Sketch {
         let mut values = [EMPTY; SKETCH_BINS];
         let narrow_in = match bytes.len() {
             SKETCH_BYTES | BYTE_SKETCH_BYTES => &bytes[WIDE_BINS * 2..],
-            len if len == SKETCH_BINS * 2 => &bytes[..],
+            len if len == SKETCH_BINS * 2 => bytes,
             _ => return None,
         };
         for (v, chunk) in values.iter_mut().zip(bytes.chunks_exact(2)).take(WIDE_BINS) {
