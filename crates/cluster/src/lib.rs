@@ -1,0 +1,46 @@
+//! Crawl state shared by many workers on a Redis Cluster.
+//!
+//! The embedded crawl keeps its state in sled under its output directory;
+//! workers that crawl together keep what they share in a Redis Cluster
+//! (the design: `docs/distributed.md`). Built so far: the duplicate gate.
+//!
+//! - [`SharedGate`]: one gate for all workers, as a replicated state
+//!   machine. A worker appends what it wants judged to a log (a Redis
+//!   Stream); every worker applies the whole log, in order, to its own
+//!   replica of the embedded gate ([`nearcrawl_index::Deduper`]). A
+//!   verdict depends only on the entries before it, so every replica gives
+//!   every page the verdict one machine would give judging the pages in
+//!   the log's order: two copies judged at the same moment on two workers
+//!   are never both kept. Redis holds the log, not an index: the replicas
+//!   hold the index.
+//!
+//! ```no_run
+//! # async fn f() -> Result<(), nearcrawl_cluster::ClusterError> {
+//! use nearcrawl_cluster::SharedGate;
+//! use nearcrawl_index::{DedupConfig, Deduper, Doc};
+//!
+//! let config = DedupConfig::default();
+//! let replica = Deduper::open("/tmp/worker-1/gate", config.clone())?;
+//! let mut fingerprinter = replica.fingerprinter();
+//! let mut gate = SharedGate::open(&["redis://127.0.0.1:7000"], "crawl-1", replica).await?;
+//! let prepared = fingerprinter.prepare(Doc::from("the text of a page"));
+//! let (place, judgement) = gate.judge(&prepared).await?;
+//! println!("{place}: {:?}", judgement.decision.verdict);
+//! # Ok(()) }
+//! ```
+
+mod shared_gate;
+
+pub use shared_gate::{LogId, SharedGate};
+
+/// The cluster or a replica failed, or the log holds what this version did
+/// not write.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    #[error("redis: {0}")]
+    Redis(#[from] redis::RedisError),
+    #[error("gate replica: {0}")]
+    Gate(#[from] nearcrawl_index::IndexError),
+    #[error("the shared log: {0}")]
+    Corrupt(String),
+}
