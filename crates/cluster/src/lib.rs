@@ -24,8 +24,10 @@
 //! let mut fingerprinter = replica.fingerprinter();
 //! let mut gate = SharedGate::open(&["redis://127.0.0.1:7000"], "crawl-1", replica).await?;
 //! let prepared = fingerprinter.prepare(Doc::from("the text of a page"));
-//! let (place, judgement) = gate.judge(&prepared).await?;
-//! println!("{place}: {:?}", judgement.decision.verdict);
+//! // The request id names this judging across retries: a hash of the
+//! // page's URL and content, say.
+//! let (place, decision) = gate.judge(0x5eed, &prepared).await?;
+//! println!("{place}: {:?}", decision.verdict);
 //! # Ok(()) }
 //! ```
 

@@ -1,9 +1,11 @@
 //! The duplicate gate shared by all workers: a log in Redis, a replica of
 //! the gate on every worker.
 
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
+use std::time::{Duration, Instant};
 
-use nearcrawl_index::{Deduper, Judgement, Prepared};
+use nearcrawl_index::{Decision, Deduper, Prepared};
 use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;
 
@@ -11,8 +13,17 @@ use crate::ClusterError;
 
 /// Log entries read per round trip.
 const READ_BATCH: usize = 256;
-/// The field of a log entry that holds the prepared document.
-const FIELD: &str = "p";
+/// The fields of a log entry: the caller's request id, the prepared page.
+const REQUEST: &str = "q";
+const DOC: &str = "p";
+/// Requests remembered (in every replica, by log order) so that one
+/// appended again is recognized: an append whose reply was lost is sent
+/// again, and a page whose judging failed is judged again under the same
+/// request id.
+const WINDOW: usize = 1 << 16;
+/// How long a call keeps retrying a cluster that is failing over or a node
+/// that is restarting (Redis reports CLUSTERDOWN for a few seconds).
+const RETRY_FOR: Duration = Duration::from_secs(60);
 
 /// A document's place in the log: the Redis Stream id `ms-seq`, which is
 /// also its document id in every replica ([`doc`](LogId::doc)).
@@ -65,6 +76,10 @@ pub struct SharedGate {
     log: String,
     /// The last entry applied to the replica.
     applied: LogId,
+    /// The last [`WINDOW`] requests applied, with their places and
+    /// decisions, oldest first in `order`.
+    requests: HashMap<u64, (LogId, Decision)>,
+    order: VecDeque<u64>,
 }
 
 impl fmt::Debug for SharedGate {
@@ -94,40 +109,40 @@ impl SharedGate {
             con,
             log: format!("{{{crawl}:gate}}:log"),
             applied: LogId::default(),
+            requests: HashMap::new(),
+            order: VecDeque::new(),
         })
     }
 
-    /// Judges a document: appends it to the log and applies the log up to
-    /// it. Returns its place and its judgement (duplicates name the
-    /// original by its [`LogId::doc`]).
-    pub async fn judge(&mut self, doc: &Prepared) -> Result<(LogId, Judgement), ClusterError> {
-        let id: String = redis::cmd("XADD")
-            .arg(&self.log)
-            .arg("*")
-            .arg(FIELD)
-            .arg(doc.to_bytes())
-            .query_async(&mut self.con)
-            .await?;
-        let place =
-            LogId::parse(&id).ok_or_else(|| ClusterError::Corrupt(format!("stream id {id:?}")))?;
-        let mut mine = None;
-        self.apply(Some(place), |id, judgement| {
-            if id == place {
-                mine = Some(judgement.clone());
-            }
+    /// Judges a page: appends it to the log and applies the log up to it.
+    /// Returns its place and the decision (a duplicate names its original
+    /// by [`LogId::doc`]).
+    ///
+    /// `request` identifies the page's judging across retries (a hash of
+    /// its URL and content, say): a request already in the log, appended
+    /// twice because a reply was lost or judged again after an error, is
+    /// not judged again; the first one's place and decision are returned.
+    pub async fn judge(
+        &mut self,
+        request: u64,
+        doc: &Prepared,
+    ) -> Result<(LogId, Decision), ClusterError> {
+        if let Some(&known) = self.requests.get(&request) {
+            return Ok(known);
+        }
+        let place = self.append(request, doc).await?;
+        self.apply(Some(place), |_, _, _| {}).await?;
+        self.requests.get(&request).copied().ok_or_else(|| {
+            ClusterError::Corrupt(format!("request {request:x} was not in the log at {place}"))
         })
-        .await?;
-        let judgement = mine.ok_or_else(|| {
-            ClusterError::Corrupt(format!("entry {place} was not in the log when read"))
-        })?;
-        Ok((place, judgement))
     }
 
     /// Applies every entry appended so far (by any worker) to the replica,
-    /// calling `seen` with each one's place and judgement; returns how many.
+    /// calling `seen` with each judged one's place, request and decision;
+    /// returns how many were judged.
     pub async fn catch_up(
         &mut self,
-        seen: impl FnMut(LogId, &Judgement),
+        seen: impl FnMut(LogId, u64, &Decision),
     ) -> Result<usize, ClusterError> {
         self.apply(None, seen).await
     }
@@ -142,50 +157,123 @@ impl SharedGate {
         &self.replica
     }
 
+    /// `XADD`, retried while the cluster recovers; its place.
+    async fn append(&mut self, request: u64, doc: &Prepared) -> Result<LogId, ClusterError> {
+        let mut xadd = redis::cmd("XADD");
+        xadd.arg(&self.log)
+            .arg("*")
+            .arg(REQUEST)
+            .arg(&request.to_be_bytes()[..])
+            .arg(DOC)
+            .arg(doc.to_bytes());
+        let mut retry = Retry::new();
+        let id: String = loop {
+            match xadd.query_async(&mut self.con).await {
+                Ok(id) => break id,
+                Err(e) => retry.after(e).await?,
+            }
+        };
+        LogId::parse(&id).ok_or_else(|| ClusterError::Corrupt(format!("stream id {id:?}")))
+    }
+
     /// Applies the entries after the last applied one, up to `until` (or
-    /// all), in order.
+    /// all), in order; a request seen before is skipped.
     async fn apply(
         &mut self,
         until: Option<LogId>,
-        mut seen: impl FnMut(LogId, &Judgement),
+        mut seen: impl FnMut(LogId, u64, &Decision),
     ) -> Result<usize, ClusterError> {
         let end = until.map_or_else(|| "+".to_string(), |id| id.to_string());
-        let mut applied = 0;
+        let mut judged = 0;
         loop {
             if until.is_some_and(|u| self.applied >= u) {
-                return Ok(applied);
+                return Ok(judged);
             }
-            let entries: Vec<(String, Vec<Vec<u8>>)> = redis::cmd("XRANGE")
+            let mut xrange = redis::cmd("XRANGE");
+            xrange
                 .arg(&self.log)
                 .arg(format!("({}", self.applied))
                 .arg(&end)
                 .arg("COUNT")
-                .arg(READ_BATCH)
-                .query_async(&mut self.con)
-                .await?;
+                .arg(READ_BATCH);
+            let mut retry = Retry::new();
+            let entries: Vec<(String, Vec<Vec<u8>>)> = loop {
+                match xrange.query_async(&mut self.con).await {
+                    Ok(entries) => break entries,
+                    Err(e) => retry.after(e).await?,
+                }
+            };
             if entries.is_empty() {
-                return Ok(applied);
+                return Ok(judged);
             }
             for (id, fields) in entries {
-                let (place, doc) = decode(&id, &fields)?;
+                let (place, request, doc) = decode(&id, &fields)?;
+                self.applied = place;
+                if self.requests.contains_key(&request) {
+                    continue;
+                }
                 let judgement = self.replica.judge_prepared(doc, |_| true)?;
                 self.replica.record(place.doc(), &judgement)?;
-                seen(place, &judgement);
-                self.applied = place;
-                applied += 1;
+                self.remember(request, place, judgement.decision);
+                seen(place, request, &judgement.decision);
+                judged += 1;
             }
         }
     }
+
+    fn remember(&mut self, request: u64, place: LogId, decision: Decision) {
+        if self.order.len() == WINDOW {
+            if let Some(old) = self.order.pop_front() {
+                self.requests.remove(&old);
+            }
+        }
+        self.order.push_back(request);
+        self.requests.insert(request, (place, decision));
+    }
 }
 
-/// A log entry: its place and the document it holds.
-fn decode(id: &str, fields: &[Vec<u8>]) -> Result<(LogId, Prepared), ClusterError> {
+/// Backing off between tries of a call the cluster failed, for errors that
+/// pass (a node restarting, a failover, a dropped connection).
+struct Retry {
+    start: Instant,
+    wait: Duration,
+}
+
+impl Retry {
+    fn new() -> Retry {
+        Retry {
+            start: Instant::now(),
+            wait: Duration::from_millis(20),
+        }
+    }
+
+    /// Waits before the next try, or gives the error back when it will not
+    /// pass or has lasted too long.
+    async fn after(&mut self, e: redis::RedisError) -> Result<(), ClusterError> {
+        let passing = e.is_io_error()
+            || e.is_cluster_error()
+            || e.is_connection_dropped()
+            || e.is_connection_refusal()
+            || e.is_timeout();
+        if !passing || self.start.elapsed() > RETRY_FOR {
+            return Err(e.into());
+        }
+        tokio::time::sleep(self.wait).await;
+        self.wait = (self.wait * 2).min(Duration::from_secs(1));
+        Ok(())
+    }
+}
+
+/// A log entry: its place, its request and the page it holds.
+fn decode(id: &str, fields: &[Vec<u8>]) -> Result<(LogId, u64, Prepared), ClusterError> {
     let bad = || ClusterError::Corrupt(format!("log entry {id}"));
     let place = LogId::parse(id).ok_or_else(bad)?;
     match fields {
-        [name, value] if name == FIELD.as_bytes() => {
-            Ok((place, Prepared::from_bytes(value).ok_or_else(bad)?))
-        }
+        [q, request, p, doc] if q == REQUEST.as_bytes() && p == DOC.as_bytes() => Ok((
+            place,
+            u64::from_be_bytes(request.as_slice().try_into().map_err(|_| bad())?),
+            Prepared::from_bytes(doc).ok_or_else(bad)?,
+        )),
         _ => Err(bad()),
     }
 }

@@ -1,6 +1,7 @@
 //! The shared gate on a real 3-node Redis Cluster on loopback: workers
 //! judging at the same time get the verdicts one machine gives judging the
-//! pages in the log's order, and every planted copy is caught once.
+//! pages in the log's order, every planted copy is caught once, and a node
+//! killed and restarted in the middle changes nothing.
 //!
 //! Needs `redis-server` and `redis-cli` (Debian's `redis-server` and
 //! `redis-tools`, which `.ci/run` installs).
@@ -8,14 +9,22 @@
 mod common;
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::thread::JoinHandle;
+use std::time::Duration;
 
 use nearcrawl_cluster::{LogId, SharedGate};
 use nearcrawl_index::{DedupConfig, Deduper, Doc, Verdict};
 
 use common::Cluster;
 
+const WORKERS: usize = 3;
+/// The log's key for the crawl named "test" (one hash slot).
+const LOG: &str = "{test:gate}:log";
+
 /// Originals, each with a near copy (1% of its words changed: close enough
-/// for the gate's simhash check on 300 words) and an exact one.
+/// for the gate's simhash check on 300 words) and an exact one, shuffled.
+/// A page's request id is its index.
 fn planted(originals: usize) -> Vec<(usize, String)> {
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
     let mut next = move || {
@@ -36,86 +45,94 @@ fn planted(originals: usize) -> Vec<(usize, String)> {
         docs.push((group, near.join(" ")));
         docs.push((group, words.join(" ")));
     }
-    // Interleave the groups so copies land on different workers, in any order.
     for i in (1..docs.len()).rev() {
         docs.swap(i, (next() % (i as u64 + 1)) as usize);
     }
     docs
 }
 
-fn replica(dir: &std::path::Path, name: &str) -> Deduper {
+fn replica(dir: &Path, name: &str) -> Deduper {
     Deduper::open(dir.join(name), DedupConfig::default()).unwrap()
 }
 
-#[test]
-fn workers_judging_at_once_agree_with_one_machine_in_log_order() {
-    let cluster = Cluster::start(3);
-    let nodes = cluster.urls();
-    let tmp = tempdir("shared-gate");
-    let docs = planted(60);
-    let workers = 3;
-    let rt = tokio::runtime::Builder::new_multi_thread()
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .unwrap();
+        .unwrap()
+}
 
-    // Three workers, each judging its share of the pages as fast as it can.
-    let judged: Vec<(LogId, usize, Verdict)> = rt.block_on(async {
-        let mut tasks = Vec::new();
-        for w in 0..workers {
-            let mine: Vec<(usize, String)> =
-                docs.iter().skip(w).step_by(workers).cloned().collect();
-            let nodes = nodes.clone();
-            let gate = replica(&tmp, &format!("worker{w}"));
-            tasks.push(tokio::spawn(async move {
-                let mut fingerprinter = gate.fingerprinter();
-                let urls: Vec<&str> = nodes.iter().map(String::as_str).collect();
-                let mut shared = SharedGate::open(&urls, "test", gate).await.unwrap();
-                let mut out = Vec::new();
-                for (group, text) in mine {
-                    let p = fingerprinter.prepare(Doc::from(&text));
-                    let (place, j) = shared.judge(&p).await.unwrap();
-                    out.push((place, group, j.decision.verdict));
-                }
-                out
-            }));
-        }
-        let mut all = Vec::new();
-        for t in tasks {
-            all.extend(t.await.unwrap());
-        }
-        all
-    });
-    assert_eq!(judged.len(), docs.len());
+/// (place, group, verdict) of every page, judged by [`WORKERS`] workers at
+/// once, each with its share of the pages; on a thread of its own, so the
+/// caller can disturb the cluster meanwhile.
+fn judge_on_workers(
+    nodes: Vec<String>,
+    tmp: PathBuf,
+    docs: Vec<(usize, String)>,
+) -> JoinHandle<Vec<(LogId, usize, Verdict)>> {
+    std::thread::spawn(move || {
+        runtime().block_on(async {
+            let mut tasks = Vec::new();
+            for w in 0..WORKERS {
+                let mine: Vec<(u64, usize, String)> = (w..docs.len())
+                    .step_by(WORKERS)
+                    .map(|i| (i as u64, docs[i].0, docs[i].1.clone()))
+                    .collect();
+                let nodes = nodes.clone();
+                let gate = replica(&tmp, &format!("worker{w}"));
+                tasks.push(tokio::spawn(async move {
+                    let mut fingerprinter = gate.fingerprinter();
+                    let urls: Vec<&str> = nodes.iter().map(String::as_str).collect();
+                    let mut shared = SharedGate::open(&urls, "test", gate).await.unwrap();
+                    let mut out = Vec::new();
+                    for (request, group, text) in mine {
+                        let p = fingerprinter.prepare(Doc::from(&text));
+                        let (place, decision) = shared.judge(request, &p).await.unwrap();
+                        out.push((place, group, decision.verdict));
+                    }
+                    out
+                }));
+            }
+            let mut all = Vec::new();
+            for t in tasks {
+                all.extend(t.await.unwrap());
+            }
+            all
+        })
+    })
+}
 
-    // One machine: a fresh replica applying the whole log in order.
-    let reference: Vec<(LogId, Verdict)> = rt.block_on(async {
+/// One machine: a fresh replica applying the whole log in order; the
+/// (place, request, verdict) of every page it judged.
+fn one_machine(nodes: &[String], tmp: &Path, name: &str) -> Vec<(LogId, u64, Verdict)> {
+    runtime().block_on(async {
         let urls: Vec<&str> = nodes.iter().map(String::as_str).collect();
-        let mut one = SharedGate::open(&urls, "test", replica(&tmp, "one"))
+        let mut one = SharedGate::open(&urls, "test", replica(tmp, name))
             .await
             .unwrap();
         let mut seen = Vec::new();
-        let n = one
-            .catch_up(|id, j| seen.push((id, j.decision.verdict)))
+        one.catch_up(|id, request, d| seen.push((id, request, d.verdict)))
             .await
             .unwrap();
-        assert_eq!(n, docs.len());
         seen
-    });
-    let by_place: HashMap<LogId, Verdict> = reference.iter().copied().collect();
-    for (place, _, verdict) in &judged {
+    })
+}
+
+/// Every worker's verdict is one machine's, and in every planted group the
+/// first page in the log is new and the other two are copies of it.
+fn check(judged: &[(LogId, usize, Verdict)], reference: &[(LogId, u64, Verdict)]) {
+    assert_eq!(judged.len(), reference.len(), "pages judged once each");
+    let by_place: HashMap<LogId, Verdict> = reference.iter().map(|r| (r.0, r.2)).collect();
+    for (place, _, verdict) in judged {
         assert_eq!(
             by_place.get(place),
             Some(verdict),
             "entry {place}: the worker's verdict is not one machine's"
         );
     }
-
-    // The planted truth: in every group the first page in the log is new
-    // and the other two are copies of it.
     let mut groups: HashMap<usize, Vec<(LogId, Verdict)>> = HashMap::new();
-    for (place, group, verdict) in &judged {
+    for (place, group, verdict) in judged {
         groups.entry(*group).or_default().push((*place, *verdict));
     }
     for (group, mut pages) in groups {
@@ -129,10 +146,81 @@ fn workers_judging_at_once_agree_with_one_machine_in_log_order() {
             assert_eq!(of, pages[0].0.doc(), "group {group}: {pages:?}");
         }
     }
+}
+
+#[test]
+fn workers_judging_at_once_agree_with_one_machine_in_log_order() {
+    let cluster = Cluster::start(3);
+    let tmp = tempdir("shared-gate");
+    let docs = planted(60);
+    let judged = judge_on_workers(cluster.urls(), tmp.clone(), docs.clone())
+        .join()
+        .unwrap();
+
+    // An append sent twice (its reply lost) is in the log twice; no
+    // replica judges it again.
+    let fingerprinter = replica(&tmp, "again").fingerprinter();
+    let first = fingerprinter.clone().prepare(Doc::from(&docs[0].1));
+    let nodes = cluster.urls();
+    let urls: Vec<&str> = nodes.iter().map(String::as_str).collect();
+    runtime().block_on(async {
+        let mut con = redis::cluster::ClusterClient::new(urls.clone())
+            .unwrap()
+            .get_async_connection()
+            .await
+            .unwrap();
+        let _: String = redis::cmd("XADD")
+            .arg(LOG)
+            .arg("*")
+            .arg("q")
+            .arg(&0u64.to_be_bytes()[..])
+            .arg("p")
+            .arg(first.to_bytes())
+            .query_async(&mut con)
+            .await
+            .unwrap();
+    });
+    let reference = one_machine(&cluster.urls(), &tmp, "one");
+    check(&judged, &reference);
+
+    // A page judged again under its request id gets its first answer.
+    let (place, decision) = runtime().block_on(async {
+        let mut late = SharedGate::open(&urls, "test", replica(&tmp, "late"))
+            .await
+            .unwrap();
+        late.judge(0, &first).await.unwrap()
+    });
+    let (first_place, _, first_verdict) = reference.iter().find(|r| r.1 == 0).unwrap();
+    assert_eq!((place, decision.verdict), (*first_place, *first_verdict));
     std::fs::remove_dir_all(&tmp).ok();
 }
 
-fn tempdir(name: &str) -> std::path::PathBuf {
+#[test]
+fn a_node_killed_and_restarted_while_workers_judge_changes_nothing() {
+    let mut cluster = Cluster::start(3);
+    let tmp = tempdir("shared-gate-kill");
+    let docs = planted(150);
+    let workers = judge_on_workers(cluster.urls(), tmp.clone(), docs);
+    // The node that holds the log, killed once the workers are well under
+    // way: every judging waits for it.
+    let node = cluster.node_of(LOG);
+    while cluster.log_len(node, LOG) < 50 {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    cluster.kill(node);
+    std::thread::sleep(Duration::from_secs(1));
+    cluster.restart(node);
+    assert!(
+        cluster.log_len(node, LOG) < 400,
+        "the workers were done before the node came back"
+    );
+    let judged = workers.join().unwrap();
+    let reference = one_machine(&cluster.urls(), &tmp, "one");
+    check(&judged, &reference);
+    std::fs::remove_dir_all(&tmp).ok();
+}
+
+fn tempdir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("nearcrawl-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();

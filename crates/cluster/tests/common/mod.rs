@@ -4,6 +4,7 @@
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 #[derive(Debug)]
@@ -42,7 +43,12 @@ impl Cluster {
     pub fn start(n: usize) -> Cluster {
         need("redis-server");
         need("redis-cli");
-        let dir = std::env::temp_dir().join(format!("nearcrawl-redis-{}", std::process::id()));
+        static CLUSTERS: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "nearcrawl-redis-{}-{}",
+            std::process::id(),
+            CLUSTERS.fetch_add(1, Ordering::Relaxed)
+        ));
         let _ = std::fs::remove_dir_all(&dir);
         let mut cluster = Cluster {
             dir,
@@ -51,26 +57,8 @@ impl Cluster {
         };
         for _ in 0..n {
             let port = free_port();
-            let node_dir = cluster.dir.join(port.to_string());
-            std::fs::create_dir_all(&node_dir).unwrap();
-            let child = Command::new("redis-server")
-                .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-                .args(["--cluster-enabled", "yes", "--cluster-node-timeout", "2000"])
-                .arg("--cluster-config-file")
-                .arg(node_dir.join("nodes.conf"))
-                .args([
-                    "--appendonly",
-                    "yes",
-                    "--appendfsync",
-                    "everysec",
-                    "--save",
-                    "",
-                ])
-                .arg("--dir")
-                .arg(&node_dir)
-                .stdout(Stdio::null())
-                .spawn()
-                .expect("starts redis-server");
+            std::fs::create_dir_all(cluster.dir.join(port.to_string())).unwrap();
+            let child = cluster.spawn(port);
             cluster.ports.push(port);
             cluster.nodes.push(child);
         }
@@ -97,6 +85,72 @@ impl Cluster {
             );
         }
         cluster
+    }
+
+    /// A node on `port`, its files (cluster config, append-only log) in
+    /// its own directory, so a restarted node comes back with its data.
+    fn spawn(&self, port: u16) -> Child {
+        let node_dir = self.dir.join(port.to_string());
+        Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--cluster-enabled", "yes", "--cluster-node-timeout", "2000"])
+            .arg("--cluster-config-file")
+            .arg(node_dir.join("nodes.conf"))
+            .args(["--appendonly", "yes", "--appendfsync", "everysec"])
+            .args(["--save", ""])
+            .arg("--dir")
+            .arg(&node_dir)
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("starts redis-server")
+    }
+
+    /// The node that holds `key` (by its hash slot).
+    pub fn node_of(&self, key: &str) -> usize {
+        let port = self.ports[0];
+        let slot: u32 = cli(port, &["cluster", "keyslot", key])
+            .trim()
+            .parse()
+            .unwrap();
+        let nodes = cli(port, &["cluster", "nodes"]);
+        for line in nodes.lines() {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let Some(addr) = fields.get(1) else { continue };
+            let holds = fields.iter().skip(8).any(|range| {
+                let (a, b) = range.split_once('-').unwrap_or((range, range));
+                matches!((a.parse::<u32>(), b.parse::<u32>()), (Ok(a), Ok(b)) if a <= slot && slot <= b)
+            });
+            if holds {
+                let port: u16 = addr.split([':', '@']).nth(1).unwrap().parse().unwrap();
+                return self.ports.iter().position(|&p| p == port).unwrap();
+            }
+        }
+        panic!("no node holds slot {slot}");
+    }
+
+    /// The length of the stream `key` on node `i` (0 if it cannot tell).
+    pub fn log_len(&self, i: usize, key: &str) -> usize {
+        cli(self.ports[i], &["xlen", key])
+            .trim()
+            .parse()
+            .unwrap_or(0)
+    }
+
+    /// Kills node `i` as `kill -9` would.
+    pub fn kill(&mut self, i: usize) {
+        self.nodes[i].kill().unwrap();
+        self.nodes[i].wait().unwrap();
+    }
+
+    /// Starts node `i` again and waits until the cluster serves.
+    pub fn restart(&mut self, i: usize) {
+        self.nodes[i] = self.spawn(self.ports[i]);
+        for &port in &self.ports {
+            wait_until(
+                || cli(port, &["cluster", "info"]).contains("cluster_state:ok"),
+                "cluster_state:ok after a restart",
+            );
+        }
     }
 
     pub fn urls(&self) -> Vec<String> {
