@@ -17,17 +17,19 @@
 //! ```no_run
 //! # async fn f() -> Result<(), nearcrawl_cluster::ClusterError> {
 //! use nearcrawl_cluster::SharedGate;
-//! use nearcrawl_index::{DedupConfig, Deduper, Doc};
+//! use nearcrawl_index::{DedupConfig, Doc, Fingerprinter};
 //!
 //! let config = DedupConfig::default();
-//! let replica = Deduper::open("/tmp/worker-1/gate", config.clone())?;
-//! let mut fingerprinter = replica.fingerprinter();
-//! let mut gate = SharedGate::open(&["redis://127.0.0.1:7000"], "crawl-1", replica).await?;
+//! let mut fingerprinter = Fingerprinter::new(&config)?;
+//! let replica = std::path::Path::new("/tmp/worker-1/gate");
+//! let nodes = ["redis://127.0.0.1:7000"];
+//! let mut gate = SharedGate::open(&nodes, "crawl-1", replica, config).await?;
 //! let prepared = fingerprinter.prepare(Doc::from("the text of a page"));
 //! // The request id names this judging across retries: a hash of the
 //! // page's URL and content, say.
 //! let (place, decision) = gate.judge(0x5eed, &prepared).await?;
 //! println!("{place}: {:?}", decision.verdict);
+//! gate.flush()?; // this worker's replica is durable up to here
 //! # Ok(()) }
 //! ```
 

@@ -3,9 +3,10 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use nearcrawl_index::{Decision, Deduper, Prepared};
+use nearcrawl_index::{Decision, DedupConfig, Deduper, Prepared, Verdict};
 use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;
 
@@ -71,6 +72,9 @@ impl fmt::Display for LogId {
 /// every worker costs little beside fetching and extracting them.
 pub struct SharedGate {
     replica: Deduper,
+    /// The replica's database, which also holds the last entry applied and
+    /// the remembered requests (see [`flush`](SharedGate::flush)).
+    db: sled::Db,
     con: ClusterConnection,
     /// The log's key: one hash slot, so one node orders every append.
     log: String,
@@ -80,6 +84,9 @@ pub struct SharedGate {
     /// decisions, oldest first in `order`.
     requests: HashMap<u64, (LogId, Decision)>,
     order: VecDeque<u64>,
+    /// Requests remembered, and forgotten, since the last flush.
+    unsaved: Vec<(u64, LogId, Decision)>,
+    forgotten: Vec<LogId>,
 }
 
 impl fmt::Debug for SharedGate {
@@ -92,26 +99,87 @@ impl fmt::Debug for SharedGate {
     }
 }
 
+/// Trees beside the replica's: the last entry applied, and the remembered
+/// requests by place.
+const META: &str = "shared_gate.meta";
+const REQUESTS: &str = "shared_gate.requests";
+const APPLIED: &[u8] = b"applied";
+
 impl SharedGate {
     /// Connects to the cluster (any of its nodes) and shares the gate of the
-    /// crawl named `crawl` through `replica`, an empty gate of this
-    /// worker's.
+    /// crawl named `crawl`, with this worker's replica kept in `dir` (made
+    /// if new): a replica flushed there before goes on from the last entry
+    /// it applied.
     pub async fn open(
         nodes: &[&str],
         crawl: &str,
-        replica: Deduper,
+        dir: &Path,
+        config: DedupConfig,
     ) -> Result<SharedGate, ClusterError> {
+        let db = sled::Config::new().path(dir).open().map_err(gate_error)?;
+        let replica = Deduper::open_in(&db, dir, config)?;
         let con = ClusterClient::new(nodes.to_vec())?
             .get_async_connection()
             .await?;
-        Ok(SharedGate {
+        let mut gate = SharedGate {
             replica,
+            db,
             con,
             log: format!("{{{crawl}:gate}}:log"),
             applied: LogId::default(),
             requests: HashMap::new(),
             order: VecDeque::new(),
-        })
+            unsaved: Vec::new(),
+            forgotten: Vec::new(),
+        };
+        gate.load()?;
+        Ok(gate)
+    }
+
+    /// Makes the replica durable up to the last entry applied. After a
+    /// crash the replica goes on from its last flush: the entries after it
+    /// are applied again.
+    pub fn flush(&mut self) -> Result<(), ClusterError> {
+        // The replica first: a crash before the next lines leaves it ahead
+        // of the entry named as applied, and applying those entries again
+        // finds each one recorded under its own id (see `apply`).
+        self.replica.flush()?;
+        let meta = self.db.open_tree(META).map_err(gate_error)?;
+        let requests = self.db.open_tree(REQUESTS).map_err(gate_error)?;
+        let mut batch = sled::Batch::default();
+        for place in self.forgotten.drain(..) {
+            batch.remove(&place_key(place)[..]);
+        }
+        for (request, place, decision) in self.unsaved.drain(..) {
+            let mut value = request.to_be_bytes().to_vec();
+            value.extend_from_slice(&decision.to_bytes());
+            batch.insert(&place_key(place)[..], value);
+        }
+        requests.apply_batch(batch).map_err(gate_error)?;
+        meta.insert(APPLIED, &place_key(self.applied)[..])
+            .map_err(gate_error)?;
+        self.db.flush().map_err(gate_error)?;
+        Ok(())
+    }
+
+    /// Reads the last entry applied and the remembered requests.
+    fn load(&mut self) -> Result<(), ClusterError> {
+        let meta = self.db.open_tree(META).map_err(gate_error)?;
+        if let Some(v) = meta.get(APPLIED).map_err(gate_error)? {
+            self.applied = parse_place_key(&v)
+                .ok_or_else(|| ClusterError::Corrupt("the last entry applied".into()))?;
+        }
+        let requests = self.db.open_tree(REQUESTS).map_err(gate_error)?;
+        for kv in requests.iter() {
+            let (k, v) = kv.map_err(gate_error)?;
+            let bad = || ClusterError::Corrupt(format!("a remembered request {k:?}"));
+            let place = parse_place_key(&k).ok_or_else(bad)?;
+            let request = u64::from_be_bytes(v.get(..8).ok_or_else(bad)?.try_into().unwrap());
+            let decision = Decision::from_bytes(&v[8..]).ok_or_else(bad)?;
+            self.order.push_back(request);
+            self.requests.insert(request, (place, decision));
+        }
+        Ok(())
     }
 
     /// Judges a page: appends it to the log and applies the log up to it.
@@ -212,7 +280,12 @@ impl SharedGate {
                 if self.requests.contains_key(&request) {
                     continue;
                 }
-                let judgement = self.replica.judge_prepared(doc, |_| true)?;
+                let mut judgement = self.replica.judge_prepared(doc, |_| true)?;
+                if judgement.decision.verdict == (Verdict::Exact { of: place.doc() }) {
+                    // Recorded under its own id: applied before a crash that
+                    // came between the replica's flush and the note of it.
+                    judgement.decision.verdict = Verdict::New;
+                }
                 self.replica.record(place.doc(), &judgement)?;
                 self.remember(request, place, judgement.decision);
                 seen(place, request, &judgement.decision);
@@ -223,12 +296,17 @@ impl SharedGate {
 
     fn remember(&mut self, request: u64, place: LogId, decision: Decision) {
         if self.order.len() == WINDOW {
-            if let Some(old) = self.order.pop_front() {
-                self.requests.remove(&old);
+            if let Some((old, _)) = self
+                .order
+                .pop_front()
+                .and_then(|old| self.requests.remove(&old))
+            {
+                self.forgotten.push(old);
             }
         }
         self.order.push_back(request);
         self.requests.insert(request, (place, decision));
+        self.unsaved.push((request, place, decision));
     }
 }
 
@@ -262,6 +340,25 @@ impl Retry {
         self.wait = (self.wait * 2).min(Duration::from_secs(1));
         Ok(())
     }
+}
+
+fn gate_error(e: sled::Error) -> ClusterError {
+    ClusterError::Gate(e.into())
+}
+
+/// A place as a key that sorts as places do.
+fn place_key(place: LogId) -> [u8; 16] {
+    let mut k = [0u8; 16];
+    k[..8].copy_from_slice(&place.ms.to_be_bytes());
+    k[8..].copy_from_slice(&place.seq.to_be_bytes());
+    k
+}
+
+fn parse_place_key(k: &[u8]) -> Option<LogId> {
+    Some(LogId {
+        ms: u64::from_be_bytes(k.get(..8)?.try_into().ok()?),
+        seq: u64::from_be_bytes(k.get(8..16)?.try_into().ok()?),
+    })
 }
 
 /// A log entry: its place, its request and the page it holds.

@@ -1,7 +1,8 @@
 //! The shared gate on a real 3-node Redis Cluster on loopback: workers
 //! judging at the same time get the verdicts one machine gives judging the
-//! pages in the log's order, every planted copy is caught once, and a node
-//! killed and restarted in the middle changes nothing.
+//! pages in the log's order, every planted copy is caught once, a worker
+//! that reopens its replica goes on where it flushed it, and a node killed
+//! and restarted in the middle changes nothing.
 //!
 //! Needs `redis-server` and `redis-cli` (Debian's `redis-server` and
 //! `redis-tools`, which `.ci/run` installs).
@@ -14,7 +15,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use nearcrawl_cluster::{LogId, SharedGate};
-use nearcrawl_index::{DedupConfig, Deduper, Doc, Verdict};
+use nearcrawl_index::{DedupConfig, Doc, Fingerprinter, Verdict};
 
 use common::Cluster;
 
@@ -51,8 +52,15 @@ fn planted(originals: usize) -> Vec<(usize, String)> {
     docs
 }
 
-fn replica(dir: &Path, name: &str) -> Deduper {
-    Deduper::open(dir.join(name), DedupConfig::default()).unwrap()
+async fn gate(nodes: &[String], dir: &Path, name: &str) -> SharedGate {
+    let urls: Vec<&str> = nodes.iter().map(String::as_str).collect();
+    SharedGate::open(&urls, "test", &dir.join(name), DedupConfig::default())
+        .await
+        .unwrap()
+}
+
+fn fingerprinter() -> Fingerprinter {
+    Fingerprinter::new(&DedupConfig::default()).unwrap()
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -80,17 +88,31 @@ fn judge_on_workers(
                     .map(|i| (i as u64, docs[i].0, docs[i].1.clone()))
                     .collect();
                 let nodes = nodes.clone();
-                let gate = replica(&tmp, &format!("worker{w}"));
+                let tmp = tmp.clone();
                 tasks.push(tokio::spawn(async move {
-                    let mut fingerprinter = gate.fingerprinter();
-                    let urls: Vec<&str> = nodes.iter().map(String::as_str).collect();
-                    let mut shared = SharedGate::open(&urls, "test", gate).await.unwrap();
+                    let mut fingerprinter = fingerprinter();
+                    let name = format!("worker{w}");
+                    let mut shared = gate(&nodes, &tmp, &name).await;
                     let mut out = Vec::new();
-                    for (request, group, text) in mine {
-                        let p = fingerprinter.prepare(Doc::from(&text));
-                        let (place, decision) = shared.judge(request, &p).await.unwrap();
-                        out.push((place, group, decision.verdict));
+                    for (k, (request, group, text)) in mine.iter().enumerate() {
+                        let p = fingerprinter.prepare(Doc::from(text));
+                        let (place, decision) = shared.judge(*request, &p).await.unwrap();
+                        out.push((place, *group, decision.verdict));
+                        if w == 0 && k == mine.len() / 3 {
+                            // Worker 0 stops with its last judgings not
+                            // flushed, opens its replica again, and judges
+                            // those pages again: same places, same answers.
+                            shared.flush().unwrap();
+                            let again: Vec<_> = mine[k + 1..].iter().take(5).collect();
+                            for (request, _, text) in &again {
+                                let p = fingerprinter.prepare(Doc::from(text));
+                                shared.judge(*request, &p).await.unwrap();
+                            }
+                            drop(shared);
+                            shared = gate(&nodes, &tmp, &name).await;
+                        }
                     }
+                    shared.flush().unwrap();
                     out
                 }));
             }
@@ -107,10 +129,7 @@ fn judge_on_workers(
 /// (place, request, verdict) of every page it judged.
 fn one_machine(nodes: &[String], tmp: &Path, name: &str) -> Vec<(LogId, u64, Verdict)> {
     runtime().block_on(async {
-        let urls: Vec<&str> = nodes.iter().map(String::as_str).collect();
-        let mut one = SharedGate::open(&urls, "test", replica(tmp, name))
-            .await
-            .unwrap();
+        let mut one = gate(nodes, tmp, name).await;
         let mut seen = Vec::new();
         one.catch_up(|id, request, d| seen.push((id, request, d.verdict)))
             .await
@@ -159,8 +178,7 @@ fn workers_judging_at_once_agree_with_one_machine_in_log_order() {
 
     // An append sent twice (its reply lost) is in the log twice; no
     // replica judges it again.
-    let fingerprinter = replica(&tmp, "again").fingerprinter();
-    let first = fingerprinter.clone().prepare(Doc::from(&docs[0].1));
+    let first = fingerprinter().prepare(Doc::from(&docs[0].1));
     let nodes = cluster.urls();
     let urls: Vec<&str> = nodes.iter().map(String::as_str).collect();
     runtime().block_on(async {
@@ -185,9 +203,7 @@ fn workers_judging_at_once_agree_with_one_machine_in_log_order() {
 
     // A page judged again under its request id gets its first answer.
     let (place, decision) = runtime().block_on(async {
-        let mut late = SharedGate::open(&urls, "test", replica(&tmp, "late"))
-            .await
-            .unwrap();
+        let mut late = gate(&nodes, &tmp, "late").await;
         late.judge(0, &first).await.unwrap()
     });
     let (first_place, _, first_verdict) = reference.iter().find(|r| r.1 == 0).unwrap();

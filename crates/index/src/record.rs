@@ -212,6 +212,25 @@ const NEAR_SKETCH: u8 = 2;
 const NEAR_SHORT: u8 = 3;
 const HEAD: usize = 2 + 8 + 4 + 4 + 8 + 4 + 16;
 
+impl Decision {
+    /// A compact encoding (46 bytes), as in [`Judgement::to_bytes`].
+    pub fn to_bytes(&self) -> Vec<u8> {
+        Judgement {
+            decision: *self,
+            record: None,
+        }
+        .to_bytes()
+    }
+
+    /// Reads what [`to_bytes`](Decision::to_bytes) wrote.
+    pub fn from_bytes(b: &[u8]) -> Option<Decision> {
+        (b.len() == HEAD)
+            .then(|| Judgement::from_bytes(b))
+            .flatten()
+            .map(|j| j.decision)
+    }
+}
+
 impl Judgement {
     /// A compact encoding: verdict, fingerprint, features, content hash and
     /// the document's record when it is new (about 200 bytes for a page).
@@ -368,7 +387,9 @@ mod tests {
                 },
                 record: Some(r.record.clone()),
             };
-            assert_eq!(Judgement::from_bytes(&j.to_bytes()), Some(j));
+            assert_eq!(Judgement::from_bytes(&j.to_bytes()), Some(j.clone()));
+            let d = j.decision;
+            assert_eq!(Decision::from_bytes(&d.to_bytes()), Some(d));
         }
         assert_eq!(SlotRecord::from_bytes(&[2, 0, 0]), None, "an unknown kind");
     }
