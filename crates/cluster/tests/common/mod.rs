@@ -1,5 +1,7 @@
 //! A Redis Cluster on loopback for one test: nodes started in a temporary
 //! directory, joined with `redis-cli --cluster create`, stopped on drop.
+//! (Also the cluster of `examples/shared_gate_bench.rs`; each uses a part.)
+#![allow(dead_code)]
 
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -131,6 +133,15 @@ impl Cluster {
     /// The length of the stream `key` on node `i` (0 if it cannot tell).
     pub fn log_len(&self, i: usize, key: &str) -> usize {
         cli(self.ports[i], &["xlen", key])
+            .trim()
+            .parse()
+            .unwrap_or(0)
+    }
+
+    /// Bytes Redis holds for `key` (`MEMORY USAGE`, every element counted).
+    pub fn used_memory_of(&self, key: &str) -> u64 {
+        let port = self.ports[self.node_of(key)];
+        cli(port, &["memory", "usage", key, "samples", "0"])
             .trim()
             .parse()
             .unwrap_or(0)
