@@ -1,3 +1,4 @@
+use std::borrow::Cow;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -59,10 +60,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 continue;
             }
         };
-        let text = if args.html {
-            extract(&bytes, &Input::default()).text
+        // Text that is UTF-8 already is fingerprinted where it lies.
+        let text: Cow<str> = if args.html {
+            Cow::Owned(extract(&bytes, &Input::default()).text)
         } else {
-            String::from_utf8_lossy(&bytes).into_owned()
+            String::from_utf8_lossy(&bytes)
         };
         let h = hasher.hash(&text);
         writeln!(out, "{}  {}  {}", h.fingerprint, h.features, path.display())?;
