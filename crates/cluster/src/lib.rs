@@ -2,7 +2,8 @@
 //!
 //! The embedded crawl keeps its state in sled under its output directory;
 //! workers that crawl together keep what they share in a Redis Cluster
-//! (the design: `docs/distributed.md`). Built so far: the duplicate gate.
+//! (the design: `docs/distributed.md`). Built so far: the duplicate gate,
+//! and the leases that will give each partition of the frontier one owner.
 //!
 //! - [`SharedGate`]: one gate for all workers, as a replicated state
 //!   machine. A worker appends what it wants judged to a log (a Redis
@@ -13,6 +14,9 @@
 //!   the log's order: two copies judged at the same moment on two workers
 //!   are never both kept. Redis holds the log, not an index: the replicas
 //!   hold the index.
+//! - [`Partitions`]: leases on partitions with fencing: one owner at a
+//!   time, and a script of an owner that lost its lease refused
+//!   ([`ClusterError::Stale`]).
 //!
 //! ```no_run
 //! # async fn f() -> Result<(), nearcrawl_cluster::ClusterError> {
@@ -33,8 +37,10 @@
 //! # Ok(()) }
 //! ```
 
+mod lease;
 mod shared_gate;
 
+pub use lease::{Lease, Partitions};
 pub use shared_gate::{LogId, SharedGate};
 
 /// The cluster or a replica failed, or the log holds what this version did
@@ -47,4 +53,7 @@ pub enum ClusterError {
     Gate(#[from] nearcrawl_index::IndexError),
     #[error("the shared log: {0}")]
     Corrupt(String),
+    /// A write on a partition whose lease passed to another worker.
+    #[error("partition {partition}: the lease of epoch {epoch} was taken over")]
+    Stale { partition: u32, epoch: u64 },
 }

@@ -1,0 +1,195 @@
+//! Partitions owned one worker at a time: leases with fencing.
+//!
+//! A partition's keys share the hash tag `{CRAWL:pN}`, so a Lua script
+//! updates them atomically on one node. A worker owns partition N while
+//! its lease key `{CRAWL:pN}:owner` lives (`SET NX PX`); each new owner
+//! bumps `{CRAWL:pN}:epoch`, and every script that changes the partition
+//! checks the caller's epoch first ([`Partitions::fenced`]), so a worker
+//! that lost its lease without knowing (paused past it, cut off) cannot
+//! write over its successor.
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use redis::Script;
+use redis::cluster::ClusterClient;
+use redis::cluster_async::ClusterConnection;
+
+use crate::ClusterError;
+
+/// Takes a free partition: owner set if absent, epoch bumped; returns the
+/// new epoch, or nothing when another worker owns it.
+const ACQUIRE: &str = r"
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  local epoch = redis.call('INCR', KEYS[2])
+  redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. epoch, 'PX', ARGV[2])
+  return epoch
+end
+return false
+";
+
+/// Extends a lease that is still this owner's, of this epoch.
+const RENEW: &str = r"
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+";
+
+/// Gives a lease up, if it is still this owner's.
+const RELEASE: &str = r"
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+";
+
+/// The check every script on a partition starts with: KEYS[1] is the
+/// partition's epoch key, ARGV[1] the caller's epoch.
+const FENCE: &str = r"
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return redis.error_reply('STALE the partition has a newer owner')
+end
+";
+
+/// A worker's hold on one partition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    pub partition: u32,
+    pub epoch: u64,
+    /// When the lease lapses at the latest, by this worker's clock: the
+    /// lease was set or renewed after the instant this counts from.
+    expires: Instant,
+}
+
+impl Lease {
+    /// Whether the partition may still be worked on: the lease has more
+    /// than `margin` left. A worker stops starting requests on a partition
+    /// once this is false, so it never works on one another worker owns.
+    pub fn usable(&self, margin: Duration) -> bool {
+        Instant::now() + margin < self.expires
+    }
+}
+
+/// The partitions of a crawl, as one worker sees them.
+pub struct Partitions {
+    con: ClusterConnection,
+    crawl: String,
+    worker: String,
+    ttl: Duration,
+}
+
+impl fmt::Debug for Partitions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Partitions")
+            .field("crawl", &self.crawl)
+            .field("worker", &self.worker)
+            .field("ttl", &self.ttl)
+            .finish()
+    }
+}
+
+impl Partitions {
+    /// Connects as `worker` (a name unique among the crawl's workers) to
+    /// the partitions of the crawl named `crawl`; leases last `ttl` unless
+    /// renewed.
+    pub async fn open(
+        nodes: &[&str],
+        crawl: &str,
+        worker: &str,
+        ttl: Duration,
+    ) -> Result<Partitions, ClusterError> {
+        let con = ClusterClient::new(nodes.to_vec())?
+            .get_async_connection()
+            .await?;
+        Ok(Partitions {
+            con,
+            crawl: crawl.to_string(),
+            worker: worker.to_string(),
+            ttl,
+        })
+    }
+
+    /// The key `name` of partition `p`, in the partition's hash slot.
+    pub fn key(&self, p: u32, name: &str) -> String {
+        format!("{{{}:p{p}}}:{name}", self.crawl)
+    }
+
+    /// Takes partition `p` if no worker holds it.
+    pub async fn acquire(&mut self, p: u32) -> Result<Option<Lease>, ClusterError> {
+        let start = Instant::now();
+        let epoch: Option<u64> = Script::new(ACQUIRE)
+            .key(self.key(p, "owner"))
+            .key(self.key(p, "epoch"))
+            .arg(&self.worker)
+            .arg(self.ttl.as_millis() as u64)
+            .invoke_async(&mut self.con)
+            .await?;
+        Ok(epoch.map(|epoch| Lease {
+            partition: p,
+            epoch,
+            expires: start + self.ttl,
+        }))
+    }
+
+    /// Extends `lease`; false if it lapsed or the partition passed to
+    /// another worker (then stop working on it).
+    pub async fn renew(&mut self, lease: &mut Lease) -> Result<bool, ClusterError> {
+        let start = Instant::now();
+        let renewed: u64 = Script::new(RENEW)
+            .key(self.key(lease.partition, "owner"))
+            .arg(self.owner_value(lease))
+            .arg(self.ttl.as_millis() as u64)
+            .invoke_async(&mut self.con)
+            .await?;
+        if renewed == 1 {
+            lease.expires = start + self.ttl;
+        }
+        Ok(renewed == 1)
+    }
+
+    /// Gives `lease` up at once, so another worker may take the partition.
+    pub async fn release(&mut self, lease: Lease) -> Result<(), ClusterError> {
+        let _: u64 = Script::new(RELEASE)
+            .key(self.key(lease.partition, "owner"))
+            .arg(self.owner_value(&lease))
+            .invoke_async(&mut self.con)
+            .await?;
+        Ok(())
+    }
+
+    /// Runs the Lua `body` on `lease`'s partition, fenced: it runs only if
+    /// the partition's epoch is still the lease's, and otherwise fails
+    /// with [`ClusterError::Stale`]. In `body`, KEYS and ARGV are `keys` and
+    /// `args` shifted by one (KEYS[1] and ARGV[1] are the fence's); every
+    /// key must be one of the partition's ([`key`](Partitions::key)).
+    pub async fn fenced<T: redis::FromRedisValue>(
+        &mut self,
+        lease: &Lease,
+        body: &str,
+        keys: &[String],
+        args: &[Vec<u8>],
+    ) -> Result<T, ClusterError> {
+        let script = Script::new(&format!("{FENCE}\n{body}"));
+        let mut invocation = script.key(self.key(lease.partition, "epoch"));
+        invocation.arg(lease.epoch.to_string());
+        for k in keys {
+            invocation.key(k);
+        }
+        for a in args {
+            invocation.arg(a.as_slice());
+        }
+        match invocation.invoke_async(&mut self.con).await {
+            Ok(v) => Ok(v),
+            Err(e) if e.code() == Some("STALE") => Err(ClusterError::Stale {
+                partition: lease.partition,
+                epoch: lease.epoch,
+            }),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn owner_value(&self, lease: &Lease) -> String {
+        format!("{} {}", self.worker, lease.epoch)
+    }
+}
