@@ -104,6 +104,7 @@ impl fmt::Debug for SharedGate {
 const META: &str = "shared_gate.meta";
 const REQUESTS: &str = "shared_gate.requests";
 const APPLIED: &[u8] = b"applied";
+const LOG: &[u8] = b"log";
 
 impl SharedGate {
     /// Connects to the cluster (any of its nodes) and shares the gate of the
@@ -165,6 +166,20 @@ impl SharedGate {
     /// Reads the last entry applied and the remembered requests.
     fn load(&mut self) -> Result<(), ClusterError> {
         let meta = self.db.open_tree(META).map_err(gate_error)?;
+        // A replica is of one crawl's log: its document ids are that log's.
+        match meta.get(LOG).map_err(gate_error)? {
+            Some(log) if log != self.log.as_bytes() => {
+                return Err(ClusterError::Corrupt(format!(
+                    "this replica applies {}, not {}: give each crawl its own directory",
+                    String::from_utf8_lossy(&log),
+                    self.log
+                )));
+            }
+            Some(_) => {}
+            None => {
+                meta.insert(LOG, self.log.as_bytes()).map_err(gate_error)?;
+            }
+        }
         if let Some(v) = meta.get(APPLIED).map_err(gate_error)? {
             self.applied = parse_place_key(&v)
                 .ok_or_else(|| ClusterError::Corrupt("the last entry applied".into()))?;

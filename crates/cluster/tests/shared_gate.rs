@@ -208,6 +208,13 @@ fn workers_judging_at_once_agree_with_one_machine_in_log_order() {
     });
     let (first_place, _, first_verdict) = reference.iter().find(|r| r.1 == 0).unwrap();
     assert_eq!((place, decision.verdict), (*first_place, *first_verdict));
+
+    // A replica belongs to one crawl's log.
+    let other = runtime().block_on(async {
+        SharedGate::open(&urls, "other", &tmp.join("late"), DedupConfig::default()).await
+    });
+    let err = other.expect_err("another crawl's replica is refused");
+    assert!(err.to_string().contains("not {other:gate}:log"), "{err}");
     std::fs::remove_dir_all(&tmp).ok();
 }
 
