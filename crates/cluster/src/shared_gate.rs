@@ -147,14 +147,16 @@ impl SharedGate {
         self.replica.flush()?;
         let meta = self.db.open_tree(META).map_err(gate_error)?;
         let requests = self.db.open_tree(REQUESTS).map_err(gate_error)?;
+        // Removals last: a request remembered and forgotten since the last
+        // flush is in both lists, and the later write to a key wins.
         let mut batch = sled::Batch::default();
-        for place in self.forgotten.drain(..) {
-            batch.remove(&place_key(place)[..]);
-        }
         for (request, place, decision) in self.unsaved.drain(..) {
             let mut value = request.to_be_bytes().to_vec();
             value.extend_from_slice(&decision.to_bytes());
             batch.insert(&place_key(place)[..], value);
+        }
+        for place in self.forgotten.drain(..) {
+            batch.remove(&place_key(place)[..]);
         }
         requests.apply_batch(batch).map_err(gate_error)?;
         meta.insert(APPLIED, &place_key(self.applied)[..])
@@ -249,13 +251,7 @@ impl SharedGate {
             .arg(&request.to_be_bytes()[..])
             .arg(DOC)
             .arg(doc.to_bytes());
-        let mut retry = Retry::new();
-        let id: String = loop {
-            match xadd.query_async(&mut self.con).await {
-                Ok(id) => break id,
-                Err(e) => retry.after(e).await?,
-            }
-        };
+        let id: String = query_retrying(&mut self.con, &xadd).await?;
         LogId::parse(&id).ok_or_else(|| ClusterError::Corrupt(format!("stream id {id:?}")))
     }
 
@@ -279,13 +275,8 @@ impl SharedGate {
                 .arg(&end)
                 .arg("COUNT")
                 .arg(READ_BATCH);
-            let mut retry = Retry::new();
-            let entries: Vec<(String, Vec<Vec<u8>>)> = loop {
-                match xrange.query_async(&mut self.con).await {
-                    Ok(entries) => break entries,
-                    Err(e) => retry.after(e).await?,
-                }
-            };
+            let entries: Vec<(String, Vec<Vec<u8>>)> =
+                query_retrying(&mut self.con, &xrange).await?;
             if entries.is_empty() {
                 return Ok(judged);
             }
@@ -325,35 +316,30 @@ impl SharedGate {
     }
 }
 
-/// Backing off between tries of a call the cluster failed, for errors that
-/// pass (a node restarting, a failover, a dropped connection).
-struct Retry {
-    start: Instant,
-    wait: Duration,
-}
-
-impl Retry {
-    fn new() -> Retry {
-        Retry {
-            start: Instant::now(),
-            wait: Duration::from_millis(20),
-        }
-    }
-
-    /// Waits before the next try, or gives the error back when it will not
-    /// pass or has lasted too long.
-    async fn after(&mut self, e: redis::RedisError) -> Result<(), ClusterError> {
+/// Runs `cmd`, trying again with growing pauses while the error is one
+/// that passes (a node restarting, a failover, a dropped connection), for
+/// up to [`RETRY_FOR`].
+async fn query_retrying<T: redis::FromRedisValue>(
+    con: &mut ClusterConnection,
+    cmd: &redis::Cmd,
+) -> Result<T, ClusterError> {
+    let start = Instant::now();
+    let mut wait = Duration::from_millis(20);
+    loop {
+        let e = match cmd.query_async(con).await {
+            Ok(v) => return Ok(v),
+            Err(e) => e,
+        };
         let passing = e.is_io_error()
             || e.is_cluster_error()
             || e.is_connection_dropped()
             || e.is_connection_refusal()
             || e.is_timeout();
-        if !passing || self.start.elapsed() > RETRY_FOR {
+        if !passing || start.elapsed() > RETRY_FOR {
             return Err(e.into());
         }
-        tokio::time::sleep(self.wait).await;
-        self.wait = (self.wait * 2).min(Duration::from_secs(1));
-        Ok(())
+        tokio::time::sleep(wait).await;
+        wait = (wait * 2).min(Duration::from_secs(1));
     }
 }
 

@@ -206,21 +206,15 @@ impl Sketch {
     /// bins), whose narrow bins are cut to this version's width.
     pub fn from_bytes(bytes: &[u8]) -> Option<Sketch> {
         let mut values = [EMPTY; SKETCH_BINS];
-        let narrow_in = match bytes.len() {
-            SKETCH_BYTES | BYTE_SKETCH_BYTES => &bytes[WIDE_BINS * 2..],
-            len if len == SKETCH_BINS * 2 => bytes,
-            _ => return None,
-        };
-        for (v, chunk) in values.iter_mut().zip(bytes.chunks_exact(2)).take(WIDE_BINS) {
+        // Every form starts with the band bins' 16 bits.
+        let (wide, rest) = bytes.split_at_checked(WIDE_BINS * 2)?;
+        for (v, chunk) in values.iter_mut().zip(wide.chunks_exact(2)) {
             *v = u16::from_le_bytes([chunk[0], chunk[1]]);
         }
         let narrow_values = &mut values[WIDE_BINS..];
         match bytes.len() {
             SKETCH_BYTES => {
-                for (four, three) in narrow_values
-                    .chunks_exact_mut(4)
-                    .zip(narrow_in.chunks_exact(3))
-                {
+                for (four, three) in narrow_values.chunks_exact_mut(4).zip(rest.chunks_exact(3)) {
                     let packed = u32::from_le_bytes([three[0], three[1], three[2], 0]);
                     for (k, v) in four.iter_mut().enumerate() {
                         *v = widen((packed >> (NARROW_BITS * k as u32)) as u8 & NARROW_EMPTY);
@@ -228,7 +222,7 @@ impl Sketch {
                 }
             }
             BYTE_SKETCH_BYTES => {
-                for (v, &b) in narrow_values.iter_mut().zip(narrow_in) {
+                for (v, &b) in narrow_values.iter_mut().zip(rest) {
                     *v = if b == BYTE_EMPTY {
                         EMPTY
                     } else {
@@ -236,12 +230,12 @@ impl Sketch {
                     };
                 }
             }
-            _ => {
-                let full = narrow_in.chunks_exact(2).skip(WIDE_BINS);
-                for (v, chunk) in narrow_values.iter_mut().zip(full) {
+            len if len == SKETCH_BINS * 2 => {
+                for (v, chunk) in narrow_values.iter_mut().zip(rest.chunks_exact(2)) {
                     *v = widen(narrow(u16::from_le_bytes([chunk[0], chunk[1]])));
                 }
             }
+            _ => return None,
         }
         Some(Sketch { values })
     }

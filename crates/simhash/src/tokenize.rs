@@ -260,21 +260,14 @@ struct TokenState {
 impl TokenState {
     #[inline]
     fn push<F: FnMut(u64)>(&mut self, c: char, emit: &mut F) {
-        let mut buf = [0u8; 4];
         if let Some(props) = two_byte::props(c) {
-            // The alphabets of two-byte characters, from a table: what the
-            // branches below give them, without their table searches.
-            if props.word {
-                self.end_pair_run(emit);
-                let h = self.word.get_or_insert_with(FnvHasher::default);
-                match props.lower {
-                    Some(lc) => h.write(lc.encode_utf8(&mut buf).as_bytes()),
-                    None => c
-                        .to_lowercase()
-                        .for_each(|lc| h.write(lc.encode_utf8(&mut buf).as_bytes())),
-                }
-            } else if !is_ignorable(c) {
-                self.separator(emit);
+            // The alphabets of two-byte characters, from a table: what
+            // `push_general` gives them, without its table searches.
+            match (props.word, props.lower) {
+                (true, Some(lc)) => self.word_char(std::iter::once(lc), emit),
+                (true, None) => self.word_char(c.to_lowercase(), emit),
+                (false, _) if is_ignorable(c) => {}
+                (false, _) => self.separator(emit),
             }
         } else {
             self.push_general(c, emit);
@@ -283,9 +276,8 @@ impl TokenState {
 
     /// [`push`](Self::push) for any character.
     fn push_general<F: FnMut(u64)>(&mut self, c: char, emit: &mut F) {
-        let mut buf = [0u8; 4];
         if is_single_char_script(c) {
-            self.single(c.encode_utf8(&mut buf).as_bytes(), emit);
+            self.single(c.encode_utf8(&mut [0u8; 4]).as_bytes(), emit);
         } else if is_pair_script(c) {
             self.end_word(emit);
             if let Some(p) = self.pair_prev {
@@ -294,19 +286,26 @@ impl TokenState {
             self.pair_prev = Some(c);
             self.pair_run += 1;
         } else if c.is_alphanumeric() || is_combining_mark(c) {
-            self.end_pair_run(emit);
-            let h = self.word.get_or_insert_with(FnvHasher::default);
             if c.is_ascii() {
-                h.write_u8(c.to_ascii_lowercase() as u8);
+                self.word_char(std::iter::once(c.to_ascii_lowercase()), emit);
             } else {
-                for lc in c.to_lowercase() {
-                    h.write(lc.encode_utf8(&mut buf).as_bytes());
-                }
+                self.word_char(c.to_lowercase(), emit);
             }
         } else if is_ignorable(c) {
             // Invisible inside words: keep the word going.
         } else {
             self.separator(emit);
+        }
+    }
+
+    /// A character of a word, given as its lowercase form.
+    #[inline]
+    fn word_char<F: FnMut(u64)>(&mut self, lower: impl Iterator<Item = char>, emit: &mut F) {
+        self.end_pair_run(emit);
+        let h = self.word.get_or_insert_with(FnvHasher::default);
+        let mut buf = [0u8; 4];
+        for lc in lower {
+            h.write(lc.encode_utf8(&mut buf).as_bytes());
         }
     }
 
