@@ -16,6 +16,7 @@ use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;
 
 use crate::ClusterError;
+use crate::frontier::fnv1a;
 
 /// Takes a free partition: owner set if absent, epoch bumped; returns the
 /// new epoch, or nothing when another worker owns it.
@@ -46,10 +47,20 @@ return 0
 
 /// The check every script on a partition starts with: KEYS[1] is the
 /// partition's epoch key, ARGV[1] the caller's epoch.
-const FENCE: &str = r"
+pub(crate) const FENCE: &str = r"
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return redis.error_reply('STALE the partition has a newer owner')
 end
+";
+
+/// Registers a worker as alive until ARGV[2] ms from now, forgets the ones
+/// whose registration lapsed; returns how many are alive.
+const HEARTBEAT: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+return redis.call('ZCARD', KEYS[1])
 ";
 
 /// A worker's hold on one partition.
@@ -187,6 +198,54 @@ impl Partitions {
             }),
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// Keeps this worker's share of the `partitions`: registers it as alive,
+    /// renews the leases in `held` (dropping the lost ones), takes free
+    /// partitions while it holds fewer than its share (⌈partitions / live
+    /// workers⌉) and returns the leases beyond its share. The caller stops
+    /// leasing URLs on those, and [releases](Partitions::release) each
+    /// once its URLs in flight there are acknowledged, so a joining worker
+    /// gets them. Called every third of the lease's time or so.
+    pub async fn balance(
+        &mut self,
+        held: &mut Vec<Lease>,
+        partitions: u32,
+    ) -> Result<Vec<Lease>, ClusterError> {
+        let live: u32 = Script::new(HEARTBEAT)
+            .key(format!("{{{}}}:workers", self.crawl))
+            .arg(&self.worker)
+            .arg(self.ttl.as_millis() as u64)
+            .invoke_async(&mut self.con)
+            .await?;
+        let share = partitions.div_ceil(live.max(1)) as usize;
+        let mut i = 0;
+        while i < held.len() {
+            if self.renew(&mut held[i]).await? {
+                i += 1;
+            } else {
+                held.swap_remove(i);
+            }
+        }
+        if held.len() > share {
+            return Ok(held.split_off(share));
+        }
+        // Start where this worker's name points, so workers starting
+        // together do not all race for partition 0.
+        let start = fnv1a(self.worker.as_bytes()) % u64::from(partitions);
+        for i in 0..u64::from(partitions) {
+            if held.len() >= share {
+                break;
+            }
+            let p = ((start + i) % u64::from(partitions)) as u32;
+            if held.iter().any(|l| l.partition == p) {
+                continue;
+            }
+            if let Some(lease) = self.acquire(p).await? {
+                held.push(lease);
+            }
+        }
+        Ok(Vec::new())
     }
 
     fn owner_value(&self, lease: &Lease) -> String {

@@ -37,9 +37,12 @@
 //! # Ok(()) }
 //! ```
 
+mod frontier;
 mod lease;
+mod retry;
 mod shared_gate;
 
+pub use frontier::{FrontierConfig, Leased, Link, SharedFrontier};
 pub use lease::{Lease, Partitions};
 pub use shared_gate::{LogId, SharedGate};
 

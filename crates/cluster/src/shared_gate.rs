@@ -4,13 +4,13 @@
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use nearcrawl_index::{Decision, DedupConfig, Deduper, Prepared, Verdict};
 use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;
 
 use crate::ClusterError;
+use crate::retry::query_retrying;
 
 /// Log entries read per round trip.
 const READ_BATCH: usize = 256;
@@ -22,9 +22,6 @@ const DOC: &str = "p";
 /// again, and a page whose judging failed is judged again under the same
 /// request id.
 const WINDOW: usize = 1 << 16;
-/// How long a call keeps retrying a cluster that is failing over or a node
-/// that is restarting (Redis reports CLUSTERDOWN for a few seconds).
-const RETRY_FOR: Duration = Duration::from_secs(60);
 
 /// A document's place in the log: the Redis Stream id `ms-seq`, which is
 /// also its document id in every replica ([`doc`](LogId::doc)).
@@ -313,33 +310,6 @@ impl SharedGate {
         self.order.push_back(request);
         self.requests.insert(request, (place, decision));
         self.unsaved.push((request, place, decision));
-    }
-}
-
-/// Runs `cmd`, trying again with growing pauses while the error is one
-/// that passes (a node restarting, a failover, a dropped connection), for
-/// up to [`RETRY_FOR`].
-async fn query_retrying<T: redis::FromRedisValue>(
-    con: &mut ClusterConnection,
-    cmd: &redis::Cmd,
-) -> Result<T, ClusterError> {
-    let start = Instant::now();
-    let mut wait = Duration::from_millis(20);
-    loop {
-        let e = match cmd.query_async(con).await {
-            Ok(v) => return Ok(v),
-            Err(e) => e,
-        };
-        let passing = e.is_io_error()
-            || e.is_cluster_error()
-            || e.is_connection_dropped()
-            || e.is_connection_refusal()
-            || e.is_timeout();
-        if !passing || start.elapsed() > RETRY_FOR {
-            return Err(e.into());
-        }
-        tokio::time::sleep(wait).await;
-        wait = (wait * 2).min(Duration::from_secs(1));
     }
 }
 

@@ -163,7 +163,9 @@ fn score_set(
         }
         if let Some(out) = std::env::var_os("WCXB_DUMP") {
             let _ = std::fs::create_dir_all(&out);
-            let _ = std::fs::write(PathBuf::from(out).join(format!("{id}.txt")), &page.text);
+            let _ = std::fs::write(PathBuf::from(&out).join(format!("{id}.txt")), &page.text);
+            let path = format!("{:?}", page.path);
+            let _ = std::fs::write(PathBuf::from(out).join(format!("{id}.path")), path);
         }
         f.scored.push((id.clone(), p, r));
     }

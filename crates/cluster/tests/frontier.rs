@@ -1,0 +1,406 @@
+//! The shared frontier on a 3-node Redis Cluster on loopback: links queued
+//! once, leases spaced by each key's delay whoever holds the partition, a
+//! dead worker's URLs and partitions passed on, and three workers (one
+//! killed) crawling a link graph with every page counted exactly once.
+//!
+//! Needs `redis-server` and `redis-cli` (installed by `.ci/run`).
+
+mod common;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use nearcrawl_cluster::{
+    ClusterError, FrontierConfig, Lease, Leased, Link, Partitions, SharedFrontier,
+};
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn config(delay_ms: u64) -> FrontierConfig {
+    FrontierConfig {
+        partitions: 16,
+        seen_buckets: 4,
+        flight: Duration::from_millis(1500),
+        delay: Duration::from_millis(delay_ms),
+        start_slack: Duration::from_millis(10),
+        per_key_concurrency: 1,
+    }
+}
+
+/// Leases once from every partition held; acknowledges each URL at once
+/// when `ack`. Returns what was leased.
+async fn lease_all(
+    frontier: &mut SharedFrontier,
+    held: &[Lease],
+    ack: bool,
+) -> Result<Vec<Leased>, ClusterError> {
+    let mut out = Vec::new();
+    for lease in held {
+        for leased in frontier.lease(lease, 64).await? {
+            if ack {
+                assert!(frontier.ack(lease, &leased).await?);
+            }
+            out.push(leased);
+        }
+    }
+    Ok(out)
+}
+
+/// Per key, the server times of its leases in order.
+fn starts_by_key(leased: &[Leased]) -> BTreeMap<String, Vec<u64>> {
+    let mut by_key: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for l in leased {
+        by_key
+            .entry(l.key.clone())
+            .or_default()
+            .push(l.leased_at_ms);
+    }
+    for starts in by_key.values_mut() {
+        starts.sort_unstable();
+    }
+    by_key
+}
+
+fn least_gap(starts: &[u64]) -> u64 {
+    starts
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .min()
+        .unwrap_or(u64::MAX)
+}
+
+#[test]
+fn links_are_queued_once_and_leased_no_closer_than_each_keys_delay() {
+    let cluster = common::Cluster::start(3);
+    let nodes = cluster.urls();
+    let nodes: Vec<&str> = nodes.iter().map(String::as_str).collect();
+    runtime().block_on(async {
+        let cfg = config(150);
+        let mut parts = Partitions::open(&nodes, "t1", "a", Duration::from_secs(10))
+            .await
+            .unwrap();
+        let mut frontier = SharedFrontier::open(&nodes, "t1", cfg.clone())
+            .await
+            .unwrap();
+        let mut held = Vec::new();
+        assert!(parts.balance(&mut held, 16).await.unwrap().is_empty());
+        assert_eq!(held.len(), 16, "the only worker holds every partition");
+
+        let urls: Vec<(String, String)> = (0..4)
+            .flat_map(|h| (0..5).map(move |i| (format!("h{h}"), format!("http://h{h}/{i}"))))
+            .collect();
+        let links: Vec<Link<'_>> = urls
+            .iter()
+            .map(|(key, url)| Link { key, url, depth: 1 })
+            .collect();
+        assert_eq!(frontier.add(&links).await.unwrap(), 20);
+        assert_eq!(frontier.add(&links[..7]).await.unwrap(), 0, "seen before");
+        assert_eq!(frontier.pending().await.unwrap(), 20);
+        frontier
+            .set_delay("h3", Duration::from_millis(400))
+            .await
+            .unwrap();
+
+        let mut leased = Vec::new();
+        while frontier.pending().await.unwrap() > 0 {
+            leased.extend(lease_all(&mut frontier, &held, true).await.unwrap());
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let got: HashSet<&str> = leased.iter().map(|l| l.url.as_str()).collect();
+        assert_eq!((leased.len(), got.len()), (20, 20), "each URL leased once");
+        for (key, starts) in starts_by_key(&leased) {
+            let delay = if key == "h3" { 400 } else { 150 };
+            assert!(least_gap(&starts) >= delay + 10, "{key}: {starts:?}");
+        }
+    });
+}
+
+#[test]
+fn a_key_with_a_url_in_flight_rests_until_it_is_acknowledged() {
+    let cluster = common::Cluster::start(3);
+    let nodes = cluster.urls();
+    let nodes: Vec<&str> = nodes.iter().map(String::as_str).collect();
+    runtime().block_on(async {
+        let mut parts = Partitions::open(&nodes, "t2", "a", Duration::from_secs(10))
+            .await
+            .unwrap();
+        let mut frontier = SharedFrontier::open(&nodes, "t2", config(20))
+            .await
+            .unwrap();
+        let mut held = Vec::new();
+        parts.balance(&mut held, 16).await.unwrap();
+        let links = [
+            Link {
+                key: "h",
+                url: "http://h/1",
+                depth: 0,
+            },
+            Link {
+                key: "h",
+                url: "http://h/2",
+                depth: 0,
+            },
+        ];
+        frontier.add(&links).await.unwrap();
+        let first = lease_all(&mut frontier, &held, false).await.unwrap();
+        assert_eq!(first.len(), 1);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(
+            lease_all(&mut frontier, &held, false)
+                .await
+                .unwrap()
+                .is_empty(),
+            "the delay passed, but the key's one request is in flight"
+        );
+        let lease = held
+            .iter()
+            .find(|l| l.partition == first[0].partition)
+            .unwrap();
+        assert!(frontier.ack(lease, &first[0]).await.unwrap());
+        assert!(
+            frontier.ack(lease, &first[0]).await.unwrap(),
+            "an ack repeated"
+        );
+        let second = lease_all(&mut frontier, &held, false).await.unwrap();
+        assert_eq!(second.len(), 1);
+        assert_eq!(second[0].url, "http://h/2");
+        assert!(
+            frontier
+                .acked(first[0].partition, first[0].id)
+                .await
+                .unwrap()
+        );
+        assert!(
+            !frontier
+                .acked(second[0].partition, second[0].id)
+                .await
+                .unwrap()
+        );
+    });
+}
+
+#[test]
+fn a_dead_workers_partitions_and_urls_pass_on_and_its_late_acks_are_refused() {
+    let cluster = common::Cluster::start(3);
+    let nodes = cluster.urls();
+    let nodes: Vec<&str> = nodes.iter().map(String::as_str).collect();
+    let ttl = Duration::from_millis(800);
+    runtime().block_on(async {
+        let cfg = config(300);
+        let mut a_parts = Partitions::open(&nodes, "t3", "a", ttl).await.unwrap();
+        let mut a = SharedFrontier::open(&nodes, "t3", cfg.clone())
+            .await
+            .unwrap();
+        let mut a_held = Vec::new();
+        a_parts.balance(&mut a_held, 16).await.unwrap();
+        let urls: Vec<(String, String)> = (0..6)
+            .flat_map(|h| (0..2).map(move |i| (format!("h{h}"), format!("http://h{h}/{i}"))))
+            .collect();
+        let links: Vec<Link<'_>> = urls
+            .iter()
+            .map(|(key, url)| Link { key, url, depth: 0 })
+            .collect();
+        a.add(&links).await.unwrap();
+        let taken = lease_all(&mut a, &a_held, false).await.unwrap();
+        assert_eq!(taken.len(), 6, "one URL of each key");
+
+        // a stops (killed): b waits for a's registration and leases to
+        // lapse, then holds every partition with newer epochs.
+        let mut b_parts = Partitions::open(&nodes, "t3", "b", ttl).await.unwrap();
+        let mut b = SharedFrontier::open(&nodes, "t3", cfg.clone())
+            .await
+            .unwrap();
+        let mut b_held = Vec::new();
+        b_parts.balance(&mut b_held, 16).await.unwrap();
+        assert!(b_held.len() <= 8, "a is alive: b takes at most half");
+        for _ in 0..40 {
+            tokio::time::sleep(ttl / 4).await;
+            b_parts.balance(&mut b_held, 16).await.unwrap();
+            if b_held.len() == 16 {
+                break;
+            }
+        }
+        assert_eq!(b_held.len(), 16, "a's partitions passed to b");
+
+        // b gets a's URLs back once their flight deadline passes, and every
+        // key's schedule goes on from a's leases.
+        let mut leased = taken.clone();
+        while b.pending().await.unwrap() > 0 {
+            leased.extend(lease_all(&mut b, &b_held, true).await.unwrap());
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let b_urls: Vec<&str> = leased[6..].iter().map(|l| l.url.as_str()).collect();
+        assert_eq!(b_urls.len(), 12, "a's 6 again, and the 6 never leased");
+        for (key, starts) in starts_by_key(&leased) {
+            assert!(least_gap(&starts) >= 310, "{key}: {starts:?}");
+        }
+        let a_lease = a_held
+            .iter()
+            .find(|l| l.partition == taken[0].partition)
+            .unwrap();
+        let late = a.ack(a_lease, &taken[0]).await;
+        assert!(matches!(late, Err(ClusterError::Stale { .. })), "{late:?}");
+        assert!(!b.acked(taken[0].partition, taken[0].id).await.unwrap());
+    });
+}
+
+/// The link graph of the simulated crawl: `hosts` hosts of `pages` pages;
+/// page i links to the next page of its host and to a page of the next
+/// host, so every page is reachable from page 0 of host 0.
+fn links_of(url: &str, hosts: usize, pages: usize) -> Vec<(String, String)> {
+    let rest = url.strip_prefix("http://h").unwrap();
+    let (h, i) = rest.split_once('/').unwrap();
+    let (h, i): (usize, usize) = (h.parse().unwrap(), i.parse().unwrap());
+    let next_host = (h + 1) % hosts;
+    vec![
+        (format!("h{h}"), format!("http://h{h}/{}", (i + 1) % pages)),
+        (
+            format!("h{next_host}"),
+            format!("http://h{next_host}/{}", (i * 7) % pages),
+        ),
+    ]
+}
+
+/// What the workers did, for the checks: pages counted (acknowledged) by
+/// worker, and the server time of every lease that was started.
+#[derive(Default)]
+struct Record {
+    counted: Vec<(String, String)>,
+    started: Vec<Leased>,
+}
+
+/// One worker: balance every 200 ms; lease from its share; start each
+/// leased URL at once (or give it back), "fetch" it, add its links, then
+/// acknowledge it; count it only if acknowledged. Runs until the frontier
+/// is empty.
+async fn worker(nodes: Vec<String>, name: String, cfg: FrontierConfig, record: Arc<Mutex<Record>>) {
+    let nodes: Vec<&str> = nodes.iter().map(String::as_str).collect();
+    let ttl = Duration::from_millis(900);
+    let mut parts = Partitions::open(&nodes, "t4", &name, ttl).await.unwrap();
+    let mut frontier = SharedFrontier::open(&nodes, "t4", cfg.clone())
+        .await
+        .unwrap();
+    let mut held = Vec::new();
+    let mut idle = 0;
+    let mut balanced = tokio::time::Instant::now() - ttl;
+    loop {
+        if balanced.elapsed() > ttl / 4 {
+            let surplus = parts.balance(&mut held, cfg.partitions).await.unwrap();
+            for lease in surplus {
+                parts.release(lease).await.unwrap();
+            }
+            balanced = tokio::time::Instant::now();
+        }
+        let mut did = 0;
+        for lease in held.iter().filter(|l| l.usable(ttl / 3)) {
+            for leased in frontier.lease(lease, 16).await.unwrap() {
+                if !leased.startable(cfg.start_slack) {
+                    frontier.give_back(lease, &leased).await.unwrap();
+                    continue;
+                }
+                record.lock().unwrap().started.push(leased.clone());
+                tokio::time::sleep(Duration::from_millis(2)).await; // the fetch
+                let found = links_of(&leased.url, 12, 10);
+                let links: Vec<Link<'_>> = found
+                    .iter()
+                    .map(|(key, url)| Link {
+                        key,
+                        url,
+                        depth: leased.depth + 1,
+                    })
+                    .collect();
+                frontier.add(&links).await.unwrap();
+                if frontier.ack(lease, &leased).await.unwrap_or(false) {
+                    record
+                        .lock()
+                        .unwrap()
+                        .counted
+                        .push((name.clone(), leased.url.clone()));
+                }
+                did += 1;
+            }
+        }
+        if did == 0 {
+            if frontier.pending().await.unwrap() == 0 {
+                idle += 1;
+                if idle > 3 {
+                    return;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        } else {
+            idle = 0;
+        }
+    }
+}
+
+#[test]
+fn three_workers_one_killed_count_every_page_once_and_keep_every_delay() {
+    let cluster = common::Cluster::start(3);
+    let nodes = cluster.urls();
+    let cfg = config(60);
+    let record = Arc::new(Mutex::new(Record::default()));
+    runtime().block_on(async {
+        let mut seed = SharedFrontier::open(
+            &nodes.iter().map(String::as_str).collect::<Vec<_>>(),
+            "t4",
+            cfg.clone(),
+        )
+        .await
+        .unwrap();
+        seed.add(&[Link {
+            key: "h0",
+            url: "http://h0/0",
+            depth: 0,
+        }])
+        .await
+        .unwrap();
+        let spawn = |name: &str| {
+            tokio::spawn(worker(
+                nodes.clone(),
+                name.to_string(),
+                cfg.clone(),
+                record.clone(),
+            ))
+        };
+        let (a, b, c) = (spawn("a"), spawn("b"), spawn("c"));
+        // Kill b mid-crawl (its task and connections dropped, as kill -9
+        // would), and start it again under a new name later.
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        b.abort();
+        let counted_at_kill = record.lock().unwrap().counted.len();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let b2 = spawn("b2");
+        for w in [a, c, b2] {
+            w.await.unwrap();
+        }
+        assert!(
+            counted_at_kill > 10,
+            "b was killed mid-crawl ({counted_at_kill} counted)"
+        );
+        assert_eq!(
+            seed.pending().await.unwrap(),
+            0,
+            "nothing queued or in flight"
+        );
+    });
+    let record = record.lock().unwrap();
+    let mut times: HashMap<&str, usize> = HashMap::new();
+    for (_, url) in &record.counted {
+        *times.entry(url).or_default() += 1;
+    }
+    assert_eq!(times.len(), 120, "every page of the 12 x 10 graph counted");
+    assert!(times.values().all(|&n| n == 1), "no page counted twice");
+    let workers: HashSet<&str> = record.counted.iter().map(|(w, _)| w.as_str()).collect();
+    assert!(workers.len() >= 3, "the work was shared: {workers:?}");
+    for (key, starts) in starts_by_key(&record.started) {
+        assert!(least_gap(&starts) >= 60 + 10, "{key}: {starts:?}");
+    }
+}
