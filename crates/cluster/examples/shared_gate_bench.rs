@@ -72,7 +72,9 @@ fn main() {
                     let mut lat = Vec::new();
                     for (request, p) in &mine {
                         let t = Instant::now();
-                        gate.judge(*request, p).await.unwrap();
+                        gate.judge(*request, &format!("http://h/{request}"), p)
+                            .await
+                            .unwrap();
                         lat.push(t.elapsed().as_secs_f64() * 1e3);
                     }
                     gate.flush().unwrap();

@@ -18,6 +18,7 @@
 //! | `leases` | integer | the last lease id handed out |
 //! | `acked` | bitmap | bit per lease id: acknowledged |
 //! | `n` | integer | URLs queued or in flight |
+//! | `admitted` | hash | key → URLs queued ever (the per key budget) |
 //!
 //! **Politeness across workers.** Times are the partition node's clock
 //! (`TIME` inside the scripts), one clock per key. Leasing a URL writes the
@@ -93,28 +94,35 @@ local function end_lease(id, now, conc, done)
 end
 ";
 
-/// Adds links (unfenced: any worker adds to any partition). ARGV: 1 (no
-/// epoch), prefix, per key concurrency, then `key bucket hash entry` per
-/// link. Returns how many were new.
+/// Adds links (unfenced: any worker adds to any partition). ARGV: 0 (no
+/// epoch), prefix, per key concurrency, URLs admitted per key at most (0:
+/// no limit), then `key bucket hash entry` per link. Returns how many were
+/// new, and how many of those were over their key's budget (seen, not
+/// queued).
 const ADD: &str = r"
-local now, conc, added = now_ms(), tonumber(ARGV[3]), 0
-for i = 4, #ARGV, 4 do
+local now, conc, budget, added, over = now_ms(), tonumber(ARGV[3]), tonumber(ARGV[4]), 0, 0
+for i = 5, #ARGV, 4 do
   local key = ARGV[i]
   if redis.call('SADD', P .. 's:' .. ARGV[i + 1], ARGV[i + 2]) == 1 then
-    redis.call('RPUSH', P .. 'q:' .. key, ARGV[i + 3])
-    added = added + 1
-    if not redis.call('ZSCORE', P .. 'ready', key) then
-      ready_again(key, now, conc)
+    if budget > 0 and redis.call('HINCRBY', P .. 'admitted', key, 1) > budget then
+      over = over + 1
+    else
+      redis.call('RPUSH', P .. 'q:' .. key, ARGV[i + 3])
+      added = added + 1
+      if not redis.call('ZSCORE', P .. 'ready', key) then
+        ready_again(key, now, conc)
+      end
     end
   end
 end
 redis.call('INCRBY', P .. 'n', added)
-return added
+return {added, over}
 ";
 
 /// Leases up to ARGV[3] URLs, one per ready key. ARGV: epoch, prefix, max,
 /// flight ms, default delay ms, start slack ms, concurrency. Returns the
-/// server time, then `id key entry` per URL.
+/// server time, the earliest start of a key still ready (-1: none), then
+/// `id key entry` per URL.
 const LEASE: &str = r"
 local now = now_ms()
 local max, flight, delay, slack, conc =
@@ -138,6 +146,8 @@ for _, key in ipairs(redis.call('ZRANGEBYSCORE', P .. 'ready', '-inf', now, 'LIM
   end
   ready_again(key, now, conc)
 end
+local first = redis.call('ZRANGE', P .. 'ready', 0, 0, 'WITHSCORES')
+table.insert(out, 2, first[2] or -1)
 return out
 ";
 
@@ -190,6 +200,9 @@ pub struct FrontierConfig {
     /// for the delay to hold as seen by the server.
     pub start_slack: Duration,
     pub per_key_concurrency: u32,
+    /// URLs a key may have queued over the crawl (`max_pages_per_host`);
+    /// 0: no limit.
+    pub max_per_key: u64,
 }
 
 impl Default for FrontierConfig {
@@ -201,6 +214,7 @@ impl Default for FrontierConfig {
             delay: Duration::from_secs(1),
             start_slack: Duration::from_millis(10),
             per_key_concurrency: 1,
+            max_per_key: 0,
         }
     }
 }
@@ -239,7 +253,24 @@ impl Leased {
     }
 }
 
+/// What one lease call gave: URLs, and when the partition's next key is
+/// due, if one is waiting (by the partition node's clock, from the call).
+#[derive(Debug, Clone, Default)]
+pub struct Leases {
+    pub urls: Vec<Leased>,
+    pub next_in: Option<Duration>,
+}
+
+/// Links added: new ones queued, and new ones over their key's budget.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Added {
+    pub queued: usize,
+    pub over_budget: usize,
+}
+
 /// The frontier of the crawl named `crawl`, shared through a Redis Cluster.
+/// Cheap to clone: clones share one connection.
+#[derive(Clone)]
 pub struct SharedFrontier {
     con: ClusterConnection,
     crawl: String,
@@ -283,7 +314,7 @@ impl SharedFrontier {
     /// Adds the links not seen before to their keys' queues; returns how
     /// many were new. One round trip per partition touched, all at once.
     /// Safe to repeat: a link seen before is not queued again.
-    pub async fn add(&mut self, links: &[Link<'_>]) -> Result<usize, ClusterError> {
+    pub async fn add(&self, links: &[Link<'_>]) -> Result<Added, ClusterError> {
         let mut by_partition: BTreeMap<u32, Vec<Vec<u8>>> = BTreeMap::new();
         for link in links {
             let p = self.partition_of(link.key);
@@ -296,23 +327,30 @@ impl SharedFrontier {
             args.push(format!("{} {}", link.depth, link.url).into_bytes());
         }
         let concurrency = self.config.per_key_concurrency.to_string().into_bytes();
+        let budget = self.config.max_per_key.to_string().into_bytes();
         let calls = by_partition.into_iter().map(|(p, mut args)| {
             let mut head = vec![
                 b"0".to_vec(),
                 self.prefix(p).into_bytes(),
                 concurrency.clone(),
+                budget.clone(),
             ];
             head.append(&mut args);
-            run::<usize>(&self.con, &ADD_SCRIPT, self.key(p, "n"), head)
+            run::<(usize, usize)>(&self.con, &ADD_SCRIPT, self.key(p, "n"), head)
         });
-        Ok(try_join_all(calls).await?.into_iter().sum())
+        let mut added = Added::default();
+        for (queued, over) in try_join_all(calls).await? {
+            added.queued += queued;
+            added.over_budget += over;
+        }
+        Ok(added)
     }
 
     /// Leases up to `max` URLs of `lease`'s partition, one per key whose
     /// next start has come; URLs whose lease lapsed go back to their
     /// queues first. A retried call whose reply was lost leaves its URLs in
     /// flight until their deadline; they are then leased again.
-    pub async fn lease(&mut self, lease: &Lease, max: usize) -> Result<Vec<Leased>, ClusterError> {
+    pub async fn lease(&self, lease: &Lease, max: usize) -> Result<Leases, ClusterError> {
         let c = &self.config;
         let args = [
             max.to_string(),
@@ -329,7 +367,7 @@ impl SharedFrontier {
     /// Acknowledges a fetched URL: its outcome counts. False when its lease
     /// had lapsed and the URL went back to its queue (another fetch will
     /// count, not this one). Safe to repeat.
-    pub async fn ack(&mut self, lease: &Lease, leased: &Leased) -> Result<bool, ClusterError> {
+    pub async fn ack(&self, lease: &Lease, leased: &Leased) -> Result<bool, ClusterError> {
         let args = [
             leased.id.to_string(),
             self.config.per_key_concurrency.to_string(),
@@ -340,7 +378,7 @@ impl SharedFrontier {
 
     /// Gives a leased URL back unsent (it could not start in time): first
     /// in its queue again; its key's next start stays.
-    pub async fn give_back(&mut self, lease: &Lease, leased: &Leased) -> Result<(), ClusterError> {
+    pub async fn give_back(&self, lease: &Lease, leased: &Leased) -> Result<(), ClusterError> {
         let args = [
             leased.id.to_string(),
             self.config.per_key_concurrency.to_string(),
@@ -351,7 +389,7 @@ impl SharedFrontier {
 
     /// Gives a key a delay of its own (its robots.txt's Crawl-delay), used
     /// from its next lease on.
-    pub async fn set_delay(&mut self, key: &str, delay: Duration) -> Result<(), ClusterError> {
+    pub async fn set_delay(&self, key: &str, delay: Duration) -> Result<(), ClusterError> {
         let p = self.partition_of(key);
         let args = vec![
             b"0".to_vec(),
@@ -364,17 +402,17 @@ impl SharedFrontier {
     }
 
     /// Whether lease `id` of `partition` was acknowledged.
-    pub async fn acked(&mut self, partition: u32, id: u64) -> Result<bool, ClusterError> {
+    pub async fn acked(&self, partition: u32, id: u64) -> Result<bool, ClusterError> {
         let mut cmd = redis::cmd("GETBIT");
         cmd.arg(self.key(partition, "acked")).arg(id);
-        let bit: u8 = crate::retry::query_retrying(&mut self.con, &cmd).await?;
+        let bit: u8 = crate::retry::query_retrying(&mut self.con.clone(), &cmd).await?;
         Ok(bit == 1)
     }
 
     /// URLs queued or in flight in all partitions: 0 once the crawl is
     /// done (and no worker holds a page whose links are not added yet:
     /// links are added before the acknowledgement).
-    pub async fn pending(&mut self) -> Result<u64, ClusterError> {
+    pub async fn pending(&self) -> Result<u64, ClusterError> {
         let calls = (0..self.config.partitions).map(|p| {
             let mut cmd = redis::cmd("GET");
             cmd.arg(self.key(p, "n"));
@@ -444,11 +482,18 @@ fn parse_leases(
     partition: u32,
     reply: &[redis::Value],
     sent: Instant,
-) -> Result<Vec<Leased>, ClusterError> {
+) -> Result<Leases, ClusterError> {
     let bad = || ClusterError::Corrupt(format!("lease reply of partition {partition}"));
-    let (now, rest) = reply.split_first().ok_or_else(bad)?;
+    let [now, first, rest @ ..] = reply else {
+        return Err(bad());
+    };
     let leased_at_ms: u64 = redis::from_redis_value_ref(now).map_err(|_| bad())?;
-    rest.chunks(3)
+    let first: i64 = redis::from_redis_value_ref(first).map_err(|_| bad())?;
+    let next_in = u64::try_from(first)
+        .ok()
+        .map(|at| Duration::from_millis(at.saturating_sub(leased_at_ms)));
+    let urls = rest
+        .chunks(3)
         .map(|c| {
             let [id, key, entry] = c else {
                 return Err(bad());
@@ -467,7 +512,8 @@ fn parse_leases(
                 sent,
             })
         })
-        .collect()
+        .collect::<Result<_, _>>()?;
+    Ok(Leases { urls, next_in })
 }
 
 /// 64-bit FNV-1a: stable across workers, versions and platforms (the

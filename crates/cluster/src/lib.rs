@@ -31,7 +31,7 @@
 //! let prepared = fingerprinter.prepare(Doc::from("the text of a page"));
 //! // The request id names this judging across retries: a hash of the
 //! // page's URL and content, say.
-//! let (place, decision) = gate.judge(0x5eed, &prepared).await?;
+//! let (place, decision) = gate.judge(0x5eed, "https://example.org/", &prepared).await?;
 //! println!("{place}: {:?}", decision.verdict);
 //! gate.flush()?; // this worker's replica is durable up to here
 //! # Ok(()) }
@@ -42,7 +42,7 @@ mod lease;
 mod retry;
 mod shared_gate;
 
-pub use frontier::{FrontierConfig, Leased, Link, SharedFrontier};
+pub use frontier::{Added, FrontierConfig, Leased, Leases, Link, SharedFrontier};
 pub use lease::{Lease, Partitions};
 pub use shared_gate::{LogId, SharedGate};
 

@@ -17,6 +17,9 @@ const READ_BATCH: usize = 256;
 /// The fields of a log entry: the caller's request id, the prepared page.
 const REQUEST: &str = "q";
 const DOC: &str = "p";
+/// The page's URL, so every replica can name the original of a duplicate
+/// judged on any worker.
+const URL: &str = "u";
 /// Requests remembered (in every replica, by log order) so that one
 /// appended again is recognized: an append whose reply was lost is sent
 /// again, and a page whose judging failed is judged again under the same
@@ -72,6 +75,7 @@ pub struct SharedGate {
     /// The replica's database, which also holds the last entry applied and
     /// the remembered requests (see [`flush`](SharedGate::flush)).
     db: sled::Db,
+    urls: sled::Tree,
     con: ClusterConnection,
     /// The log's key: one hash slot, so one node orders every append.
     log: String,
@@ -100,6 +104,8 @@ impl fmt::Debug for SharedGate {
 /// requests by place.
 const META: &str = "shared_gate.meta";
 const REQUESTS: &str = "shared_gate.requests";
+/// New documents' URLs by document id.
+const URLS: &str = "shared_gate.urls";
 const APPLIED: &[u8] = b"applied";
 const LOG: &[u8] = b"log";
 
@@ -119,9 +125,11 @@ impl SharedGate {
         let con = ClusterClient::new(nodes.to_vec())?
             .get_async_connection()
             .await?;
+        let urls = db.open_tree(URLS).map_err(gate_error)?;
         let mut gate = SharedGate {
             replica,
             db,
+            urls,
             con,
             log: format!("{{{crawl}:gate}}:log"),
             applied: LogId::default(),
@@ -207,12 +215,13 @@ impl SharedGate {
     pub async fn judge(
         &mut self,
         request: u64,
+        url: &str,
         doc: &Prepared,
     ) -> Result<(LogId, Decision), ClusterError> {
         if let Some(&known) = self.requests.get(&request) {
             return Ok(known);
         }
-        let place = self.append(request, doc).await?;
+        let place = self.append(request, url, doc).await?;
         self.apply(Some(place), |_, _, _| {}).await?;
         self.requests.get(&request).copied().ok_or_else(|| {
             ClusterError::Corrupt(format!("request {request:x} was not in the log at {place}"))
@@ -229,6 +238,13 @@ impl SharedGate {
         self.apply(None, seen).await
     }
 
+    /// The URL of the new page with document id `doc` (judged on any
+    /// worker), once this replica has applied it.
+    pub fn url_of(&self, doc: u64) -> Result<Option<String>, ClusterError> {
+        let url = self.urls.get(doc.to_be_bytes()).map_err(gate_error)?;
+        Ok(url.map(|u| String::from_utf8_lossy(&u).into_owned()))
+    }
+
     /// The last entry applied to this replica.
     pub fn applied(&self) -> LogId {
         self.applied
@@ -240,14 +256,21 @@ impl SharedGate {
     }
 
     /// `XADD`, retried while the cluster recovers; its place.
-    async fn append(&mut self, request: u64, doc: &Prepared) -> Result<LogId, ClusterError> {
+    async fn append(
+        &mut self,
+        request: u64,
+        url: &str,
+        doc: &Prepared,
+    ) -> Result<LogId, ClusterError> {
         let mut xadd = redis::cmd("XADD");
         xadd.arg(&self.log)
             .arg("*")
             .arg(REQUEST)
             .arg(&request.to_be_bytes()[..])
             .arg(DOC)
-            .arg(doc.to_bytes());
+            .arg(doc.to_bytes())
+            .arg(URL)
+            .arg(url);
         let id: String = query_retrying(&mut self.con, &xadd).await?;
         LogId::parse(&id).ok_or_else(|| ClusterError::Corrupt(format!("stream id {id:?}")))
     }
@@ -278,7 +301,7 @@ impl SharedGate {
                 return Ok(judged);
             }
             for (id, fields) in entries {
-                let (place, request, doc) = decode(&id, &fields)?;
+                let (place, request, doc, url) = decode(&id, &fields)?;
                 self.applied = place;
                 if self.requests.contains_key(&request) {
                     continue;
@@ -290,6 +313,11 @@ impl SharedGate {
                     judgement.decision.verdict = Verdict::New;
                 }
                 self.replica.record(place.doc(), &judgement)?;
+                if judgement.decision.verdict == Verdict::New && !url.is_empty() {
+                    self.urls
+                        .insert(place.doc().to_be_bytes(), url)
+                        .map_err(gate_error)?;
+                }
                 self.remember(request, place, judgement.decision);
                 seen(place, request, &judgement.decision);
                 judged += 1;
@@ -332,18 +360,25 @@ fn parse_place_key(k: &[u8]) -> Option<LogId> {
     })
 }
 
-/// A log entry: its place, its request and the page it holds.
-fn decode(id: &str, fields: &[Vec<u8>]) -> Result<(LogId, u64, Prepared), ClusterError> {
+/// A log entry: its place, its request, the page it holds and its URL
+/// (empty in entries of versions that did not write it).
+fn decode(id: &str, fields: &[Vec<u8>]) -> Result<(LogId, u64, Prepared, Vec<u8>), ClusterError> {
     let bad = || ClusterError::Corrupt(format!("log entry {id}"));
     let place = LogId::parse(id).ok_or_else(bad)?;
-    match fields {
-        [q, request, p, doc] if q == REQUEST.as_bytes() && p == DOC.as_bytes() => Ok((
-            place,
-            u64::from_be_bytes(request.as_slice().try_into().map_err(|_| bad())?),
-            Prepared::from_bytes(doc).ok_or_else(bad)?,
-        )),
-        _ => Err(bad()),
+    let (q, request, p, doc, url) = match fields {
+        [q, request, p, doc] => (q, request, p, doc, Vec::new()),
+        [q, request, p, doc, u, url] if u == URL.as_bytes() => (q, request, p, doc, url.clone()),
+        _ => return Err(bad()),
+    };
+    if q != REQUEST.as_bytes() || p != DOC.as_bytes() {
+        return Err(bad());
     }
+    Ok((
+        place,
+        u64::from_be_bytes(request.as_slice().try_into().map_err(|_| bad())?),
+        Prepared::from_bytes(doc).ok_or_else(bad)?,
+        url,
+    ))
 }
 
 #[cfg(test)]

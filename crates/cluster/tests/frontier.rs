@@ -31,19 +31,20 @@ fn config(delay_ms: u64) -> FrontierConfig {
         delay: Duration::from_millis(delay_ms),
         start_slack: Duration::from_millis(10),
         per_key_concurrency: 1,
+        max_per_key: 0,
     }
 }
 
 /// Leases once from every partition held; acknowledges each URL at once
 /// when `ack`. Returns what was leased.
 async fn lease_all(
-    frontier: &mut SharedFrontier,
+    frontier: &SharedFrontier,
     held: &[Lease],
     ack: bool,
 ) -> Result<Vec<Leased>, ClusterError> {
     let mut out = Vec::new();
     for lease in held {
-        for leased in frontier.lease(lease, 64).await? {
+        for leased in frontier.lease(lease, 64).await?.urls {
             if ack {
                 assert!(frontier.ack(lease, &leased).await?);
             }
@@ -86,7 +87,7 @@ fn links_are_queued_once_and_leased_no_closer_than_each_keys_delay() {
         let mut parts = Partitions::open(&nodes, "t1", "a", Duration::from_secs(10))
             .await
             .unwrap();
-        let mut frontier = SharedFrontier::open(&nodes, "t1", cfg.clone())
+        let frontier = SharedFrontier::open(&nodes, "t1", cfg.clone())
             .await
             .unwrap();
         let mut held = Vec::new();
@@ -100,8 +101,12 @@ fn links_are_queued_once_and_leased_no_closer_than_each_keys_delay() {
             .iter()
             .map(|(key, url)| Link { key, url, depth: 1 })
             .collect();
-        assert_eq!(frontier.add(&links).await.unwrap(), 20);
-        assert_eq!(frontier.add(&links[..7]).await.unwrap(), 0, "seen before");
+        assert_eq!(frontier.add(&links).await.unwrap().queued, 20);
+        assert_eq!(
+            frontier.add(&links[..7]).await.unwrap().queued,
+            0,
+            "seen before"
+        );
         assert_eq!(frontier.pending().await.unwrap(), 20);
         frontier
             .set_delay("h3", Duration::from_millis(400))
@@ -110,7 +115,7 @@ fn links_are_queued_once_and_leased_no_closer_than_each_keys_delay() {
 
         let mut leased = Vec::new();
         while frontier.pending().await.unwrap() > 0 {
-            leased.extend(lease_all(&mut frontier, &held, true).await.unwrap());
+            leased.extend(lease_all(&frontier, &held, true).await.unwrap());
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         let got: HashSet<&str> = leased.iter().map(|l| l.url.as_str()).collect();
@@ -131,7 +136,7 @@ fn a_key_with_a_url_in_flight_rests_until_it_is_acknowledged() {
         let mut parts = Partitions::open(&nodes, "t2", "a", Duration::from_secs(10))
             .await
             .unwrap();
-        let mut frontier = SharedFrontier::open(&nodes, "t2", config(20))
+        let frontier = SharedFrontier::open(&nodes, "t2", config(20))
             .await
             .unwrap();
         let mut held = Vec::new();
@@ -149,14 +154,11 @@ fn a_key_with_a_url_in_flight_rests_until_it_is_acknowledged() {
             },
         ];
         frontier.add(&links).await.unwrap();
-        let first = lease_all(&mut frontier, &held, false).await.unwrap();
+        let first = lease_all(&frontier, &held, false).await.unwrap();
         assert_eq!(first.len(), 1);
         tokio::time::sleep(Duration::from_millis(100)).await;
         assert!(
-            lease_all(&mut frontier, &held, false)
-                .await
-                .unwrap()
-                .is_empty(),
+            lease_all(&frontier, &held, false).await.unwrap().is_empty(),
             "the delay passed, but the key's one request is in flight"
         );
         let lease = held
@@ -168,7 +170,7 @@ fn a_key_with_a_url_in_flight_rests_until_it_is_acknowledged() {
             frontier.ack(lease, &first[0]).await.unwrap(),
             "an ack repeated"
         );
-        let second = lease_all(&mut frontier, &held, false).await.unwrap();
+        let second = lease_all(&frontier, &held, false).await.unwrap();
         assert_eq!(second.len(), 1);
         assert_eq!(second[0].url, "http://h/2");
         assert!(
@@ -195,7 +197,7 @@ fn a_dead_workers_partitions_and_urls_pass_on_and_its_late_acks_are_refused() {
     runtime().block_on(async {
         let cfg = config(300);
         let mut a_parts = Partitions::open(&nodes, "t3", "a", ttl).await.unwrap();
-        let mut a = SharedFrontier::open(&nodes, "t3", cfg.clone())
+        let a = SharedFrontier::open(&nodes, "t3", cfg.clone())
             .await
             .unwrap();
         let mut a_held = Vec::new();
@@ -208,13 +210,13 @@ fn a_dead_workers_partitions_and_urls_pass_on_and_its_late_acks_are_refused() {
             .map(|(key, url)| Link { key, url, depth: 0 })
             .collect();
         a.add(&links).await.unwrap();
-        let taken = lease_all(&mut a, &a_held, false).await.unwrap();
+        let taken = lease_all(&a, &a_held, false).await.unwrap();
         assert_eq!(taken.len(), 6, "one URL of each key");
 
         // a stops (killed): b waits for a's registration and leases to
         // lapse, then holds every partition with newer epochs.
         let mut b_parts = Partitions::open(&nodes, "t3", "b", ttl).await.unwrap();
-        let mut b = SharedFrontier::open(&nodes, "t3", cfg.clone())
+        let b = SharedFrontier::open(&nodes, "t3", cfg.clone())
             .await
             .unwrap();
         let mut b_held = Vec::new();
@@ -233,7 +235,7 @@ fn a_dead_workers_partitions_and_urls_pass_on_and_its_late_acks_are_refused() {
         // key's schedule goes on from a's leases.
         let mut leased = taken.clone();
         while b.pending().await.unwrap() > 0 {
-            leased.extend(lease_all(&mut b, &b_held, true).await.unwrap());
+            leased.extend(lease_all(&b, &b_held, true).await.unwrap());
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         let b_urls: Vec<&str> = leased[6..].iter().map(|l| l.url.as_str()).collect();
@@ -284,7 +286,7 @@ async fn worker(nodes: Vec<String>, name: String, cfg: FrontierConfig, record: A
     let nodes: Vec<&str> = nodes.iter().map(String::as_str).collect();
     let ttl = Duration::from_millis(900);
     let mut parts = Partitions::open(&nodes, "t4", &name, ttl).await.unwrap();
-    let mut frontier = SharedFrontier::open(&nodes, "t4", cfg.clone())
+    let frontier = SharedFrontier::open(&nodes, "t4", cfg.clone())
         .await
         .unwrap();
     let mut held = Vec::new();
@@ -300,7 +302,7 @@ async fn worker(nodes: Vec<String>, name: String, cfg: FrontierConfig, record: A
         }
         let mut did = 0;
         for lease in held.iter().filter(|l| l.usable(ttl / 3)) {
-            for leased in frontier.lease(lease, 16).await.unwrap() {
+            for leased in frontier.lease(lease, 16).await.unwrap().urls {
                 if !leased.startable(cfg.start_slack) {
                     frontier.give_back(lease, &leased).await.unwrap();
                     continue;
@@ -348,7 +350,7 @@ fn three_workers_one_killed_count_every_page_once_and_keep_every_delay() {
     let cfg = config(60);
     let record = Arc::new(Mutex::new(Record::default()));
     runtime().block_on(async {
-        let mut seed = SharedFrontier::open(
+        let seed = SharedFrontier::open(
             &nodes.iter().map(String::as_str).collect::<Vec<_>>(),
             "t4",
             cfg.clone(),
@@ -403,4 +405,50 @@ fn three_workers_one_killed_count_every_page_once_and_keep_every_delay() {
     for (key, starts) in starts_by_key(&record.started) {
         assert!(least_gap(&starts) >= 60 + 10, "{key}: {starts:?}");
     }
+}
+
+#[test]
+fn a_key_admits_its_budget_and_a_lease_says_when_the_next_key_is_due() {
+    let cluster = common::Cluster::start(3);
+    let nodes = cluster.urls();
+    let nodes: Vec<&str> = nodes.iter().map(String::as_str).collect();
+    runtime().block_on(async {
+        let cfg = FrontierConfig {
+            max_per_key: 3,
+            partitions: 1,
+            ..config(500)
+        };
+        let mut parts = Partitions::open(&nodes, "t5", "a", Duration::from_secs(10))
+            .await
+            .unwrap();
+        let frontier = SharedFrontier::open(&nodes, "t5", cfg).await.unwrap();
+        let mut held = Vec::new();
+        parts.balance(&mut held, 1).await.unwrap();
+        let urls: Vec<String> = (0..5).map(|i| format!("http://h/{i}")).collect();
+        let links: Vec<Link<'_>> = urls
+            .iter()
+            .map(|url| Link {
+                key: "h",
+                url,
+                depth: 0,
+            })
+            .collect();
+        let added = frontier.add(&links).await.unwrap();
+        assert_eq!((added.queued, added.over_budget), (3, 2));
+        assert_eq!(
+            frontier.add(&links).await.unwrap().over_budget,
+            0,
+            "seen: not counted again"
+        );
+        let first = frontier.lease(&held[0], 8).await.unwrap();
+        assert_eq!(first.urls.len(), 1);
+        assert!(frontier.ack(&held[0], &first.urls[0]).await.unwrap());
+        let next = frontier.lease(&held[0], 8).await.unwrap();
+        assert!(next.urls.is_empty());
+        let due = next.next_in.expect("h waits for its delay");
+        assert!(
+            due > Duration::from_millis(400) && due <= Duration::from_millis(510),
+            "{due:?}"
+        );
+    });
 }

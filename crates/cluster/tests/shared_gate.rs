@@ -96,7 +96,8 @@ fn judge_on_workers(
                     let mut out = Vec::new();
                     for (k, (request, group, text)) in mine.iter().enumerate() {
                         let p = fingerprinter.prepare(Doc::from(text));
-                        let (place, decision) = shared.judge(*request, &p).await.unwrap();
+                        let (place, decision) =
+                            shared.judge(*request, &url_of(*request), &p).await.unwrap();
                         out.push((place, *group, decision.verdict));
                         if w == 0 && k == mine.len() / 3 {
                             // Worker 0 stops with its last judgings not
@@ -106,7 +107,7 @@ fn judge_on_workers(
                             let again: Vec<_> = mine[k + 1..].iter().take(5).collect();
                             for (request, _, text) in &again {
                                 let p = fingerprinter.prepare(Doc::from(text));
-                                shared.judge(*request, &p).await.unwrap();
+                                shared.judge(*request, &url_of(*request), &p).await.unwrap();
                             }
                             drop(shared);
                             shared = gate(&nodes, &tmp, &name).await;
@@ -202,12 +203,18 @@ fn workers_judging_at_once_agree_with_one_machine_in_log_order() {
     check(&judged, &reference);
 
     // A page judged again under its request id gets its first answer.
-    let (place, decision) = runtime().block_on(async {
+    let (place, decision, original) = runtime().block_on(async {
         let mut late = gate(&nodes, &tmp, "late").await;
-        late.judge(0, &first).await.unwrap()
+        let (place, decision) = late.judge(0, &url_of(0), &first).await.unwrap();
+        (place, decision, late.url_of(place.doc()).unwrap())
     });
     let (first_place, _, first_verdict) = reference.iter().find(|r| r.1 == 0).unwrap();
     assert_eq!((place, decision.verdict), (*first_place, *first_verdict));
+    assert_eq!(
+        original.as_deref(),
+        Some(url_of(0).as_str()),
+        "every replica names a new page's URL"
+    );
 
     // A replica belongs to one crawl's log.
     let other = runtime().block_on(async {
@@ -248,4 +255,9 @@ fn tempdir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// The URL a test page is judged under.
+fn url_of(request: u64) -> String {
+    format!("http://h/{request}")
 }
