@@ -6,6 +6,8 @@
 //! `cargo test -p nearcrawl-tests` never runs a stale binary.
 //! `NEARCRAWL_BIN` overrides the path and skips the build.
 
+pub mod redis_cluster;
+
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};

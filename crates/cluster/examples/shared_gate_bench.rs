@@ -10,8 +10,7 @@
 //! runtime of this process (2 threads), with its own replica; the pages
 //! are synthetic texts of 300 words, a third of them copies.
 
-#[path = "../tests/common/mod.rs"]
-mod common;
+use nearcrawl_tests::redis_cluster as common;
 
 use std::time::Instant;
 

@@ -16,6 +16,7 @@
 //! | `flight` | sorted set | lease id → deadline (ms) |
 //! | `fl` | hash | lease id → `key depth url` |
 //! | `leases` | integer | the last lease id handed out |
+//! | `flight_epoch` | integer | the owner's epoch the URLs in flight were leased under |
 //! | `acked` | bitmap | bit per lease id: acknowledged |
 //! | `n` | integer | URLs queued or in flight |
 //! | `admitted` | hash | key → URLs queued ever (the per key budget) |
@@ -28,9 +29,11 @@
 //! is acknowledged. A request must start within the start slack of its
 //! lease ([`Leased::startable`]); one that cannot is given back unsent.
 //!
-//! **Nothing lost.** A leased URL stays in `flight` until acknowledged; one
-//! whose deadline passes (its worker died or lost the partition) goes back
-//! to the front of its queue at the owner's next lease call. An
+//! **Nothing lost.** A leased URL stays in `flight` until acknowledged. The
+//! first lease call of a new owner puts every URL in flight under an
+//! earlier owner back at the front of its queue (their acknowledgements
+//! would be refused), and any owner's lease call does so for URLs whose
+//! deadline passed. An
 //! acknowledgement sets the lease's bit in `acked`, so an acknowledgement
 //! retried after a lost reply is recognized, and a worker restarting after
 //! a crash can ask whether an outcome it holds was acknowledged to it
@@ -47,7 +50,7 @@ use redis::cluster_async::ClusterConnection;
 
 use crate::ClusterError;
 use crate::lease::{FENCE, Lease};
-use crate::retry::retrying;
+use crate::retry::invoke_retrying;
 
 /// Functions the partition scripts share. ARGV[2] is the partition's key
 /// prefix (`{CRAWL:pN}:`).
@@ -127,6 +130,14 @@ const LEASE: &str = r"
 local now = now_ms()
 local max, flight, delay, slack, conc =
   tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+-- URLs leased under an earlier owner can never be acknowledged (acks are
+-- fenced): back to their queues at once. Then those whose deadline passed.
+if redis.call('GET', P .. 'flight_epoch') ~= ARGV[1] then
+  for _, id in ipairs(redis.call('ZRANGE', P .. 'flight', 0, -1)) do
+    end_lease(id, now, conc, false)
+  end
+  redis.call('SET', P .. 'flight_epoch', ARGV[1])
+end
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', P .. 'flight', '-inf', now, 'LIMIT', 0, 256)) do
   end_lease(id, now, conc, false)
 end
@@ -425,6 +436,23 @@ impl SharedFrontier {
         Ok(try_join_all(calls).await?.into_iter().sum())
     }
 
+    /// Counts `n` more pages fetched and acknowledged, over all workers
+    /// (the crawl's `max_pages`).
+    pub async fn count(&self, n: u64) -> Result<(), ClusterError> {
+        let mut cmd = redis::cmd("INCRBY");
+        cmd.arg(format!("{{{}}}:counted", self.crawl)).arg(n);
+        let _: u64 = crate::retry::query_retrying(&mut self.con.clone(), &cmd).await?;
+        Ok(())
+    }
+
+    /// Pages counted so far by all workers.
+    pub async fn counted(&self) -> Result<u64, ClusterError> {
+        let mut cmd = redis::cmd("GET");
+        cmd.arg(format!("{{{}}}:counted", self.crawl));
+        let n: Option<u64> = crate::retry::query_retrying(&mut self.con.clone(), &cmd).await?;
+        Ok(n.unwrap_or(0))
+    }
+
     fn prefix(&self, p: u32) -> String {
         format!("{{{}:p{p}}}:", self.crawl)
     }
@@ -466,16 +494,7 @@ async fn run<T: redis::FromRedisValue>(
     key: String,
     args: Vec<Vec<u8>>,
 ) -> Result<T, ClusterError> {
-    let reply = retrying(|| {
-        let mut con = con.clone();
-        let mut invocation = script.key(&key);
-        for a in &args {
-            invocation.arg(a.as_slice());
-        }
-        async move { invocation.invoke_async(&mut con).await }
-    })
-    .await?;
-    Ok(reply)
+    Ok(invoke_retrying(con, script, &[key], &args).await?)
 }
 
 fn parse_leases(

@@ -9,6 +9,7 @@
 //! write over its successor.
 
 use std::fmt;
+use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use redis::Script;
@@ -17,6 +18,7 @@ use redis::cluster_async::ClusterConnection;
 
 use crate::ClusterError;
 use crate::frontier::fnv1a;
+use crate::retry::invoke_retrying;
 
 /// Takes a free partition: owner set if absent, epoch bumped; returns the
 /// new epoch, or nothing when another worker owns it.
@@ -62,6 +64,11 @@ redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 return redis.call('ZCARD', KEYS[1])
 ";
+
+static ACQUIRE_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(ACQUIRE));
+static RENEW_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(RENEW));
+static RELEASE_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(RELEASE));
+static HEARTBEAT_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(HEARTBEAT));
 
 /// A worker's hold on one partition.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,13 +136,11 @@ impl Partitions {
     /// Takes partition `p` if no worker holds it.
     pub async fn acquire(&mut self, p: u32) -> Result<Option<Lease>, ClusterError> {
         let start = Instant::now();
-        let epoch: Option<u64> = Script::new(ACQUIRE)
-            .key(self.key(p, "owner"))
-            .key(self.key(p, "epoch"))
-            .arg(&self.worker)
-            .arg(self.ttl.as_millis() as u64)
-            .invoke_async(&mut self.con)
-            .await?;
+        // A retried call whose first reply was lost finds the lease taken
+        // (by this worker): it lapses unused after one term.
+        let keys = [self.key(p, "owner"), self.key(p, "epoch")];
+        let args = [self.worker.clone().into_bytes(), self.ttl_ms()];
+        let epoch: Option<u64> = invoke_retrying(&self.con, &ACQUIRE_SCRIPT, &keys, &args).await?;
         Ok(epoch.map(|epoch| Lease {
             partition: p,
             epoch,
@@ -147,12 +152,9 @@ impl Partitions {
     /// another worker (then stop working on it).
     pub async fn renew(&mut self, lease: &mut Lease) -> Result<bool, ClusterError> {
         let start = Instant::now();
-        let renewed: u64 = Script::new(RENEW)
-            .key(self.key(lease.partition, "owner"))
-            .arg(self.owner_value(lease))
-            .arg(self.ttl.as_millis() as u64)
-            .invoke_async(&mut self.con)
-            .await?;
+        let keys = [self.key(lease.partition, "owner")];
+        let args = [self.owner_value(lease).into_bytes(), self.ttl_ms()];
+        let renewed: u64 = invoke_retrying(&self.con, &RENEW_SCRIPT, &keys, &args).await?;
         if renewed == 1 {
             lease.expires = start + self.ttl;
         }
@@ -161,11 +163,9 @@ impl Partitions {
 
     /// Gives `lease` up at once, so another worker may take the partition.
     pub async fn release(&mut self, lease: Lease) -> Result<(), ClusterError> {
-        let _: u64 = Script::new(RELEASE)
-            .key(self.key(lease.partition, "owner"))
-            .arg(self.owner_value(&lease))
-            .invoke_async(&mut self.con)
-            .await?;
+        let keys = [self.key(lease.partition, "owner")];
+        let args = [self.owner_value(&lease).into_bytes()];
+        let _: u64 = invoke_retrying(&self.con, &RELEASE_SCRIPT, &keys, &args).await?;
         Ok(())
     }
 
@@ -212,12 +212,9 @@ impl Partitions {
         held: &mut Vec<Lease>,
         partitions: u32,
     ) -> Result<Vec<Lease>, ClusterError> {
-        let live: u32 = Script::new(HEARTBEAT)
-            .key(format!("{{{}}}:workers", self.crawl))
-            .arg(&self.worker)
-            .arg(self.ttl.as_millis() as u64)
-            .invoke_async(&mut self.con)
-            .await?;
+        let keys = [format!("{{{}}}:workers", self.crawl)];
+        let args = [self.worker.clone().into_bytes(), self.ttl_ms()];
+        let live: u32 = invoke_retrying(&self.con, &HEARTBEAT_SCRIPT, &keys, &args).await?;
         let share = partitions.div_ceil(live.max(1)) as usize;
         let mut i = 0;
         while i < held.len() {
@@ -246,6 +243,10 @@ impl Partitions {
             }
         }
         Ok(Vec::new())
+    }
+
+    fn ttl_ms(&self) -> Vec<u8> {
+        self.ttl.as_millis().to_string().into_bytes()
     }
 
     fn owner_value(&self, lease: &Lease) -> String {

@@ -39,12 +39,15 @@
 
 mod frontier;
 mod lease;
+mod outbox;
 mod retry;
 mod shared_gate;
+mod worker;
 
 pub use frontier::{Added, FrontierConfig, Leased, Leases, Link, SharedFrontier};
 pub use lease::{Lease, Partitions};
 pub use shared_gate::{LogId, SharedGate};
+pub use worker::Worker;
 
 /// The cluster or a replica failed, or the log holds what this version did
 /// not write.
@@ -56,6 +59,12 @@ pub enum ClusterError {
     Gate(#[from] nearcrawl_index::IndexError),
     #[error("the shared log: {0}")]
     Corrupt(String),
+    #[error("fetcher: {0}")]
+    Fetch(#[from] nearcrawl_fetch::FetchError),
+    #[error("output: {0}")]
+    Output(#[from] std::io::Error),
+    #[error("config: {0}")]
+    Config(String),
     /// A write on a partition whose lease passed to another worker.
     #[error("partition {partition}: the lease of epoch {epoch} was taken over")]
     Stale { partition: u32, epoch: u64 },

@@ -53,3 +53,25 @@ pub(crate) async fn query_retrying<T: redis::FromRedisValue>(
     })
     .await
 }
+
+/// `script` with `keys` and `args`, [retrying](retrying). The first key
+/// routes the call to its node.
+pub(crate) async fn invoke_retrying<T: redis::FromRedisValue>(
+    con: &ClusterConnection,
+    script: &redis::Script,
+    keys: &[String],
+    args: &[Vec<u8>],
+) -> Result<T, RedisError> {
+    retrying(|| {
+        let mut con = con.clone();
+        let mut invocation = script.prepare_invoke();
+        for k in keys {
+            invocation.key(k);
+        }
+        for a in args {
+            invocation.arg(a.as_slice());
+        }
+        async move { invocation.invoke_async(&mut con).await }
+    })
+    .await
+}

@@ -5,7 +5,7 @@
 //!
 //! Needs `redis-server` and `redis-cli` (installed by `.ci/run`).
 
-mod common;
+use nearcrawl_tests::redis_cluster as common;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -231,8 +231,8 @@ fn a_dead_workers_partitions_and_urls_pass_on_and_its_late_acks_are_refused() {
         }
         assert_eq!(b_held.len(), 16, "a's partitions passed to b");
 
-        // b gets a's URLs back once their flight deadline passes, and every
-        // key's schedule goes on from a's leases.
+        // b gets a's URLs back at its first lease (a's acks would be refused),
+        // and every key's schedule goes on from a's leases.
         let mut leased = taken.clone();
         while b.pending().await.unwrap() > 0 {
             leased.extend(lease_all(&b, &b_held, true).await.unwrap());

@@ -4,7 +4,7 @@
 //!
 //! Needs `redis-server` and `redis-cli` (installed by `.ci/run`).
 
-mod common;
+use nearcrawl_tests::redis_cluster as common;
 
 use std::time::Duration;
 

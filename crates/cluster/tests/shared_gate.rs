@@ -7,7 +7,7 @@
 //! Needs `redis-server` and `redis-cli` (Debian's `redis-server` and
 //! `redis-tools`, which `.ci/run` installs).
 
-mod common;
+use nearcrawl_tests::redis_cluster as common;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

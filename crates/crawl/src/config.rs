@@ -28,6 +28,7 @@ pub struct Config {
     pub fetch: Fetch,
     pub dedup: Dedup,
     pub output: Output,
+    pub cluster: Cluster,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -257,6 +258,37 @@ impl Default for Output {
     }
 }
 
+/// One worker of a crawl shared through a Redis Cluster
+/// (`nearcrawl-cluster`); no nodes: the embedded crawl.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Cluster {
+    /// `redis://HOST:PORT` of any nodes of the cluster.
+    pub nodes: Vec<String>,
+    /// Workers with the same name crawl together.
+    pub name: String,
+    /// This worker's name among them; empty: `HOSTNAME-PID`.
+    pub worker: String,
+    /// Partitions of the politeness keys; the same for every worker and
+    /// for the crawl's whole life.
+    pub partitions: Positive,
+    /// A worker's hold on its partitions lasts this long unless renewed;
+    /// a dead worker's partitions pass on after it.
+    pub lease_secs: Positive,
+}
+
+impl Default for Cluster {
+    fn default() -> Self {
+        Cluster {
+            nodes: Vec::new(),
+            name: "nearcrawl".into(),
+            worker: String::new(),
+            partitions: Positive(1024),
+            lease_secs: Positive(15),
+        }
+    }
+}
+
 /// An integer of at least 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(try_from = "i64")]
@@ -355,6 +387,13 @@ impl Config {
         }
         if self.fetch.request_timeout_secs == 0 || self.fetch.connect_timeout_secs == 0 {
             return bad("fetch: timeouts must be at least 1 second".into());
+        }
+        if !self.cluster.nodes.is_empty() && self.politeness.key == PolitenessKey::Ip {
+            return bad(
+                "politeness.key = \"ip\" is not supported with [cluster] nodes yet: the shared \
+                 frontier is partitioned by host"
+                    .into(),
+            );
         }
         if self.dedup.trap_window > 64 {
             return bad("dedup.trap_window: at most 64 pages (0 turns trap detection off)".into());

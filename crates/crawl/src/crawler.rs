@@ -214,7 +214,7 @@ impl std::fmt::Debug for Crawler {
 }
 
 /// The fetcher's settings, from the config's `[politeness]` and `[fetch]`.
-fn fetch_config(config: &Config) -> FetchConfig {
+pub fn fetch_config(config: &Config) -> FetchConfig {
     let p = &config.politeness;
     let f = &config.fetch;
     FetchConfig {
@@ -244,7 +244,7 @@ fn fetch_config(config: &Config) -> FetchConfig {
 }
 
 /// The duplicate gate's settings, from the config's `[dedup]`.
-fn dedup_config(config: &Config) -> DedupConfig {
+pub fn dedup_config(config: &Config) -> DedupConfig {
     let d = &config.dedup;
     DedupConfig {
         index: IndexConfig {
@@ -1010,7 +1010,7 @@ fn now() -> Duration {
 
 /// What names a page for the duplicate gate: its title and its main
 /// heading (a generator may put the item's name in either alone).
-fn page_name(page: &nearcrawl_extract::Page) -> Option<String> {
+pub fn page_name(page: &nearcrawl_extract::Page) -> Option<String> {
     match (&page.title, &page.heading) {
         (Some(t), Some(h)) if t != h => Some(format!("{t}\n{h}")),
         (Some(t), _) => Some(t.clone()),

@@ -34,6 +34,15 @@ pub struct Args {
     /// Print the resolved config and seeds, and exit.
     #[arg(long)]
     dry_run: bool,
+    /// Run as one worker of a crawl shared through a Redis Cluster: any
+    /// nodes of it, comma-separated (redis://127.0.0.1:7000,...). Workers
+    /// of the same `[cluster] name` crawl together, each writing its own
+    /// --out. Overrides the config's `[cluster] nodes`.
+    #[arg(long, value_name = "NODES", value_delimiter = ',')]
+    cluster: Vec<String>,
+    /// This worker's name among the crawl's workers (default HOSTNAME-PID).
+    #[arg(long, value_name = "NAME")]
+    worker: Option<String>,
     /// Serve the crawl's figures in Prometheus text format at
     /// http://ADDR/metrics while it runs, e.g. 127.0.0.1:9898.
     #[arg(long, value_name = "ADDR")]
@@ -67,6 +76,12 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<ExitCode> {
     }
     if let Some(c) = args.concurrency {
         config.politeness.global_concurrency = Positive(c as usize);
+    }
+    if !args.cluster.is_empty() {
+        config.cluster.nodes = args.cluster.clone();
+    }
+    if let Some(w) = args.worker {
+        config.cluster.worker = w;
     }
     let mut seeds = Vec::new();
     if let Some(file) = &config.seeds.file {
@@ -110,6 +125,11 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<ExitCode> {
         ),
         None => None,
     };
+    if !config.cluster.nodes.is_empty() {
+        let stats = runtime.block_on(run_worker(config, seeds, sink))?;
+        summarize(&stats, &out);
+        return Ok(ExitCode::SUCCESS);
+    }
     let series_path = out.join("series.jsonl");
     let stats = runtime.block_on(async move {
         let crawler = Crawler::new(config, &seeds, sink)?;
@@ -146,8 +166,43 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<ExitCode> {
         }
         stats
     })?;
+    summarize(&stats, &out);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One worker of a shared crawl (`--cluster`): its own outputs, the
+/// frontier and the duplicate gate shared with the other workers.
+async fn run_worker(
+    config: Config,
+    seeds: Vec<url::Url>,
+    sink: Box<dyn nearcrawl_crawl::sink::Sink>,
+) -> anyhow::Result<nearcrawl_crawl::state::Stats> {
+    let crawl = config.cluster.name.clone();
+    let worker = nearcrawl_cluster::Worker::new(config, &seeds, sink)
+        .await
+        .with_context(|| format!("cannot join the cluster crawl {crawl:?}"))?;
+    eprintln!(
+        "nearcrawl: worker {} of the cluster crawl {crawl:?}",
+        worker.name()
+    );
+    let stop = worker.stopper();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!(
+                "nearcrawl: stopping: pages in flight are finished and committed (Ctrl-C again to abort)"
+            );
+            stop();
+            let _ = tokio::signal::ctrl_c().await;
+            std::process::exit(130);
+        }
+    });
+    Ok(worker.run().await?)
+}
+
+/// The closing line: totals, and why nothing was fetched when nothing was.
+fn summarize(stats: &nearcrawl_crawl::state::Stats, out: &std::path::Path) {
     if stats.fetched == 0 {
-        for line in why_nothing_was_fetched(&stats) {
+        for line in why_nothing_was_fetched(stats) {
             eprintln!("nearcrawl: {line}");
         }
     }
@@ -165,7 +220,6 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<ExitCode> {
         stats.pages_per_sec(),
         out.display()
     );
-    Ok(ExitCode::SUCCESS)
 }
 
 /// The output directory of a crawl given by URLs alone: `crawl-HOST`.

@@ -1,7 +1,7 @@
 //! A Redis Cluster on loopback for one test: nodes started in a temporary
 //! directory, joined with `redis-cli --cluster create`, stopped on drop.
-//! (Also the cluster of `examples/shared_gate_bench.rs`; each uses a part.)
-#![allow(dead_code)]
+//! Used by the end-to-end tests here and by `nearcrawl-cluster`'s tests and
+//! benchmark.
 
 use std::net::TcpListener;
 use std::path::PathBuf;

@@ -1,0 +1,244 @@
+//! A worker's outcomes between its checkpoints, on its own disk: what makes
+//! its outputs exact after `kill -9`.
+//!
+//! A worker writes a fetched URL's outcomes here (and syncs) *before* it
+//! acknowledges the URL in the cluster, and pushes them into its outputs
+//! after. A checkpoint makes the outputs durable and starts a new outbox
+//! file. After a crash the outputs are cut back to the last checkpoint and
+//! the outbox's entries pushed again, those the cluster says were
+//! acknowledged ([`SharedFrontier::acked`](crate::SharedFrontier::acked)):
+//! an entry not acknowledged belongs to a URL whose lease lapsed, which
+//! another fetch counts.
+//!
+//! Files: `position.json` (the outputs' position at the last checkpoint,
+//! the worker's statistics then, and the outbox file in use), written by
+//! rename; `outbox-N` (entries: length, checksum, partition, lease id,
+//! outcomes). A torn last entry (a crash mid-write) was never synced, so
+//! never acknowledged: it is dropped.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use nearcrawl_crawl::sink::{Outcome, Position};
+use nearcrawl_crawl::state::Stats;
+use serde::{Deserialize, Serialize};
+
+/// One URL's outcomes, named by its lease.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Entry {
+    pub partition: u32,
+    pub id: u64,
+    pub outcomes: Vec<Outcome>,
+}
+
+/// What the last checkpoint left.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(crate) struct Saved {
+    pub generation: u64,
+    pub sink: Position,
+    pub stats: Stats,
+}
+
+pub(crate) struct Outbox {
+    dir: PathBuf,
+    generation: u64,
+    file: File,
+}
+
+const POSITION: &str = "position.json";
+
+impl Outbox {
+    /// Opens the outbox in `dir` (made if new): the last checkpoint, and
+    /// the entries written since.
+    pub fn open(dir: &Path) -> io::Result<(Outbox, Saved, Vec<Entry>)> {
+        std::fs::create_dir_all(dir)?;
+        let saved: Saved = match std::fs::read(dir.join(POSITION)) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("{}: {e}", dir.join(POSITION).display()),
+                )
+            })?,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Saved::default(),
+            Err(e) => return Err(e),
+        };
+        let path = file_of(dir, saved.generation);
+        let entries = match std::fs::read(&path) {
+            Ok(bytes) => read_entries(&bytes),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(e),
+        };
+        // Entries are appended after the whole ones (a torn tail is cut).
+        let whole: u64 = entries.iter().map(|(len, _)| *len).sum();
+        OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)?
+            .set_len(whole)?;
+        let outbox = Outbox {
+            dir: dir.to_path_buf(),
+            generation: saved.generation,
+            file: OpenOptions::new().append(true).open(&path)?,
+        };
+        outbox.remove_others()?;
+        Ok((outbox, saved, entries.into_iter().map(|(_, e)| e).collect()))
+    }
+
+    /// Appends `entries` and makes them durable.
+    pub fn append(&mut self, entries: &[Entry]) -> io::Result<()> {
+        let mut bytes = Vec::new();
+        for e in entries {
+            let mut payload = Vec::new();
+            payload.extend_from_slice(&e.partition.to_be_bytes());
+            payload.extend_from_slice(&e.id.to_be_bytes());
+            for o in &e.outcomes {
+                o.encode(&mut payload);
+            }
+            bytes.extend_from_slice(&(payload.len() as u32).to_be_bytes());
+            bytes.extend_from_slice(&checksum(&payload).to_be_bytes());
+            bytes.extend_from_slice(&payload);
+        }
+        self.file.write_all(&bytes)?;
+        self.file.sync_data()
+    }
+
+    /// Records a checkpoint: the outputs are durable at `sink` (so every
+    /// entry so far is in them); a new, empty outbox file takes over.
+    pub fn checkpoint(&mut self, sink: Position, stats: &Stats) -> io::Result<()> {
+        let next = self.generation + 1;
+        let file = File::create(file_of(&self.dir, next))?;
+        file.sync_all()?;
+        let saved = Saved {
+            generation: next,
+            sink,
+            stats: stats.clone(),
+        };
+        let tmp = self.dir.join("position.json.tmp");
+        let mut f = File::create(&tmp)?;
+        f.write_all(&serde_json::to_vec(&saved).map_err(io::Error::other)?)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, self.dir.join(POSITION))?;
+        File::open(&self.dir)?.sync_all()?;
+        self.generation = next;
+        self.file = OpenOptions::new()
+            .append(true)
+            .open(file_of(&self.dir, next))?;
+        self.remove_others()
+    }
+
+    /// Outbox files of other generations: older ones (their entries are in
+    /// the outputs) or a newer one a crash left before its checkpoint was
+    /// recorded (empty).
+    fn remove_others(&self) -> io::Result<()> {
+        for e in std::fs::read_dir(&self.dir)? {
+            let name = e?.file_name();
+            let name = name.to_string_lossy();
+            if let Some(g) = name.strip_prefix("outbox-") {
+                if g.parse::<u64>().is_ok_and(|g| g != self.generation) {
+                    std::fs::remove_file(self.dir.join(&*name))?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn file_of(dir: &Path, generation: u64) -> PathBuf {
+    dir.join(format!("outbox-{generation}"))
+}
+
+/// Whole entries, each with its length on disk; stops at the first torn
+/// or damaged one.
+fn read_entries(mut bytes: &[u8]) -> Vec<(u64, Entry)> {
+    let mut out = Vec::new();
+    while bytes.len() >= 8 {
+        let len = u32::from_be_bytes(bytes[..4].try_into().unwrap()) as usize;
+        let sum = u32::from_be_bytes(bytes[4..8].try_into().unwrap());
+        let Some(payload) = bytes.get(8..8 + len) else {
+            break;
+        };
+        if checksum(payload) != sum || payload.len() < 12 {
+            break;
+        }
+        let Some(outcomes) = Outcome::decode_all(&payload[12..]) else {
+            break;
+        };
+        out.push((
+            8 + len as u64,
+            Entry {
+                partition: u32::from_be_bytes(payload[..4].try_into().unwrap()),
+                id: u64::from_be_bytes(payload[4..12].try_into().unwrap()),
+                outcomes,
+            },
+        ));
+        bytes = &bytes[8 + len..];
+    }
+    out
+}
+
+/// FNV-1a, 32 bits: tells a torn or damaged entry from a whole one.
+fn checksum(bytes: &[u8]) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for &b in bytes {
+        h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nearcrawl_crawl::sink::ErrorRecord;
+
+    fn entry(id: u64) -> Entry {
+        Entry {
+            partition: 3,
+            id,
+            outcomes: vec![Outcome::Error(ErrorRecord {
+                url: format!("http://h/{id}"),
+                kind: "status".into(),
+                detail: "404".into(),
+            })],
+        }
+    }
+
+    #[test]
+    fn entries_survive_a_reopen_a_torn_tail_is_cut_and_a_checkpoint_empties_it() {
+        let dir = std::env::temp_dir().join(format!("nearcrawl-outbox-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (mut outbox, saved, entries) = Outbox::open(&dir).unwrap();
+        assert_eq!((saved.generation, entries.len()), (0, 0));
+        outbox.append(&[entry(1), entry(2)]).unwrap();
+        drop(outbox);
+        // A crash mid-write leaves half an entry.
+        let path = file_of(&dir, 0);
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(&[0, 0, 0, 40, 1, 2]).unwrap();
+        drop(f);
+        let (mut outbox, _, entries) = Outbox::open(&dir).unwrap();
+        assert_eq!(entries, vec![entry(1), entry(2)]);
+        outbox.append(&[entry(3)]).unwrap();
+        let (mut outbox, _, entries) = {
+            drop(outbox);
+            Outbox::open(&dir).unwrap()
+        };
+        assert_eq!(entries.len(), 3, "appended after the cut tail");
+        let stats = Stats {
+            fetched: 3,
+            ..Stats::default()
+        };
+        outbox
+            .checkpoint(serde_json::json!({"pages": 10}), &stats)
+            .unwrap();
+        drop(outbox);
+        let (_, saved, entries) = Outbox::open(&dir).unwrap();
+        assert_eq!(saved.generation, 1);
+        assert_eq!(saved.sink, serde_json::json!({"pages": 10}));
+        assert_eq!(saved.stats.fetched, 3);
+        assert!(entries.is_empty());
+        assert!(!path.exists(), "the old generation is gone");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

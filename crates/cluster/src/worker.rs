@@ -1,0 +1,852 @@
+//! One worker of a crawl shared through a Redis Cluster: the embedded
+//! crawl's stages (fetch, extract, fingerprint, gate, outputs) around the
+//! shared frontier, the shared gate and the partition leases.
+//!
+//! The loop, in one task: keep this worker's share of partitions
+//! ([`Partitions::balance`]); lease URLs from them up to the global
+//! concurrency; fetch and judge each in its own task; then commit what
+//! came back in groups:
+//!
+//! 1. the new pages' links go to the shared frontier (any partition);
+//! 2. each URL's outcomes go to the local outbox, synced;
+//! 3. each URL is acknowledged in the cluster (fenced by the partition's
+//!    epoch); one whose lease lapsed is refused, and its outcomes dropped,
+//!    since another fetch of it will count;
+//! 4. the acknowledged outcomes go to the outputs.
+//!
+//! Links are added before the acknowledgement, so none is lost when a
+//! worker dies between the two; the outbox comes before it, so an
+//! acknowledged outcome is never lost ([`crate::outbox`]). Checkpoints make
+//! the outputs, the outbox and the gate's replica durable.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use nearcrawl_crawl::canonical::Canonicalizer;
+use nearcrawl_crawl::config::{Config, DuplicatePolicy};
+use nearcrawl_crawl::crawler::{dedup_config, fetch_config, page_name};
+use nearcrawl_crawl::scope::Scope;
+use nearcrawl_crawl::sink::{Capture, DuplicateRecord, ErrorRecord, Outcome, PageRecord, Sink};
+use nearcrawl_crawl::state::Stats;
+use nearcrawl_extract::{Input, extract};
+use nearcrawl_fetch::{FetchError, Fetched, Fetcher};
+use nearcrawl_index::{Decision, Doc, Fingerprinter, Prepared};
+use tokio::task::JoinSet;
+use url::Url;
+
+use crate::outbox::{Entry, Outbox};
+use crate::{
+    ClusterError, FrontierConfig, Lease, Leased, Link, Partitions, SharedFrontier, SharedGate,
+};
+
+/// Outcomes are committed in groups of this many URLs, or this old.
+const GROUP_URLS: usize = 64;
+const GROUP_AGE: Duration = Duration::from_millis(20);
+/// A partition with no key ready is asked again after this long (links
+/// other workers add to it are seen then).
+const IDLE_POLL: Duration = Duration::from_millis(500);
+/// URLs one lease call takes at most.
+const LEASE_BATCH: usize = 32;
+/// A request must start within this of its lease (added to every delay).
+const START_SLACK: Duration = Duration::from_millis(10);
+/// A URL not acknowledged this long after its lease goes back to its queue.
+const FLIGHT: Duration = Duration::from_secs(60);
+/// The frontier is looked at this often when there is nothing to do, and
+/// the crawl is over after this many looks find nothing anywhere.
+const DONE_POLL: Duration = Duration::from_millis(250);
+const DONE_LOOKS: u32 = 3;
+
+/// What the stages share: read-only but for the gate and the pool.
+struct Stages {
+    config: Config,
+    fetcher: Fetcher,
+    scope: Scope,
+    canon: Canonicalizer,
+    fingerprinters: Mutex<Vec<Fingerprinter>>,
+    fingerprinter: Fingerprinter,
+    gate: tokio::sync::Mutex<SharedGate>,
+    wants_captures: bool,
+}
+
+/// One worker of a shared crawl.
+pub struct Worker {
+    stages: Arc<Stages>,
+    frontier: SharedFrontier,
+    partitions: Partitions,
+    sink: Box<dyn Sink>,
+    outbox: Outbox,
+    stats: Stats,
+    crawl: String,
+    worker: String,
+    /// URLs whose lease lapsed before they were acknowledged (fetched
+    /// again elsewhere), and entries dropped at recovery for that reason.
+    lapsed: u64,
+    stop: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for Worker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Worker")
+            .field("crawl", &self.crawl)
+            .field("worker", &self.worker)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A fetched URL's outcomes, waiting to be committed.
+struct Fetch {
+    leased: Leased,
+    lease: Lease,
+    outcomes: Vec<Outcome>,
+    /// Links of a new page: politeness key, URL, depth.
+    links: Vec<(String, String, u32)>,
+    stats: Stats,
+    /// The key's delay as the fetcher knows it (its Crawl-delay).
+    delay: Duration,
+    /// The gate could not be reached: the URL goes back to its queue.
+    retry: bool,
+}
+
+impl Worker {
+    /// Joins the crawl `config.cluster.name` on `config.cluster.nodes`,
+    /// writing to `sink` under `config.output.dir`; a worker that ran there
+    /// before recovers its outputs first. Seeds are added (those seen
+    /// before by any worker are skipped).
+    pub async fn new(
+        config: Config,
+        seeds: &[Url],
+        mut sink: Box<dyn Sink>,
+    ) -> Result<Worker, ClusterError> {
+        let nodes: Vec<&str> = config.cluster.nodes.iter().map(String::as_str).collect();
+        let crawl = config.cluster.name.clone();
+        let worker = match config.cluster.worker.as_str() {
+            "" => default_worker_name(),
+            w => w.to_string(),
+        };
+        let dir = config.output.dir.join("cluster");
+        let dedup = dedup_config(&config);
+        let gate = SharedGate::open(&nodes, &crawl, &dir.join("gate"), dedup).await?;
+        let frontier = SharedFrontier::open(&nodes, &crawl, frontier_config(&config)).await?;
+        let lease = Duration::from_secs(config.cluster.lease_secs.0 as u64);
+        let partitions = Partitions::open(&nodes, &crawl, &worker, lease).await?;
+        let (outbox, saved, entries) = Outbox::open(&dir)?;
+        let mut stats = saved.stats;
+        let mut lapsed = 0;
+        sink.rewind(&saved.sink)?;
+        for e in entries {
+            if frontier.acked(e.partition, e.id).await? {
+                send(&mut *sink, &e.outcomes)?;
+            } else {
+                lapsed += 1;
+            }
+        }
+        let fingerprinter = Fingerprinter::new(&dedup)?;
+        let stages = Stages {
+            fetcher: Fetcher::new(fetch_config(&config))?,
+            scope: Scope::new(&config.scope, seeds)
+                .map_err(|e| ClusterError::Config(format!("scope: {e}")))?,
+            canon: Canonicalizer {
+                strip_params: config.scope.strip_params.clone(),
+                sort_query: config.scope.sort_query,
+            },
+            fingerprinters: Mutex::new(Vec::new()),
+            fingerprinter,
+            gate: tokio::sync::Mutex::new(gate),
+            wants_captures: sink.wants_captures(),
+            config,
+        };
+        if stages.config.seeds.sitemaps {
+            tracing::warn!("cluster workers do not read sitemaps yet: seeds.sitemaps is ignored");
+        }
+        let mut w = Worker {
+            stages: Arc::new(stages),
+            frontier,
+            partitions,
+            sink,
+            outbox,
+            stats: std::mem::take(&mut stats),
+            crawl,
+            worker,
+            lapsed,
+            stop: Arc::new(AtomicBool::new(false)),
+        };
+        w.checkpoint().await?;
+        w.add_seeds(seeds).await?;
+        Ok(w)
+    }
+
+    /// A handle that stops the worker: no new URLs are leased, the ones in
+    /// flight are finished and committed, the partitions released.
+    pub fn stopper(&self) -> impl Fn() + Send + Sync + 'static {
+        let stop = self.stop.clone();
+        move || stop.store(true, Ordering::SeqCst)
+    }
+
+    /// This worker's name among the crawl's workers.
+    pub fn name(&self) -> &str {
+        &self.worker
+    }
+
+    async fn add_seeds(&mut self, seeds: &[Url]) -> Result<(), ClusterError> {
+        let s = &self.stages;
+        let seeds: Vec<(String, String)> = seeds
+            .iter()
+            .filter_map(|u| s.canon.canonicalize(u))
+            .filter(|c| s.scope.check(c, 0).is_ok())
+            .map(|c| (politeness_key(&c), c.to_string()))
+            .collect();
+        let links: Vec<Link<'_>> = seeds
+            .iter()
+            .map(|(key, url)| Link { key, url, depth: 0 })
+            .collect();
+        for chunk in links.chunks(1000) {
+            self.frontier.add(chunk).await?;
+        }
+        Ok(())
+    }
+
+    /// Crawls until the shared frontier is empty (for every worker), the
+    /// crawl's page budget is spent or the worker is stopped; then
+    /// commits, checkpoints and releases its partitions.
+    pub async fn run(mut self) -> Result<Stats, ClusterError> {
+        let start = Instant::now();
+        let fetched_before = self.stats.fetched;
+        let mut crawl = Crawl::new(&self);
+        loop {
+            crawl.keep_share(&mut self).await?;
+            if !self.stop.load(Ordering::SeqCst) && crawl.budget_left(&self).await? {
+                crawl.lease_and_start(&self).await?;
+            }
+            crawl.collect().await;
+            if crawl.group_due() {
+                let group = std::mem::take(&mut crawl.group);
+                let touched = self.commit(group).await?;
+                crawl.wake(&touched);
+            }
+            if crawl.checkpoint_due(&self) {
+                self.checkpoint().await?;
+                crawl.checkpointed = Instant::now();
+            }
+            if crawl.over(&self).await? {
+                break;
+            }
+        }
+        self.finish(crawl, start, fetched_before).await
+    }
+
+    async fn finish(
+        mut self,
+        crawl: Crawl,
+        start: Instant,
+        fetched_before: u64,
+    ) -> Result<Stats, ClusterError> {
+        self.checkpoint().await?;
+        for lease in crawl.held.into_iter().chain(crawl.draining) {
+            self.partitions.release(lease).await?;
+        }
+        let mut stats = self.stats.clone();
+        stats.elapsed_secs = start.elapsed().as_secs_f64();
+        stats.fetched_this_run = stats.fetched - fetched_before;
+        let mut json = stats.to_json();
+        json["cluster"] = serde_json::json!({
+            "crawl": self.crawl,
+            "worker": self.worker,
+            "lapsed": self.lapsed,
+            "gate_applied": self.stages.gate.lock().await.applied().to_string(),
+        });
+        self.sink.finish(&json)?;
+        Ok(stats)
+    }
+
+    /// Steps 1 to 4 of the module's doc for a group of fetched URLs;
+    /// returns the partitions that got links.
+    async fn commit(&mut self, group: Vec<Fetch>) -> Result<HashSet<u32>, ClusterError> {
+        let (retry, group): (Vec<Fetch>, Vec<Fetch>) = group.into_iter().partition(|f| f.retry);
+        for f in &retry {
+            not_stale(self.frontier.give_back(&f.lease, &f.leased).await)?;
+        }
+        let touched = self.add_links(&group).await?;
+        self.note_delays(&group).await?;
+        let entries: Vec<Entry> = group
+            .iter()
+            .map(|f| Entry {
+                partition: f.leased.partition,
+                id: f.leased.id,
+                outcomes: f.outcomes.clone(),
+            })
+            .collect();
+        self.outbox.append(&entries)?;
+        let acks = group.iter().map(|f| self.frontier.ack(&f.lease, &f.leased));
+        let acked = futures_util::future::join_all(acks).await;
+        let mut counted = 0;
+        for (f, acked) in group.into_iter().zip(acked) {
+            // Refused (lapsed, or the partition passed on): counted by the
+            // fetch that is acknowledged.
+            if matches!(acked, Ok(true)) {
+                send(&mut *self.sink, &f.outcomes)?;
+                counted += f.stats.fetched;
+                merge(&mut self.stats, f.stats);
+            } else {
+                self.lapsed += 1;
+            }
+        }
+        if counted > 0 {
+            self.frontier.count(counted).await?;
+        }
+        Ok(touched)
+    }
+
+    async fn add_links(&mut self, group: &[Fetch]) -> Result<HashSet<u32>, ClusterError> {
+        let links: Vec<Link<'_>> = group
+            .iter()
+            .flat_map(|f| &f.links)
+            .map(|(key, url, depth)| Link {
+                key,
+                url,
+                depth: *depth,
+            })
+            .collect();
+        let touched = links
+            .iter()
+            .map(|l| self.frontier.partition_of(l.key))
+            .collect();
+        let added = self.frontier.add(&links).await?;
+        if added.over_budget > 0 {
+            *self
+                .stats
+                .out_of_scope
+                .entry("host_limit".into())
+                .or_default() += added.over_budget as u64;
+        }
+        Ok(touched)
+    }
+
+    /// Keys whose delay differs from the default (a Crawl-delay): the
+    /// shared schedule follows it from their next lease on.
+    async fn note_delays(&mut self, group: &[Fetch]) -> Result<(), ClusterError> {
+        let default = Duration::from_millis(self.stages.config.politeness.delay_ms);
+        let mut done = HashSet::new();
+        for f in group {
+            if f.delay != default && done.insert(&f.leased.key) {
+                self.frontier.set_delay(&f.leased.key, f.delay).await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn checkpoint(&mut self) -> Result<(), ClusterError> {
+        let position = self.sink.checkpoint()?;
+        self.stages.gate.lock().await.flush()?;
+        self.outbox.checkpoint(position, &self.stats)?;
+        Ok(())
+    }
+}
+
+/// The loop's own state: partitions held, tasks in flight, the group
+/// waiting to be committed, and when each partition is next asked.
+struct Crawl {
+    held: Vec<Lease>,
+    /// Beyond this worker's share: no new leases; released once empty.
+    draining: Vec<Lease>,
+    due: HashMap<u32, Instant>,
+    in_flight: HashMap<u32, usize>,
+    tasks: JoinSet<Fetch>,
+    group: Vec<Fetch>,
+    group_since: Instant,
+    balanced: Option<Instant>,
+    checkpointed: Instant,
+    looked: Option<Instant>,
+    empty_looks: u32,
+    concurrency: usize,
+    lease_time: Duration,
+    /// Pages counted by all workers, and when that was read.
+    counted: (u64, Option<Instant>),
+}
+
+impl Crawl {
+    fn new(w: &Worker) -> Crawl {
+        Crawl {
+            held: Vec::new(),
+            draining: Vec::new(),
+            due: HashMap::new(),
+            in_flight: HashMap::new(),
+            tasks: JoinSet::new(),
+            group: Vec::new(),
+            group_since: Instant::now(),
+            balanced: None,
+            checkpointed: Instant::now(),
+            looked: None,
+            empty_looks: 0,
+            concurrency: w.stages.config.politeness.global_concurrency.0.max(1),
+            lease_time: Duration::from_secs(w.stages.config.cluster.lease_secs.0 as u64),
+            counted: (0, None),
+        }
+    }
+
+    /// Renews and rebalances every third of a lease; releases drained
+    /// partitions once nothing of theirs is in flight.
+    async fn keep_share(&mut self, w: &mut Worker) -> Result<(), ClusterError> {
+        if self
+            .balanced
+            .is_some_and(|t| t.elapsed() < self.lease_time / 3)
+        {
+            return Ok(());
+        }
+        self.balanced = Some(Instant::now());
+        let partitions = w.frontier.config().partitions;
+        let before: HashSet<u32> = self.held.iter().map(|l| l.partition).collect();
+        let surplus = w.partitions.balance(&mut self.held, partitions).await?;
+        self.draining.extend(surplus);
+        for l in &self.held {
+            if !before.contains(&l.partition) {
+                self.due.insert(l.partition, Instant::now());
+            }
+        }
+        let mut kept = Vec::new();
+        for lease in std::mem::take(&mut self.draining) {
+            if self.in_flight.get(&lease.partition).copied().unwrap_or(0) == 0 {
+                w.partitions.release(lease).await?;
+            } else {
+                kept.push(lease);
+            }
+        }
+        self.draining = kept;
+        Ok(())
+    }
+
+    /// Whether the crawl's page budget (over all workers) allows more; the
+    /// shared count is read at most every [`GROUP_AGE`].
+    async fn budget_left(&mut self, w: &Worker) -> Result<bool, ClusterError> {
+        if self.counted.1.is_none_or(|t| t.elapsed() >= GROUP_AGE) {
+            self.counted = (w.frontier.counted().await?, Some(Instant::now()));
+        }
+        Ok(self.counted.0 + (self.tasks.len() as u64) < w.stages.config.scope.max_pages)
+    }
+
+    /// Leases from the partitions that are due, and starts each URL's task.
+    async fn lease_and_start(&mut self, w: &Worker) -> Result<(), ClusterError> {
+        let now = Instant::now();
+        let margin = self.lease_time / 3;
+        let due: Vec<Lease> = self
+            .held
+            .iter()
+            .filter(|l| l.usable(margin) && self.due.get(&l.partition).is_none_or(|&d| d <= now))
+            .cloned()
+            .collect();
+        for lease in due {
+            let room = self.concurrency.saturating_sub(self.tasks.len());
+            if room == 0 {
+                return Ok(());
+            }
+            let max = room.min(LEASE_BATCH);
+            let got = match w.frontier.lease(&lease, max).await {
+                Ok(got) => got,
+                // Passed to another worker while this one was cut off.
+                Err(ClusterError::Stale { partition, .. }) => {
+                    self.held.retain(|l| l.partition != partition);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let again = if got.urls.len() == max {
+                Duration::ZERO
+            } else {
+                got.next_in.unwrap_or(IDLE_POLL).min(IDLE_POLL)
+            };
+            self.due.insert(lease.partition, Instant::now() + again);
+            for leased in got.urls {
+                if !leased.startable(START_SLACK) {
+                    not_stale(w.frontier.give_back(&lease, &leased).await)?;
+                    continue;
+                }
+                *self.in_flight.entry(lease.partition).or_default() += 1;
+                let stages = w.stages.clone();
+                let lease = lease.clone();
+                self.tasks
+                    .spawn(async move { fetch(stages, leased, lease).await });
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits for a task to finish (or a partition to come due), and takes
+    /// every finished one into the group.
+    async fn collect(&mut self) {
+        let wake = self
+            .held
+            .iter()
+            .filter_map(|l| self.due.get(&l.partition))
+            .min()
+            .map_or(GROUP_AGE, |d| d.saturating_duration_since(Instant::now()))
+            .min(GROUP_AGE);
+        let first = if self.tasks.is_empty() {
+            tokio::time::sleep(wake.max(Duration::from_millis(1))).await;
+            None
+        } else {
+            tokio::select! {
+                done = self.tasks.join_next() => done,
+                () = tokio::time::sleep(wake) => None,
+            }
+        };
+        let mut finished: Vec<_> = first.into_iter().collect();
+        while let Some(done) = self.tasks.try_join_next() {
+            finished.push(done);
+        }
+        for done in finished {
+            match done {
+                Ok(f) => {
+                    if self.group.is_empty() {
+                        self.group_since = Instant::now();
+                    }
+                    if let Some(n) = self.in_flight.get_mut(&f.leased.partition) {
+                        *n -= 1;
+                    }
+                    self.group.push(f);
+                }
+                Err(e) => tracing::error!("a fetch task failed: {e}"),
+            }
+        }
+    }
+
+    fn group_due(&self) -> bool {
+        !self.group.is_empty()
+            && (self.group.len() >= GROUP_URLS
+                || self.group_since.elapsed() >= GROUP_AGE
+                || self.tasks.is_empty())
+    }
+
+    /// Partitions of this worker's that got links are asked at once.
+    fn wake(&mut self, touched: &HashSet<u32>) {
+        let now = Instant::now();
+        for p in touched {
+            if let Some(d) = self.due.get_mut(p) {
+                *d = now;
+            }
+        }
+    }
+
+    fn checkpoint_due(&self, w: &Worker) -> bool {
+        let every = Duration::from_secs(w.stages.config.output.checkpoint_secs.0 as u64);
+        self.group.is_empty() && self.checkpointed.elapsed() >= every
+    }
+
+    /// Over when nothing is in flight here and, three looks in a row, the
+    /// frontier holds nothing queued or in flight on any worker (or the
+    /// budget is spent, or the worker was stopped).
+    async fn over(&mut self, w: &Worker) -> Result<bool, ClusterError> {
+        if !self.tasks.is_empty() || !self.group.is_empty() {
+            self.empty_looks = 0;
+            return Ok(false);
+        }
+        if w.stop.load(Ordering::SeqCst) || !self.budget_left(w).await? {
+            return Ok(true);
+        }
+        if self.looked.is_some_and(|t| t.elapsed() < DONE_POLL) {
+            return Ok(false);
+        }
+        self.looked = Some(Instant::now());
+        if w.frontier.pending().await? == 0 {
+            self.empty_looks += 1;
+        } else {
+            self.empty_looks = 0;
+        }
+        Ok(self.empty_looks >= DONE_LOOKS)
+    }
+}
+
+/// Fetches a leased URL and judges the page; never fails (a failure is an
+/// error outcome, or a retry when the gate cannot be reached).
+async fn fetch(stages: Arc<Stages>, leased: Leased, lease: Lease) -> Fetch {
+    let mut f = Fetch {
+        delay: Duration::from_millis(stages.config.politeness.delay_ms),
+        leased,
+        lease,
+        outcomes: Vec::new(),
+        links: Vec::new(),
+        stats: Stats::default(),
+        retry: false,
+    };
+    let Ok(url) = Url::parse(&f.leased.url) else {
+        f.error("url", format!("not a URL: {}", f.leased.url), "url");
+        return f;
+    };
+    let depth = f.leased.depth;
+    let hop = stages.clone();
+    let hop_ok = move |u: &Url| {
+        hop.canon
+            .canonicalize(u)
+            .is_some_and(|c| hop.scope.check(&c, depth).is_ok())
+    };
+    let result = stages.fetcher.fetch(&url, &hop_ok).await;
+    f.delay = stages.fetcher.delay_of(&url);
+    match result {
+        Ok(fetched) => judge(&stages, &mut f, fetched).await,
+        Err(FetchError::RobotsDenied) => {
+            f.stats.robots_denied += 1;
+            f.outcomes.push(Outcome::Error(ErrorRecord {
+                url: url.to_string(),
+                kind: FetchError::RobotsDenied.kind().into(),
+                detail: FetchError::RobotsDenied.to_string(),
+            }));
+        }
+        Err(e) => f.error(e.kind(), e.to_string(), url.as_str()),
+    }
+    f
+}
+
+impl Fetch {
+    fn error(&mut self, kind: &str, detail: String, url: &str) {
+        *self.stats.errors.entry(kind.into()).or_default() += 1;
+        self.outcomes.push(Outcome::Error(ErrorRecord {
+            url: url.into(),
+            kind: kind.into(),
+            detail,
+        }));
+    }
+}
+
+/// What extraction gives the gate and the outputs.
+struct Analyzed {
+    record: PageRecord,
+    prepared: Prepared,
+    links: Vec<(String, String, u32)>,
+    out_of_scope: Vec<&'static str>,
+    capture: Option<Capture>,
+    noindex: bool,
+    bytes: u64,
+}
+
+/// Extraction and fingerprinting (on a blocking thread), then the shared
+/// gate's verdict and the outcomes it makes.
+async fn judge(stages: &Arc<Stages>, f: &mut Fetch, fetched: Fetched) {
+    let s = stages.clone();
+    let depth = f.leased.depth;
+    let url = f.leased.url.clone();
+    let analyzed = tokio::task::spawn_blocking(move || analyze(&s, &url, depth, fetched)).await;
+    let Ok(a) = analyzed else {
+        f.error(
+            "extract",
+            "extraction panicked".into(),
+            &f.leased.url.clone(),
+        );
+        return;
+    };
+    let request = crate::frontier::fnv1a(f.leased.url.as_bytes());
+    let mut gate = stages.gate.lock().await;
+    let judged = gate.judge(request, &f.leased.url, &a.prepared).await;
+    let (decision, original) = match judged {
+        Ok((_, d)) => {
+            let of = d.verdict.duplicate_of().map(|(of, ..)| of);
+            let original = of.and_then(|of| gate.url_of(of).ok().flatten());
+            (d, original)
+        }
+        Err(e) => {
+            tracing::warn!(url = %f.leased.url, "the shared gate failed, the URL goes back: {e}");
+            f.retry = true;
+            return;
+        }
+    };
+    drop(gate);
+    f.stats.count_fetch(a.bytes, depth);
+    record(stages, f, a, &decision, original);
+}
+
+/// The outcomes of a judged page: a duplicate is recorded (and written
+/// under the `record` policy), its links dropped; a new page is written
+/// (unless `noindex`) and its links kept.
+fn record(
+    stages: &Stages,
+    f: &mut Fetch,
+    a: Analyzed,
+    decision: &Decision,
+    original: Option<String>,
+) {
+    if let Some(c) = a.capture {
+        f.outcomes.push(Outcome::Capture(c));
+    }
+    let mut page = a.record;
+    page.simhash = decision.simhash.fingerprint.to_string();
+    page.content_hash = format!("{:032x}", decision.content_hash);
+    if let Some((_, kind, distance, similarity)) = decision.verdict.duplicate_of() {
+        let original = original.unwrap_or_default();
+        if kind == "exact" {
+            f.stats.exact_duplicates += 1;
+        } else {
+            f.stats.near_duplicates += 1;
+        }
+        f.outcomes.push(Outcome::Duplicate(DuplicateRecord {
+            url: page.url.clone(),
+            duplicate_of: original.clone(),
+            kind: kind.into(),
+            distance,
+            similarity,
+            check: decision
+                .verdict
+                .check()
+                .map(|c| c.name().to_string())
+                .unwrap_or_default(),
+        }));
+        if stages.config.dedup.policy == DuplicatePolicy::Record {
+            page.duplicate_of = Some(original);
+            f.outcomes.push(Outcome::Page(page));
+        }
+        return;
+    }
+    if a.noindex {
+        f.stats.noindex += 1;
+    } else {
+        f.stats.written += 1;
+        f.outcomes.push(Outcome::Page(page));
+    }
+    for why in a.out_of_scope {
+        *f.stats.out_of_scope.entry(why.into()).or_default() += 1;
+    }
+    f.links = a.links;
+}
+
+fn analyze(stages: &Stages, url: &str, depth: u32, mut fetched: Fetched) -> Analyzed {
+    let at = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let page = extract(
+        &fetched.body,
+        &Input {
+            url: Some(&fetched.final_url),
+            charset: fetched.charset.as_deref(),
+            x_robots_tag: fetched.x_robots_tag.as_deref(),
+        },
+    );
+    let (links, out_of_scope) = scoped_links(stages, &page, depth + 1);
+    let name = page_name(&page);
+    let pooled = stages.fingerprinters.lock().unwrap().pop();
+    let mut fp = pooled.unwrap_or_else(|| stages.fingerprinter.clone());
+    let prepared = fp.prepare(Doc {
+        text: &page.text,
+        title: name.as_deref(),
+        host: fetched.final_url.host_str(),
+    });
+    stages.fingerprinters.lock().unwrap().push(fp);
+    let bytes = fetched.body.len() as u64;
+    let capture = stages.wants_captures.then(|| Capture {
+        url: fetched.final_url.to_string(),
+        fetched_at_ms: at.as_millis() as u64,
+        request_headers: stages.fetcher.request_headers(),
+        status: fetched.status,
+        headers: std::mem::take(&mut fetched.headers),
+        body: std::mem::take(&mut fetched.body),
+        truncated: fetched.truncated,
+    });
+    Analyzed {
+        record: PageRecord {
+            url: url.to_string(),
+            final_url: fetched.final_url.to_string(),
+            status: fetched.status,
+            fetched_at: at.as_secs(),
+            depth,
+            outlinks: page.links.len(),
+            title: page.title,
+            lang: page.lang,
+            text: page.text,
+            simhash: String::new(),
+            content_hash: String::new(),
+            duplicate_of: None,
+        },
+        noindex: page.robots.noindex,
+        prepared,
+        links,
+        out_of_scope,
+        capture,
+        bytes,
+    }
+}
+
+/// A page's links that may be queued (canonical, in scope), with their
+/// politeness keys; and the reasons the others are out of scope.
+fn scoped_links(
+    stages: &Stages,
+    page: &nearcrawl_extract::Page,
+    depth: u32,
+) -> (Vec<(String, String, u32)>, Vec<&'static str>) {
+    let (mut keep, mut out) = (Vec::new(), Vec::new());
+    if page.robots.nofollow {
+        return (keep, out);
+    }
+    for link in page.links.iter().filter(|l| !l.nofollow) {
+        let Some(c) = stages.canon.canonicalize(&link.url) else {
+            continue;
+        };
+        match stages.scope.check(&c, depth) {
+            Ok(()) => keep.push((politeness_key(&c), c.to_string(), depth)),
+            Err(why) => out.push(why.name()),
+        }
+    }
+    (keep, out)
+}
+
+/// The politeness key of a URL: its host (with the port, which makes
+/// another server).
+fn politeness_key(url: &Url) -> String {
+    match url.port() {
+        Some(p) => format!("{}:{p}", url.host_str().unwrap_or("")),
+        None => url.host_str().unwrap_or("").to_string(),
+    }
+}
+
+/// A call on a partition that passed to another worker did nothing, which
+/// is fine for a URL given back: its lease lapses, and the new owner
+/// queues it again.
+fn not_stale(result: Result<(), ClusterError>) -> Result<(), ClusterError> {
+    match result {
+        Err(ClusterError::Stale { .. }) => Ok(()),
+        r => r,
+    }
+}
+
+fn send(sink: &mut dyn Sink, outcomes: &[Outcome]) -> std::io::Result<()> {
+    outcomes.iter().try_for_each(|o| o.send(sink))
+}
+
+/// Adds one URL's counts to the worker's.
+fn merge(into: &mut Stats, from: Stats) {
+    into.fetched += from.fetched;
+    into.written += from.written;
+    into.exact_duplicates += from.exact_duplicates;
+    into.near_duplicates += from.near_duplicates;
+    into.robots_denied += from.robots_denied;
+    into.noindex += from.noindex;
+    into.bytes += from.bytes;
+    for (k, v) in from.out_of_scope {
+        *into.out_of_scope.entry(k).or_default() += v;
+    }
+    for (k, v) in from.errors {
+        *into.errors.entry(k).or_default() += v;
+    }
+    for (k, v) in from.body_sizes {
+        *into.body_sizes.entry(k).or_default() += v;
+    }
+    for (k, v) in from.depths {
+        *into.depths.entry(k).or_default() += v;
+    }
+}
+
+fn frontier_config(config: &Config) -> FrontierConfig {
+    let p = &config.politeness;
+    FrontierConfig {
+        partitions: config.cluster.partitions.0 as u32,
+        flight: FLIGHT,
+        delay: Duration::from_millis(p.delay_ms),
+        start_slack: START_SLACK,
+        per_key_concurrency: p.per_host_concurrency.0 as u32,
+        max_per_key: config.scope.max_pages_per_host,
+        ..FrontierConfig::default()
+    }
+}
+
+fn default_worker_name() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "worker".into());
+    format!("{host}-{}", std::process::id())
+}
