@@ -162,11 +162,24 @@ table.insert(out, 2, first[2] or -1)
 return out
 ";
 
-/// Acknowledges lease ARGV[3] (ARGV[4]: concurrency). 1 if it is (or was
-/// already) acknowledged, 0 if it lapsed and went back to its queue.
+/// Acknowledges lease ARGV[3] (ARGV[4]: concurrency) whose request
+/// started ARGV[5] ms ago (-1: none was sent); ARGV[6] and ARGV[7], the
+/// default delay and the start slack. The key's next start is pushed to a
+/// delay after the request's real start, if that is later than the lease
+/// said (the request went out late): the next owner of the partition
+/// starts from it. 1 if it is (or was already) acknowledged, 0 if it lapsed
+/// and went back to its queue.
 const ACK: &str = r"
-if end_lease(ARGV[3], now_ms(), tonumber(ARGV[4]), true) then return 1 end
-return redis.call('GETBIT', P .. 'acked', ARGV[3])
+local now, id, ago = now_ms(), ARGV[3], tonumber(ARGV[5])
+local v = redis.call('HGET', P .. 'fl', id)
+if v and ago >= 0 then
+  local key = string.sub(v, 1, string.find(v, ' ', 1, true) - 1)
+  local d = tonumber(redis.call('HGET', P .. 'delay', key) or ARGV[6])
+  local nxt = tonumber(redis.call('HGET', P .. 'next', key) or '0')
+  redis.call('HSET', P .. 'next', key, math.max(nxt, now - ago + d + tonumber(ARGV[7])))
+end
+if end_lease(id, now, tonumber(ARGV[4]), true) then return 1 end
+return redis.call('GETBIT', P .. 'acked', id)
 ";
 
 /// Gives lease ARGV[3] back unsent (ARGV[4]: concurrency): its URL to the
@@ -378,10 +391,23 @@ impl SharedFrontier {
     /// Acknowledges a fetched URL: its outcome counts. False when its lease
     /// had lapsed and the URL went back to its queue (another fetch will
     /// count, not this one). Safe to repeat.
-    pub async fn ack(&self, lease: &Lease, leased: &Leased) -> Result<bool, ClusterError> {
+    ///
+    /// `started` is how long ago its request started (none if no request
+    /// was sent): a request that went out later than its lease is then
+    /// still a full delay before the key's next one, whoever sends it.
+    pub async fn ack(
+        &self,
+        lease: &Lease,
+        leased: &Leased,
+        started: Option<Duration>,
+    ) -> Result<bool, ClusterError> {
+        let c = &self.config;
         let args = [
             leased.id.to_string(),
-            self.config.per_key_concurrency.to_string(),
+            c.per_key_concurrency.to_string(),
+            started.map_or(-1, |d| d.as_millis() as i64).to_string(),
+            c.delay.as_millis().to_string(),
+            c.start_slack.as_millis().to_string(),
         ];
         let done: u8 = self.fenced(&ACK_SCRIPT, lease, &args).await?;
         Ok(done == 1)

@@ -29,6 +29,8 @@ use serde::{Deserialize, Serialize};
 pub(crate) struct Entry {
     pub partition: u32,
     pub id: u64,
+    /// What the URL adds to the worker's statistics.
+    pub stats: Stats,
     pub outcomes: Vec<Outcome>,
 }
 
@@ -93,6 +95,9 @@ impl Outbox {
             let mut payload = Vec::new();
             payload.extend_from_slice(&e.partition.to_be_bytes());
             payload.extend_from_slice(&e.id.to_be_bytes());
+            let stats = serde_json::to_vec(&e.stats).map_err(io::Error::other)?;
+            payload.extend_from_slice(&(stats.len() as u32).to_be_bytes());
+            payload.extend_from_slice(&stats);
             for o in &e.outcomes {
                 o.encode(&mut payload);
             }
@@ -159,23 +164,31 @@ fn read_entries(mut bytes: &[u8]) -> Vec<(u64, Entry)> {
         let Some(payload) = bytes.get(8..8 + len) else {
             break;
         };
-        if checksum(payload) != sum || payload.len() < 12 {
+        if checksum(payload) != sum {
             break;
         }
-        let Some(outcomes) = Outcome::decode_all(&payload[12..]) else {
+        let Some(entry) = decode(payload) else {
             break;
         };
-        out.push((
-            8 + len as u64,
-            Entry {
-                partition: u32::from_be_bytes(payload[..4].try_into().unwrap()),
-                id: u64::from_be_bytes(payload[4..12].try_into().unwrap()),
-                outcomes,
-            },
-        ));
+        out.push((8 + len as u64, entry));
         bytes = &bytes[8 + len..];
     }
     out
+}
+
+/// partition, lease id, statistics (length, JSON), outcomes.
+fn decode(payload: &[u8]) -> Option<Entry> {
+    let partition = u32::from_be_bytes(payload.get(..4)?.try_into().ok()?);
+    let id = u64::from_be_bytes(payload.get(4..12)?.try_into().ok()?);
+    let len = u32::from_be_bytes(payload.get(12..16)?.try_into().ok()?) as usize;
+    let stats = serde_json::from_slice(payload.get(16..16 + len)?).ok()?;
+    let outcomes = Outcome::decode_all(payload.get(16 + len..)?)?;
+    Some(Entry {
+        partition,
+        id,
+        stats,
+        outcomes,
+    })
 }
 
 /// FNV-1a, 32 bits: tells a torn or damaged entry from a whole one.
@@ -196,6 +209,10 @@ mod tests {
         Entry {
             partition: 3,
             id,
+            stats: Stats {
+                fetched: id,
+                ..Stats::default()
+            },
             outcomes: vec![Outcome::Error(ErrorRecord {
                 url: format!("http://h/{id}"),
                 kind: "status".into(),

@@ -105,8 +105,12 @@ struct Fetch {
     stats: Stats,
     /// The key's delay as the fetcher knows it (its Crawl-delay).
     delay: Duration,
-    /// The gate could not be reached: the URL goes back to its queue.
-    retry: bool,
+    /// When the request started, at the latest (none if none was sent).
+    started: Option<Instant>,
+    /// Not fetched after all, back to its queue: the key's turn went to
+    /// its robots.txt, this worker's own pacing of the key (a Crawl-delay,
+    /// a backoff) was not ready, or the gate could not be reached.
+    again: bool,
 }
 
 impl Worker {
@@ -138,6 +142,7 @@ impl Worker {
         for e in entries {
             if frontier.acked(e.partition, e.id).await? {
                 send(&mut *sink, &e.outcomes)?;
+                merge(&mut stats, e.stats);
             } else {
                 lapsed += 1;
             }
@@ -263,22 +268,26 @@ impl Worker {
     /// Steps 1 to 4 of the module's doc for a group of fetched URLs;
     /// returns the partitions that got links.
     async fn commit(&mut self, group: Vec<Fetch>) -> Result<HashSet<u32>, ClusterError> {
-        let (retry, group): (Vec<Fetch>, Vec<Fetch>) = group.into_iter().partition(|f| f.retry);
-        for f in &retry {
+        self.note_delays(&group).await?;
+        let (again, group): (Vec<Fetch>, Vec<Fetch>) = group.into_iter().partition(|f| f.again);
+        for f in &again {
             not_stale(self.frontier.give_back(&f.lease, &f.leased).await)?;
         }
         let touched = self.add_links(&group).await?;
-        self.note_delays(&group).await?;
         let entries: Vec<Entry> = group
             .iter()
             .map(|f| Entry {
                 partition: f.leased.partition,
                 id: f.leased.id,
+                stats: f.stats.clone(),
                 outcomes: f.outcomes.clone(),
             })
             .collect();
         self.outbox.append(&entries)?;
-        let acks = group.iter().map(|f| self.frontier.ack(&f.lease, &f.leased));
+        let acks = group.iter().map(|f| {
+            let started = f.started.map(|t| t.elapsed());
+            self.frontier.ack(&f.lease, &f.leased, started)
+        });
         let acked = futures_util::future::join_all(acks).await;
         let mut counted = 0;
         for (f, acked) in group.into_iter().zip(acked) {
@@ -461,6 +470,13 @@ impl Crawl {
                     not_stale(w.frontier.give_back(&lease, &leased).await)?;
                     continue;
                 }
+                tracing::debug!(
+                    url = %leased.url,
+                    partition = leased.partition,
+                    epoch = lease.epoch,
+                    at_ms = leased.leased_at_ms,
+                    "leased"
+                );
                 *self.in_flight.entry(lease.partition).or_default() += 1;
                 let stages = w.stages.clone();
                 let lease = lease.clone();
@@ -557,7 +573,14 @@ impl Crawl {
 }
 
 /// Fetches a leased URL and judges the page; never fails (a failure is an
-/// error outcome, or a retry when the gate cannot be reached).
+/// error outcome, or the URL goes back to its queue).
+///
+/// The shared schedule counts a key's delay from the lease, so the request
+/// must go out at once: when this worker's fetcher would first fetch the
+/// host's robots.txt, or make the request wait (its own pacing is stricter
+/// than the shared one: a Crawl-delay not yet shared, a backoff), the
+/// key's turn is used for robots.txt or not at all, and the URL waits for
+/// its next turn.
 async fn fetch(stages: Arc<Stages>, leased: Leased, lease: Lease) -> Fetch {
     let mut f = Fetch {
         delay: Duration::from_millis(stages.config.politeness.delay_ms),
@@ -566,12 +589,27 @@ async fn fetch(stages: Arc<Stages>, leased: Leased, lease: Lease) -> Fetch {
         outcomes: Vec::new(),
         links: Vec::new(),
         stats: Stats::default(),
-        retry: false,
+        started: None,
+        again: false,
     };
     let Ok(url) = Url::parse(&f.leased.url) else {
         f.error("url", format!("not a URL: {}", f.leased.url), "url");
         return f;
     };
+    if !stages.fetcher.has_rules(&url) {
+        // On an error the fetch below reports it (the answer decides).
+        let rules = stages.fetcher.rules_for(&url).await;
+        f.delay = stages.fetcher.delay_of(&url);
+        if rules.is_ok() {
+            f.again = true;
+            return f;
+        }
+    }
+    if stages.fetcher.ready_at(&url) > Instant::now() + START_SLACK {
+        f.delay = stages.fetcher.delay_of(&url);
+        f.again = true;
+        return f;
+    }
     let depth = f.leased.depth;
     let hop = stages.clone();
     let hop_ok = move |u: &Url| {
@@ -580,7 +618,12 @@ async fn fetch(stages: Arc<Stages>, leased: Leased, lease: Lease) -> Fetch {
             .is_some_and(|c| hop.scope.check(&c, depth).is_ok())
     };
     let result = stages.fetcher.fetch(&url, &hop_ok).await;
+    let done = Instant::now();
     f.delay = stages.fetcher.delay_of(&url);
+    f.started = Some(match &result {
+        Ok(fetched) => done.checked_sub(fetched.elapsed).unwrap_or(done),
+        Err(_) => done,
+    });
     match result {
         Ok(fetched) => judge(&stages, &mut f, fetched).await,
         Err(FetchError::RobotsDenied) => {
@@ -637,14 +680,15 @@ async fn judge(stages: &Arc<Stages>, f: &mut Fetch, fetched: Fetched) {
     let mut gate = stages.gate.lock().await;
     let judged = gate.judge(request, &f.leased.url, &a.prepared).await;
     let (decision, original) = match judged {
-        Ok((_, d)) => {
+        Ok((place, d)) => {
+            tracing::debug!(url = %f.leased.url, %place, verdict = ?d.verdict, "judged");
             let of = d.verdict.duplicate_of().map(|(of, ..)| of);
             let original = of.and_then(|of| gate.url_of(of).ok().flatten());
             (d, original)
         }
         Err(e) => {
             tracing::warn!(url = %f.leased.url, "the shared gate failed, the URL goes back: {e}");
-            f.retry = true;
+            f.again = true;
             return;
         }
     };

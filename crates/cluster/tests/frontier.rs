@@ -46,7 +46,7 @@ async fn lease_all(
     for lease in held {
         for leased in frontier.lease(lease, 64).await?.urls {
             if ack {
-                assert!(frontier.ack(lease, &leased).await?);
+                assert!(frontier.ack(lease, &leased, None).await?);
             }
             out.push(leased);
         }
@@ -165,9 +165,9 @@ fn a_key_with_a_url_in_flight_rests_until_it_is_acknowledged() {
             .iter()
             .find(|l| l.partition == first[0].partition)
             .unwrap();
-        assert!(frontier.ack(lease, &first[0]).await.unwrap());
+        assert!(frontier.ack(lease, &first[0], None).await.unwrap());
         assert!(
-            frontier.ack(lease, &first[0]).await.unwrap(),
+            frontier.ack(lease, &first[0], None).await.unwrap(),
             "an ack repeated"
         );
         let second = lease_all(&frontier, &held, false).await.unwrap();
@@ -247,7 +247,7 @@ fn a_dead_workers_partitions_and_urls_pass_on_and_its_late_acks_are_refused() {
             .iter()
             .find(|l| l.partition == taken[0].partition)
             .unwrap();
-        let late = a.ack(a_lease, &taken[0]).await;
+        let late = a.ack(a_lease, &taken[0], None).await;
         assert!(matches!(late, Err(ClusterError::Stale { .. })), "{late:?}");
         assert!(!b.acked(taken[0].partition, taken[0].id).await.unwrap());
     });
@@ -319,7 +319,11 @@ async fn worker(nodes: Vec<String>, name: String, cfg: FrontierConfig, record: A
                     })
                     .collect();
                 frontier.add(&links).await.unwrap();
-                if frontier.ack(lease, &leased).await.unwrap_or(false) {
+                if frontier
+                    .ack(lease, &leased, Some(Duration::from_millis(2)))
+                    .await
+                    .unwrap_or(false)
+                {
                     record
                         .lock()
                         .unwrap()
@@ -442,7 +446,7 @@ fn a_key_admits_its_budget_and_a_lease_says_when_the_next_key_is_due() {
         );
         let first = frontier.lease(&held[0], 8).await.unwrap();
         assert_eq!(first.urls.len(), 1);
-        assert!(frontier.ack(&held[0], &first.urls[0]).await.unwrap());
+        assert!(frontier.ack(&held[0], &first.urls[0], None).await.unwrap());
         let next = frontier.lease(&held[0], 8).await.unwrap();
         assert!(next.urls.is_empty());
         let due = next.next_in.expect("h waits for its delay");

@@ -1,0 +1,327 @@
+//! Three `nearcrawl crawl --cluster` workers on a 3-node Redis Cluster, one
+//! worker killed with `kill -9` twice and a Redis node once, on a site of
+//! several loopback hosts with planted copies: every page counted once in
+//! the union of the workers' outputs, each copy pair judged once (its
+//! duplicate's links never followed), and every host's requests spaced by
+//! its delay as its server saw them.
+//!
+//! Needs `redis-server` and `redis-cli` (installed by `.ci/run`).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use nearcrawl_tests::redis_cluster::Cluster;
+use nearcrawl_tests::{TimedLog, json_lines, nearcrawl_bin, serve_timed};
+
+const HOSTS: usize = 6;
+const PAGES: usize = 14;
+const DELAY_MS: u64 = 80;
+
+/// Text of its own for page `i` of host `h`.
+fn text(h: usize, i: usize) -> String {
+    let mut x = (h * 1000 + i + 7) as u64;
+    (0..150)
+        .map(|_| {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            format!("w{}", (x >> 40) % 30_000)
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A title of its own: the gate compares names without their hosts'
+/// template words, and titles like "Page 5" make "Page" one (a copy titled
+/// "Page 5" on a host whose "Page" is not yet known as template is then
+/// another name, and kept: precision first).
+fn title(h: usize, i: usize) -> String {
+    text(h, i).split(' ').take(3).collect::<Vec<_>>().join(" ")
+}
+
+fn html(title: &str, body: &str, links: &[String]) -> Vec<u8> {
+    let links: String = links
+        .iter()
+        .map(|l| format!("<a href=\"{l}\">x</a> "))
+        .collect();
+    format!(
+        "<html><head><title>{title}</title></head><body><main><h1>{title}</h1>\
+         <p>{body}</p>{links}</main></body></html>"
+    )
+    .into_bytes()
+}
+
+/// Host `h`: `/p/i` links to `/p/i+1` and to a page of the next host;
+/// `/p/2` also links to `/copy`, the next host's `/p/5` word for word,
+/// which links to `/orphan`: reached only through the copy, so fetched
+/// only if the copy is judged the original.
+fn route(h: usize, next: &str, path: &str) -> (u16, &'static str, Vec<u8>) {
+    let page = |i: usize| {
+        let mut links = vec![
+            format!("/p/{}", (i + 1) % PAGES),
+            format!("{next}/p/{}", (i * 3) % PAGES),
+        ];
+        if i == 2 {
+            links.push("/copy".into());
+        }
+        html(&title(h, i), &text(h, i), &links)
+    };
+    match path {
+        "/robots.txt" => (200, "text/plain", b"User-agent: *\nAllow: /\n".to_vec()),
+        "/copy" => {
+            let n = (h + 1) % HOSTS;
+            let links = vec!["/orphan".to_string()];
+            (200, "text/html", html(&title(n, 5), &text(n, 5), &links))
+        }
+        "/orphan" => (200, "text/html", html("Orphan", &text(h, 900), &[])),
+        _ => match path.strip_prefix("/p/").and_then(|i| i.parse().ok()) {
+            Some(i) if i < PAGES => (200, "text/html", page(i)),
+            _ => (404, "text/plain", b"no".to_vec()),
+        },
+    }
+}
+
+/// Serves every host on its own 127.0.4.x address; their base URLs and logs.
+fn serve_hosts() -> Vec<(String, TimedLog)> {
+    let mut hosts = Vec::new();
+    let mut nexts = Vec::new();
+    for h in 0..HOSTS {
+        let next_slot = Arc::new(OnceLock::<String>::new());
+        let next = next_slot.clone();
+        let ip = format!("127.0.4.{}", h + 1);
+        let (addr, log) = serve_timed(&ip, move |path| {
+            route(h, next.get().map_or("", String::as_str), path)
+        });
+        nexts.push(next_slot);
+        hosts.push((format!("http://{addr}"), log));
+    }
+    for h in 0..HOSTS {
+        nexts[h].set(hosts[(h + 1) % HOSTS].0.clone()).unwrap();
+    }
+    hosts
+}
+
+fn write_config(dir: &Path, seed: &str, nodes: &[String]) -> PathBuf {
+    let nodes: Vec<String> = nodes.iter().map(|n| format!("\"{n}\"")).collect();
+    let path = dir.join("c.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[seeds]\nurls = [\"{seed}\"]\nsitemaps = false\n\
+             [scope]\nhosts = [\"*\"]\n\
+             [politeness]\ndelay_ms = {DELAY_MS}\nglobal_concurrency = 8\n\
+             [fetch]\nallow_private_networks = true\n\
+             [output]\ncheckpoint_secs = 1\n\
+             [cluster]\nnodes = [{}]\nname = \"e2e\"\npartitions = 32\nlease_secs = 2\n",
+            nodes.join(", ")
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// Starts a worker; its log (leases and verdicts) goes beside its output,
+/// kept when the test fails.
+fn start_worker(config: &Path, out: &Path, name: &str) -> Child {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let log = std::fs::File::create(config.with_file_name(format!("{name}-{n}.log"))).unwrap();
+    Command::new(nearcrawl_bin())
+        .args(["crawl", "--config", config.to_str().unwrap()])
+        .args(["--out", out.to_str().unwrap(), "--worker", name])
+        .env("RUST_LOG", "nearcrawl_cluster=debug,nearcrawl_fetch=debug")
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .expect("starts nearcrawl")
+}
+
+/// Every JSON record of `name*` files in the outputs.
+fn records(outs: &[PathBuf], prefix: &str) -> Vec<serde_json::Value> {
+    let mut all = Vec::new();
+    for out in outs {
+        for e in std::fs::read_dir(out).unwrap() {
+            let path = e.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if name.starts_with(prefix) && name.ends_with(".jsonl") {
+                all.extend(json_lines(&path));
+            }
+        }
+    }
+    all
+}
+
+#[test]
+fn three_workers_one_killed_twice_and_a_redis_node_killed_count_every_page_once() {
+    let mut cluster = Cluster::start(3);
+    let (i0, s0) = (Instant::now(), std::time::SystemTime::now());
+    let wall = move |t: Instant| {
+        (s0 + (t - i0))
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64()
+    };
+    let hosts = serve_hosts();
+    let tmp = std::env::temp_dir().join(format!("nearcrawl-e2e-cluster-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
+    let config = write_config(&tmp, &format!("{}/p/0", hosts[0].0), &cluster.urls());
+    let outs: Vec<PathBuf> = (0..3).map(|w| tmp.join(format!("out{w}"))).collect();
+    let mut workers: Vec<Child> = (0..3)
+        .map(|w| start_worker(&config, &outs[w], &format!("w{w}")))
+        .collect();
+
+    // Worker 0 is killed twice and started again; the node holding the
+    // gate's log is killed once and started again.
+    let gate_node = cluster.node_of("{e2e:gate}:log");
+    for (at_ms, what) in [
+        (1200, "worker"),
+        (1800, "node down"),
+        (2800, "node up"),
+        (3500, "worker"),
+    ] {
+        std::thread::sleep(Duration::from_millis(if at_ms == 1200 {
+            1200
+        } else {
+            600
+        }));
+        match what {
+            "worker" => {
+                workers[0].kill().unwrap(); // SIGKILL
+                workers[0].wait().unwrap();
+                workers[0] = start_worker(&config, &outs[0], "w0");
+            }
+            "node down" => cluster.kill(gate_node),
+            _ => cluster.restart(gate_node),
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(120);
+    for (w, child) in workers.iter_mut().enumerate() {
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                assert!(status.success(), "worker {w}");
+                break;
+            }
+            assert!(Instant::now() < deadline, "worker {w} did not finish");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    // Every URL the servers were asked for (robots.txt aside) is counted
+    // once over all outputs: a page, a duplicate or an error.
+    let pages = records(&outs, "pages");
+    let dups = records(&outs, "duplicates");
+    let mut counted: HashMap<String, usize> = HashMap::new();
+    for r in pages.iter().chain(&dups).chain(&records(&outs, "errors")) {
+        *counted
+            .entry(r["url"].as_str().unwrap().to_string())
+            .or_default() += 1;
+    }
+    let mut asked = HashSet::new();
+    for (base, log) in &hosts {
+        for (_, path) in log.lock().unwrap().iter() {
+            if path != "/robots.txt" {
+                asked.insert(format!("{base}{path}"));
+            }
+        }
+    }
+    let twice: Vec<_> = counted.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(twice.is_empty(), "counted more than once: {twice:?}");
+    let missing: Vec<_> = asked.iter().filter(|u| !counted.contains_key(*u)).collect();
+    assert!(missing.is_empty(), "fetched but in no output: {missing:?}");
+    for (base, _) in &hosts {
+        for i in 0..PAGES {
+            let url = format!("{base}/p/{i}");
+            assert!(counted.contains_key(&url), "{url} was never crawled");
+        }
+    }
+
+    // Each copy pair: one written, one a duplicate of it; the orphan
+    // behind a copy is fetched exactly when the copy was the one written.
+    let written: HashSet<&str> = pages.iter().map(|r| r["url"].as_str().unwrap()).collect();
+    let dup_of: HashMap<&str, &str> = dups
+        .iter()
+        .map(|r| {
+            (
+                r["url"].as_str().unwrap(),
+                r["duplicate_of"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    for h in 0..HOSTS {
+        let copy = format!("{}/copy", hosts[h].0);
+        let original = format!("{}/p/5", hosts[(h + 1) % HOSTS].0);
+        let (kept, dropped) = if written.contains(copy.as_str()) {
+            (&copy, &original)
+        } else {
+            (&original, &copy)
+        };
+        assert!(written.contains(kept.as_str()), "{kept} written");
+        assert_eq!(
+            dup_of.get(dropped.as_str()),
+            Some(&kept.as_str()),
+            "{dropped}"
+        );
+        let orphan = format!("{}/orphan", hosts[h].0);
+        assert_eq!(asked.contains(&orphan), kept == &copy, "{orphan}");
+    }
+
+    // Politeness, where the servers saw it.
+    let mut gaps = BTreeMap::new();
+    for (base, log) in &hosts {
+        let mut times: Vec<Instant> = log.lock().unwrap().iter().map(|(t, _)| *t).collect();
+        times.sort();
+        let least = times.windows(2).map(|w| w[1] - w[0]).min().unwrap();
+        gaps.insert(base.clone(), least);
+    }
+    for (base, log) in &hosts {
+        let mut times: Vec<(Instant, String)> = log.lock().unwrap().clone();
+        times.sort();
+        for w in times.windows(2) {
+            if w[1].0 - w[0].0 < Duration::from_millis(DELAY_MS - 10) {
+                eprintln!(
+                    "{base}: {:.4} {} / {:.4} {}",
+                    wall(w[0].0),
+                    w[0].1,
+                    wall(w[1].0),
+                    w[1].1
+                );
+            }
+        }
+    }
+    for (host, least) in &gaps {
+        assert!(
+            *least >= Duration::from_millis(DELAY_MS - 10),
+            "{host}: two requests {least:?} apart (delay {DELAY_MS} ms): {gaps:?}"
+        );
+    }
+    let stats: Vec<serde_json::Value> = outs
+        .iter()
+        .map(|o| {
+            serde_json::from_str(&std::fs::read_to_string(o.join("stats.json")).unwrap()).unwrap()
+        })
+        .collect();
+    let sum = |s: &serde_json::Value| -> u64 {
+        let errors: u64 = s["errors"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v.as_u64().unwrap())
+            .sum();
+        s["fetched"].as_u64().unwrap() + errors
+    };
+    let total: u64 = stats.iter().map(sum).sum();
+    for (w, s) in stats.iter().enumerate() {
+        eprintln!(
+            "worker {w}: fetched {} errors {} lapsed {} (this run)",
+            s["fetched"], s["errors"], s["cluster"]["lapsed"]
+        );
+    }
+    assert_eq!(
+        total as usize,
+        counted.len(),
+        "stats agree with the outputs: {stats:?}"
+    );
+    let _ = std::fs::remove_dir_all(&tmp);
+}
