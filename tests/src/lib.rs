@@ -158,6 +158,21 @@ pub fn serve_named(
     (addr, log)
 }
 
+/// Like [`serve_timed`], each answer after `delay` (a slow or far server),
+/// logging arrival times.
+pub fn serve_slow(
+    ip: &str,
+    route: impl Fn(&str) -> Response + Send + Sync + 'static,
+    delay: std::time::Duration,
+) -> (std::net::SocketAddr, TimedLog) {
+    let log = TimedLog::default();
+    let log2 = log.clone();
+    let addr = serve_with(ip, route, delay, move |at, path| {
+        log2.lock().unwrap().push((at, path.to_string()))
+    });
+    (addr, log)
+}
+
 fn serve_with(
     ip: &str,
     route: impl Fn(&str) -> Response + Send + Sync + 'static,

@@ -147,6 +147,36 @@ impl Cluster {
             .unwrap_or(0)
     }
 
+    /// Bytes Redis holds per kind of key over all nodes (`MEMORY USAGE` of
+    /// every key, named by `kind`).
+    pub fn memory_by_kind(
+        &self,
+        kind: impl Fn(&str) -> &'static str,
+    ) -> std::collections::BTreeMap<&'static str, u64> {
+        use std::io::Write;
+        let mut bytes = std::collections::BTreeMap::new();
+        for &port in &self.ports {
+            let keys: Vec<String> = cli(port, &["--scan"]).lines().map(str::to_string).collect();
+            let mut child = Command::new("redis-cli")
+                .args(["-p", &port.to_string()])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut stdin = child.stdin.take().unwrap();
+            for k in &keys {
+                writeln!(stdin, "MEMORY USAGE {k} SAMPLES 0").unwrap();
+            }
+            drop(stdin);
+            let out = child.wait_with_output().unwrap();
+            let sizes = String::from_utf8_lossy(&out.stdout);
+            for (k, size) in keys.iter().zip(sizes.lines()) {
+                *bytes.entry(kind(k)).or_default() += size.trim().parse::<u64>().unwrap_or(0);
+            }
+        }
+        bytes
+    }
+
     /// Kills node `i` as `kill -9` would.
     pub fn kill(&mut self, i: usize) {
         self.nodes[i].kill().unwrap();

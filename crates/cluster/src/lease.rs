@@ -95,6 +95,8 @@ pub struct Partitions {
     crawl: String,
     worker: String,
     ttl: Duration,
+    /// When [`balance`](Partitions::balance) last renewed the leases.
+    renewed: Option<Instant>,
 }
 
 impl fmt::Debug for Partitions {
@@ -125,6 +127,7 @@ impl Partitions {
             crawl: crawl.to_string(),
             worker: worker.to_string(),
             ttl,
+            renewed: None,
         })
     }
 
@@ -200,13 +203,34 @@ impl Partitions {
         }
     }
 
+    /// Renews every lease in `held` (all at once), dropping the lost ones.
+    async fn renew_all(&mut self, held: &mut Vec<Lease>) -> Result<(), ClusterError> {
+        let start = Instant::now();
+        let calls = held.iter().map(|lease| {
+            let keys = [self.key(lease.partition, "owner")];
+            let args = [self.owner_value(lease).into_bytes(), self.ttl_ms()];
+            let con = &self.con;
+            async move { invoke_retrying::<u64>(con, &RENEW_SCRIPT, &keys, &args).await }
+        });
+        let renewed = futures_util::future::try_join_all(calls).await?;
+        let mut kept = renewed.iter().map(|&r| r == 1);
+        held.retain(|_| kept.next().unwrap_or(false));
+        for lease in held.iter_mut() {
+            lease.expires = start + self.ttl;
+        }
+        self.renewed = Some(start);
+        Ok(())
+    }
+
     /// Keeps this worker's share of the `partitions`: registers it as alive,
-    /// renews the leases in `held` (dropping the lost ones), takes free
+    /// renews the leases in `held` every third of their term (dropping the
+    /// lost ones), takes free
     /// partitions while it holds fewer than its share (⌈partitions / live
     /// workers⌉) and returns the leases beyond its share. The caller stops
     /// leasing URLs on those, and [releases](Partitions::release) each
     /// once its URLs in flight there are acknowledged, so a joining worker
-    /// gets them. Called every third of the lease's time or so.
+    /// gets them. Called often (a heartbeat is one round trip): a joining
+    /// worker gets its share at the others' next calls.
     pub async fn balance(
         &mut self,
         held: &mut Vec<Lease>,
@@ -216,13 +240,8 @@ impl Partitions {
         let args = [self.worker.clone().into_bytes(), self.ttl_ms()];
         let live: u32 = invoke_retrying(&self.con, &HEARTBEAT_SCRIPT, &keys, &args).await?;
         let share = partitions.div_ceil(live.max(1)) as usize;
-        let mut i = 0;
-        while i < held.len() {
-            if self.renew(&mut held[i]).await? {
-                i += 1;
-            } else {
-                held.swap_remove(i);
-            }
+        if self.renewed.is_none_or(|t| t.elapsed() >= self.ttl / 3) {
+            self.renew_all(held).await?;
         }
         if held.len() > share {
             return Ok(held.split_off(share));

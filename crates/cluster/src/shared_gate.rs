@@ -10,7 +10,53 @@ use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;
 
 use crate::ClusterError;
-use crate::retry::query_retrying;
+use crate::retry::{invoke_retrying, query_retrying};
+
+/// Compares two stream ids (`ms-seq`) in Lua.
+const LESS: &str = r"
+local function parse(id)
+  local d = string.find(id, '-', 1, true)
+  return tonumber(string.sub(id, 1, d - 1)), tonumber(string.sub(id, d + 1))
+end
+local function less(a, b)
+  local am, as = parse(a)
+  local bm, bs = parse(b)
+  return am < bm or (am == bm and as < bs)
+end
+";
+
+/// KEYS: the log, the applied hash, the trim point; ARGV: worker, its
+/// replica's position. Refuses (TRIMMED) a replica behind the trim point
+/// (entries after it may be gone); registers it.
+const JOIN: &str = r"
+local trimmed = redis.call('GET', KEYS[3])
+if trimmed and less(ARGV[2], trimmed) then
+  return redis.error_reply('TRIMMED the log was trimmed to ' .. trimmed)
+end
+local known = redis.call('HGET', KEYS[2], ARGV[1])
+if not known or less(known, ARGV[2]) then
+  redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+end
+return 1
+";
+
+/// KEYS: the log, the applied hash, the trim point; ARGV: worker, its
+/// flushed position. Trims the log to the least position of the
+/// registered replicas (entries before it are gone; the one at it stays).
+const TRIM: &str = r"
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+local least = nil
+for _, id in ipairs(redis.call('HVALS', KEYS[2])) do
+  if not least or less(id, least) then least = id end
+end
+redis.call('SET', KEYS[3], least)
+return redis.call('XTRIM', KEYS[1], 'MINID', least)
+";
+
+static JOIN_SCRIPT: std::sync::LazyLock<redis::Script> =
+    std::sync::LazyLock::new(|| redis::Script::new(&format!("{LESS}\n{JOIN}")));
+static TRIM_SCRIPT: std::sync::LazyLock<redis::Script> =
+    std::sync::LazyLock::new(|| redis::Script::new(&format!("{LESS}\n{TRIM}")));
 
 /// Log entries read per round trip.
 const READ_BATCH: usize = 256;
@@ -88,6 +134,8 @@ pub struct SharedGate {
     /// Requests remembered, and forgotten, since the last flush.
     unsaved: Vec<(u64, LogId, Decision)>,
     forgotten: Vec<LogId>,
+    /// The name the replica is registered under, once it joined.
+    name: Option<String>,
 }
 
 impl fmt::Debug for SharedGate {
@@ -108,6 +156,8 @@ const REQUESTS: &str = "shared_gate.requests";
 const URLS: &str = "shared_gate.urls";
 const APPLIED: &[u8] = b"applied";
 const LOG: &[u8] = b"log";
+/// The name this replica is registered under (see `join`).
+const NAME: &[u8] = b"name";
 
 impl SharedGate {
     /// Connects to the cluster (any of its nodes) and shares the gate of the
@@ -137,6 +187,7 @@ impl SharedGate {
             order: VecDeque::new(),
             unsaved: Vec::new(),
             forgotten: Vec::new(),
+            name: None,
         };
         gate.load()?;
         Ok(gate)
@@ -236,6 +287,72 @@ impl SharedGate {
         seen: impl FnMut(LogId, u64, &Decision),
     ) -> Result<usize, ClusterError> {
         self.apply(None, seen).await
+    }
+
+    /// Registers this replica as `worker`'s in the crawl: the log is never
+    /// trimmed past a registered replica's last flush (see
+    /// [`trim`](SharedGate::trim)). Fails if the log was already trimmed
+    /// past this replica's position (a worker joining late, or a worker
+    /// that lost its replica): it would miss entries. Start such a worker
+    /// from a copy of another worker's replica directory, taken while that
+    /// worker is stopped.
+    ///
+    /// A replica is registered under the first worker name it joined with,
+    /// kept in its directory, so a worker restarted under another name
+    /// (the default name holds the process id) does not leave a stale
+    /// registration holding the log back.
+    pub async fn join(&mut self, worker: &str) -> Result<(), ClusterError> {
+        let meta = self.db.open_tree(META).map_err(gate_error)?;
+        let name = match meta.get(NAME).map_err(gate_error)? {
+            Some(name) => String::from_utf8_lossy(&name).into_owned(),
+            None => {
+                meta.insert(NAME, worker.as_bytes()).map_err(gate_error)?;
+                worker.to_string()
+            }
+        };
+        let keys = [self.log.clone(), self.applied_key(), self.trimmed_key()];
+        let args = [
+            name.as_bytes().to_vec(),
+            self.applied.to_string().into_bytes(),
+        ];
+        let joined: Result<u8, _> = invoke_retrying(&self.con, &JOIN_SCRIPT, &keys, &args).await;
+        match joined {
+            Ok(_) => Ok(()),
+            Err(e) if e.code() == Some("TRIMMED") => Err(ClusterError::Corrupt(format!(
+                "the shared log was trimmed past this replica (at {}): copy the replica \
+                 directory of another worker of this crawl, stopped, and start again",
+                self.applied
+            ))),
+            Err(e) => Err(e.into()),
+        }?;
+        self.name = Some(name);
+        Ok(())
+    }
+
+    /// Records this replica as flushed up to its last applied entry,
+    /// and trims the log to the least such position over the registered
+    /// replicas: every replica holds what is cut. Call after
+    /// [`flush`](SharedGate::flush); does nothing before
+    /// [`join`](SharedGate::join).
+    pub async fn trim(&mut self) -> Result<(), ClusterError> {
+        let Some(name) = &self.name else {
+            return Ok(());
+        };
+        let keys = [self.log.clone(), self.applied_key(), self.trimmed_key()];
+        let args = [
+            name.as_bytes().to_vec(),
+            self.applied.to_string().into_bytes(),
+        ];
+        let _: u64 = invoke_retrying(&self.con, &TRIM_SCRIPT, &keys, &args).await?;
+        Ok(())
+    }
+
+    fn applied_key(&self) -> String {
+        format!("{}:applied", self.log.trim_end_matches(":log"))
+    }
+
+    fn trimmed_key(&self) -> String {
+        format!("{}:trimmed", self.log.trim_end_matches(":log"))
     }
 
     /// The URL of the new page with document id `doc` (judged on any

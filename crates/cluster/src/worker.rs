@@ -43,10 +43,14 @@ use crate::{
 
 /// Outcomes are committed in groups of this many URLs, or this old.
 const GROUP_URLS: usize = 64;
-const GROUP_AGE: Duration = Duration::from_millis(20);
+const GROUP_AGE: Duration = Duration::from_millis(5);
 /// A partition with no key ready is asked again after this long (links
 /// other workers add to it are seen then).
-const IDLE_POLL: Duration = Duration::from_millis(500);
+const IDLE_POLL: Duration = Duration::from_secs(1);
+/// How often a worker looks at how many workers there are, to take or
+/// hand back partitions: a joining worker gets its share within about two
+/// of these.
+const BALANCE_EVERY: Duration = Duration::from_millis(500);
 /// URLs one lease call takes at most.
 const LEASE_BATCH: usize = 32;
 /// A request must start within this of its lease (added to every delay).
@@ -131,10 +135,11 @@ impl Worker {
         };
         let dir = config.output.dir.join("cluster");
         let dedup = dedup_config(&config);
-        let gate = SharedGate::open(&nodes, &crawl, &dir.join("gate"), dedup).await?;
+        let mut gate = SharedGate::open(&nodes, &crawl, &dir.join("gate"), dedup).await?;
         let frontier = SharedFrontier::open(&nodes, &crawl, frontier_config(&config)).await?;
         let lease = Duration::from_secs(config.cluster.lease_secs.0 as u64);
         let partitions = Partitions::open(&nodes, &crawl, &worker, lease).await?;
+        gate.join(&worker).await?;
         let (outbox, saved, entries) = Outbox::open(&dir)?;
         let mut stats = saved.stats;
         let mut lapsed = 0;
@@ -273,7 +278,10 @@ impl Worker {
         for f in &again {
             not_stale(self.frontier.give_back(&f.lease, &f.leased).await)?;
         }
-        let touched = self.add_links(&group).await?;
+        let mut touched = self.add_links(&group).await?;
+        // An acknowledged URL frees its key: its partition may have a URL
+        // ready at once.
+        touched.extend(group.iter().chain(&again).map(|f| f.leased.partition));
         let entries: Vec<Entry> = group
             .iter()
             .map(|f| Entry {
@@ -347,7 +355,10 @@ impl Worker {
 
     async fn checkpoint(&mut self) -> Result<(), ClusterError> {
         let position = self.sink.checkpoint()?;
-        self.stages.gate.lock().await.flush()?;
+        let mut gate = self.stages.gate.lock().await;
+        gate.flush()?;
+        gate.trim().await?;
+        drop(gate);
         self.outbox.checkpoint(position, &self.stats)?;
         Ok(())
     }
@@ -394,13 +405,11 @@ impl Crawl {
         }
     }
 
-    /// Renews and rebalances every third of a lease; releases drained
-    /// partitions once nothing of theirs is in flight.
+    /// Rebalances every [`BALANCE_EVERY`] (the leases are renewed every
+    /// third of their term); releases drained partitions once nothing of
+    /// theirs is in flight.
     async fn keep_share(&mut self, w: &mut Worker) -> Result<(), ClusterError> {
-        if self
-            .balanced
-            .is_some_and(|t| t.elapsed() < self.lease_time / 3)
-        {
+        if self.balanced.is_some_and(|t| t.elapsed() < BALANCE_EVERY) {
             return Ok(());
         }
         self.balanced = Some(Instant::now());
@@ -434,23 +443,36 @@ impl Crawl {
         Ok(self.counted.0 + (self.tasks.len() as u64) < w.stages.config.scope.max_pages)
     }
 
-    /// Leases from the partitions that are due, and starts each URL's task.
+    /// Leases from the partitions that are due, all at once (one round trip
+    /// of time, however many partitions), and starts each URL's task.
     async fn lease_and_start(&mut self, w: &Worker) -> Result<(), ClusterError> {
+        let room = self.concurrency.saturating_sub(self.tasks.len());
         let now = Instant::now();
         let margin = self.lease_time / 3;
-        let due: Vec<Lease> = self
+        let mut due: Vec<Lease> = self
             .held
             .iter()
             .filter(|l| l.usable(margin) && self.due.get(&l.partition).is_none_or(|&d| d <= now))
             .cloned()
             .collect();
-        for lease in due {
-            let room = self.concurrency.saturating_sub(self.tasks.len());
-            if room == 0 {
-                return Ok(());
-            }
-            let max = room.min(LEASE_BATCH);
-            let got = match w.frontier.lease(&lease, max).await {
+        due.sort_by_key(|l| self.due.get(&l.partition).copied());
+        due.truncate(room);
+        if due.is_empty() {
+            return Ok(());
+        }
+        // Never more than `room` in all.
+        let max = (room / due.len()).clamp(1, LEASE_BATCH);
+        // Each URL starts as soon as its reply is in (it must start within
+        // the start slack of its lease).
+        let mut calls: futures_util::stream::FuturesUnordered<_> = due
+            .into_iter()
+            .map(|lease| async move {
+                let reply = w.frontier.lease(&lease, max).await;
+                (lease, reply)
+            })
+            .collect();
+        while let Some((lease, reply)) = futures_util::StreamExt::next(&mut calls).await {
+            let got = match reply {
                 Ok(got) => got,
                 // Passed to another worker while this one was cut off.
                 Err(ClusterError::Stale { partition, .. }) => {
@@ -466,24 +488,33 @@ impl Crawl {
             };
             self.due.insert(lease.partition, Instant::now() + again);
             for leased in got.urls {
-                if !leased.startable(START_SLACK) {
-                    not_stale(w.frontier.give_back(&lease, &leased).await)?;
-                    continue;
-                }
-                tracing::debug!(
-                    url = %leased.url,
-                    partition = leased.partition,
-                    epoch = lease.epoch,
-                    at_ms = leased.leased_at_ms,
-                    "leased"
-                );
-                *self.in_flight.entry(lease.partition).or_default() += 1;
-                let stages = w.stages.clone();
-                let lease = lease.clone();
-                self.tasks
-                    .spawn(async move { fetch(stages, leased, lease).await });
+                self.start(w, &lease, leased).await?;
             }
         }
+        Ok(())
+    }
+
+    async fn start(
+        &mut self,
+        w: &Worker,
+        lease: &Lease,
+        leased: Leased,
+    ) -> Result<(), ClusterError> {
+        if !leased.startable(START_SLACK) {
+            return not_stale(w.frontier.give_back(lease, &leased).await);
+        }
+        tracing::debug!(
+            url = %leased.url,
+            partition = leased.partition,
+            epoch = lease.epoch,
+            at_ms = leased.leased_at_ms,
+            "leased"
+        );
+        *self.in_flight.entry(lease.partition).or_default() += 1;
+        let stages = w.stages.clone();
+        let lease = lease.clone();
+        self.tasks
+            .spawn(async move { fetch(stages, leased, lease).await });
         Ok(())
     }
 

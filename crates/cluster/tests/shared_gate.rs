@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use nearcrawl_cluster::{LogId, SharedGate};
+use nearcrawl_cluster::{ClusterError, LogId, SharedGate};
 use nearcrawl_index::{DedupConfig, Doc, Fingerprinter, Verdict};
 
 use common::Cluster;
@@ -260,4 +260,48 @@ fn tempdir(name: &str) -> PathBuf {
 /// The URL a test page is judged under.
 fn url_of(request: u64) -> String {
     format!("http://h/{request}")
+}
+
+#[test]
+fn the_log_is_trimmed_to_what_every_replica_flushed_and_a_late_replica_is_refused() {
+    let cluster = Cluster::start(3);
+    let tmp = tempdir("shared-gate-trim");
+    let nodes = cluster.urls();
+    let log = "{test:gate}:log";
+    runtime().block_on(async {
+        let (mut a, mut b) = (gate(&nodes, &tmp, "a").await, gate(&nodes, &tmp, "b").await);
+        a.join("a").await.unwrap();
+        b.join("b").await.unwrap();
+        let mut fp = fingerprinter();
+        for i in 0..20u64 {
+            let text = format!("page {i} {}", "words of its own ".repeat(i as usize + 3));
+            a.judge(i, &url_of(i), &fp.prepare(Doc::from(text.as_str())))
+                .await
+                .unwrap();
+        }
+        let node = cluster.node_of(log);
+        assert_eq!(cluster.log_len(node, log), 20);
+        a.flush().unwrap();
+        a.trim().await.unwrap();
+        assert_eq!(
+            cluster.log_len(node, log),
+            20,
+            "b has applied nothing: nothing is cut"
+        );
+        b.catch_up(|_, _, _| {}).await.unwrap();
+        b.flush().unwrap();
+        b.trim().await.unwrap();
+        assert!(
+            cluster.log_len(node, log) <= 1,
+            "both replicas hold every entry"
+        );
+        // A replica that has applied nothing cannot join any more; one
+        // copied from a flushed replica can.
+        let mut late = gate(&nodes, &tmp, "late").await;
+        let refused = late.join("late").await;
+        assert!(
+            matches!(&refused, Err(ClusterError::Corrupt(why)) if why.contains("trimmed")),
+            "{refused:?}"
+        );
+    });
 }
