@@ -175,7 +175,7 @@ impl Partitions {
     /// Runs the Lua `body` on `lease`'s partition, fenced: it runs only if
     /// the partition's epoch is still the lease's, and otherwise fails
     /// with [`ClusterError::Stale`]. In `body`, KEYS and ARGV are `keys` and
-    /// `args` shifted by one (KEYS[1] and ARGV[1] are the fence's); every
+    /// `args` shifted by one (`KEYS[1]` and `ARGV[1]` are the fence's); every
     /// key must be one of the partition's ([`key`](Partitions::key)).
     pub async fn fenced<T: redis::FromRedisValue>(
         &mut self,

@@ -1,22 +1,31 @@
-//! Crawl state shared by many workers on a Redis Cluster.
+//! One crawl, many workers: the crawl state they share, kept in a Redis
+//! Cluster, and the loop of one worker (`nearcrawl crawl --cluster`).
 //!
 //! The embedded crawl keeps its state in sled under its output directory;
 //! workers that crawl together keep what they share in a Redis Cluster
-//! (the design: `docs/distributed.md`). Built so far: the duplicate gate,
-//! and the leases that will give each partition of the frontier one owner.
+//! (the design and its figures: `docs/distributed.md`).
 //!
-//! - [`SharedGate`]: one gate for all workers, as a replicated state
-//!   machine. A worker appends what it wants judged to a log (a Redis
-//!   Stream); every worker applies the whole log, in order, to its own
-//!   replica of the embedded gate ([`nearcrawl_index::Deduper`]). A
-//!   verdict depends only on the entries before it, so every replica gives
-//!   every page the verdict one machine would give judging the pages in
-//!   the log's order: two copies judged at the same moment on two workers
-//!   are never both kept. Redis holds the log, not an index: the replicas
-//!   hold the index.
+//! - [`SharedFrontier`]: queues per politeness key, the seen set and the
+//!   URLs in flight, cut into partitions that one worker owns at a time;
+//!   every change is a Lua script on the partition's node. The schedule
+//!   (each key's next allowed start) lives there too, so politeness holds
+//!   whichever worker owns a key.
 //! - [`Partitions`]: leases on partitions with fencing: one owner at a
-//!   time, and a script of an owner that lost its lease refused
-//!   ([`ClusterError::Stale`]).
+//!   time, a script of an owner that lost its lease refused
+//!   ([`ClusterError::Stale`]); `balance` keeps each worker's share as
+//!   workers join and die.
+//! - [`SharedGate`]: one duplicate gate for all workers, as a replicated
+//!   state machine. A worker appends what it wants judged to a log (a Redis
+//!   Stream); every worker applies the whole log, in order, to its own
+//!   replica of the embedded gate ([`nearcrawl_index::Deduper`]). A verdict
+//!   depends only on the entries before it, so every replica gives every
+//!   page the verdict one machine would give judging the pages in the log's
+//!   order: two copies judged at the same moment on two workers are never
+//!   both kept. The log is trimmed to what every replica has flushed.
+//! - [`Worker`]: fetch, extract, judge and commit: a URL's outcomes go to a
+//!   synced local outbox, then the URL is acknowledged (fenced), then the
+//!   outcomes reach the outputs, so the union of the workers' outputs
+//!   holds every page once even when workers are killed.
 //!
 //! ```no_run
 //! # async fn f() -> Result<(), nearcrawl_cluster::ClusterError> {

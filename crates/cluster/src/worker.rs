@@ -167,9 +167,7 @@ impl Worker {
             wants_captures: sink.wants_captures(),
             config,
         };
-        if stages.config.seeds.sitemaps {
-            tracing::warn!("cluster workers do not read sitemaps yet: seeds.sitemaps is ignored");
-        }
+        warn_unshared(&stages.config);
         let mut w = Worker {
             stages: Arc::new(stages),
             frontier,
@@ -903,6 +901,33 @@ fn merge(into: &mut Stats, from: Stats) {
     }
     for (k, v) in from.depths {
         *into.depths.entry(k).or_default() += v;
+    }
+}
+
+/// Settings the embedded crawl honours that workers do not share yet: said
+/// once at start, not ignored silently.
+fn warn_unshared(config: &Config) {
+    let defaults = Config::default();
+    let s = &config.scope;
+    let unshared = [
+        (
+            config.seeds.sitemaps,
+            "seeds.sitemaps (sitemaps are not read)",
+        ),
+        (
+            s.max_pages_per_domain != defaults.scope.max_pages_per_domain,
+            "scope.max_pages_per_domain (only max_pages_per_host is kept, per host)",
+        ),
+        (s.max_hosts != defaults.scope.max_hosts, "scope.max_hosts"),
+        (
+            config.dedup.trap_window > 0,
+            "dedup.trap_window (no duplicate-trap cut-off across workers)",
+        ),
+    ];
+    for (set, what) in unshared {
+        if set {
+            tracing::warn!("cluster workers do not share this yet, so it has no effect: {what}");
+        }
     }
 }
 
