@@ -142,12 +142,17 @@ fn run(workers: usize, hosts: usize, pages: usize) -> (f64, u64) {
         )
         .unwrap();
         fetched += stats["fetched"].as_u64().unwrap();
-        each.push(stats["fetched"].as_u64().unwrap());
+        each.push((
+            stats["fetched"].as_u64().unwrap(),
+            stats["cluster"]["partitions_received"]
+                .as_u64()
+                .unwrap_or(0),
+        ));
         written += stats["written"].as_u64().unwrap();
     }
     let _ = std::fs::remove_dir_all(&tmp);
     let total: u64 = memory.values().sum();
-    println!("  pages per worker: {each:?}");
+    println!("  pages and partitions received from busier workers, per worker: {each:?}");
     println!(
         "  Redis after the crawl: seen set {} B, gate log {} B, frontier and leases {} B: \
          {:.0} B per URL seen, gate {:.0} B per document",

@@ -8,6 +8,7 @@
 //! that lost its lease without knowing (paused past it, cut off) cannot
 //! write over its successor.
 
+use std::collections::HashSet;
 use std::fmt;
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
@@ -18,7 +19,7 @@ use redis::cluster_async::ClusterConnection;
 
 use crate::ClusterError;
 use crate::frontier::fnv1a;
-use crate::retry::invoke_retrying;
+use crate::retry::{invoke_retrying, query_retrying};
 
 /// Takes a free partition: owner set if absent, epoch bumped; returns the
 /// new epoch, or nothing when another worker owns it.
@@ -68,6 +69,16 @@ return redis.call('ZCARD', KEYS[1])
 static ACQUIRE_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(ACQUIRE));
 static RENEW_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(RENEW));
 static RELEASE_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(RELEASE));
+/// Takes the ask for work (KEYS[1]) unless it is the caller's (ARGV[1]).
+const CLAIM: &str = r"
+local who = redis.call('GET', KEYS[1])
+if who and who ~= ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  return who
+end
+return false
+";
+static CLAIM_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(CLAIM));
 static HEARTBEAT_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(HEARTBEAT));
 
 /// A worker's hold on one partition.
@@ -95,8 +106,10 @@ pub struct Partitions {
     crawl: String,
     worker: String,
     ttl: Duration,
-    /// When [`balance`](Partitions::balance) last renewed the leases.
+    /// When [`balance`](Partitions::balance) last renewed the leases, and
+    /// last looked for free partitions.
     renewed: Option<Instant>,
+    scanned: Option<Instant>,
 }
 
 impl fmt::Debug for Partitions {
@@ -128,6 +141,7 @@ impl Partitions {
             worker: worker.to_string(),
             ttl,
             renewed: None,
+            scanned: None,
         })
     }
 
@@ -137,7 +151,7 @@ impl Partitions {
     }
 
     /// Takes partition `p` if no worker holds it.
-    pub async fn acquire(&mut self, p: u32) -> Result<Option<Lease>, ClusterError> {
+    pub async fn acquire(&self, p: u32) -> Result<Option<Lease>, ClusterError> {
         let start = Instant::now();
         // A retried call whose first reply was lost finds the lease taken
         // (by this worker): it lapses unused after one term.
@@ -236,7 +250,20 @@ impl Partitions {
         held: &mut Vec<Lease>,
         partitions: u32,
     ) -> Result<Vec<Lease>, ClusterError> {
-        let keys = [format!("{{{}}}:workers", self.crawl)];
+        self.balance_skipping(held, partitions, &HashSet::new())
+            .await
+    }
+
+    /// [`balance`](Partitions::balance), not taking the partitions in
+    /// `skip` (ones this worker just gave to another), and handing back
+    /// surplus from the end of `held` (put the idle ones last).
+    pub async fn balance_skipping(
+        &mut self,
+        held: &mut Vec<Lease>,
+        partitions: u32,
+        skip: &HashSet<u32>,
+    ) -> Result<Vec<Lease>, ClusterError> {
+        let keys = [self.crawl_key("workers")];
         let args = [self.worker.clone().into_bytes(), self.ttl_ms()];
         let live: u32 = invoke_retrying(&self.con, &HEARTBEAT_SCRIPT, &keys, &args).await?;
         let share = partitions.div_ceil(live.max(1)) as usize;
@@ -246,22 +273,109 @@ impl Partitions {
         if held.len() > share {
             return Ok(held.split_off(share));
         }
-        // Start where this worker's name points, so workers starting
-        // together do not all race for partition 0.
+        // At its share rounded down, a worker looks for a free partition
+        // once a term only: the shares rounded up add to more than there
+        // are partitions, so one worker is always one short.
+        let floor = (partitions / live.max(1)) as usize;
+        if held.len() >= share
+            || (held.len() >= floor && self.scanned.is_some_and(|t| t.elapsed() < self.ttl / 3))
+        {
+            return Ok(Vec::new());
+        }
+        self.scanned = Some(Instant::now());
+        self.take_free(held, partitions, share, skip).await?;
+        Ok(Vec::new())
+    }
+
+    /// Takes free partitions until `held` has `share`, asking many at once,
+    /// from where this worker's name points (so workers starting together
+    /// do not all race for partition 0).
+    async fn take_free(
+        &mut self,
+        held: &mut Vec<Lease>,
+        partitions: u32,
+        share: usize,
+        skip: &HashSet<u32>,
+    ) -> Result<(), ClusterError> {
         let start = fnv1a(self.worker.as_bytes()) % u64::from(partitions);
-        for i in 0..u64::from(partitions) {
-            if held.len() >= share {
+        let owned: HashSet<u32> = held.iter().map(|l| l.partition).collect();
+        let candidates: Vec<u32> = (0..u64::from(partitions))
+            .map(|i| ((start + i) % u64::from(partitions)) as u32)
+            .filter(|p| !skip.contains(p) && !owned.contains(p))
+            .collect();
+        let mut next = candidates.iter();
+        while held.len() < share {
+            // At least 32 tries at once (owned ones fail at once); a few
+            // taken beyond the share go back at the next balance.
+            let tries = (share - held.len()).max(32);
+            let batch: Vec<u32> = next.by_ref().take(tries).copied().collect();
+            if batch.is_empty() {
                 break;
             }
-            let p = ((start + i) % u64::from(partitions)) as u32;
-            if held.iter().any(|l| l.partition == p) {
-                continue;
-            }
-            if let Some(lease) = self.acquire(p).await? {
+            let this = &*self;
+            let tries = batch.iter().map(|&p| this.acquire(p));
+            for lease in futures_util::future::try_join_all(tries)
+                .await?
+                .into_iter()
+                .flatten()
+            {
                 held.push(lease);
             }
         }
-        Ok(Vec::new())
+        Ok(())
+    }
+
+    /// Says this worker has nothing to do while the crawl has work: a
+    /// worker with work in several partitions will give it one
+    /// ([`claim_hungry`](Partitions::claim_hungry)).
+    pub async fn ask_for_work(&self) -> Result<(), ClusterError> {
+        let mut cmd = redis::cmd("SET");
+        cmd.arg(self.crawl_key("hungry"))
+            .arg(&self.worker)
+            .arg("PX")
+            .arg(self.ttl.as_millis() as u64);
+        let _: () = query_retrying(&mut self.con.clone(), &cmd).await?;
+        Ok(())
+    }
+
+    /// The worker asking for work, if another one is; taken (only one
+    /// giver answers an ask).
+    pub async fn claim_hungry(&self) -> Result<Option<String>, ClusterError> {
+        let keys = [self.crawl_key("hungry")];
+        let args = [self.worker.clone().into_bytes()];
+        Ok(invoke_retrying(&self.con, &CLAIM_SCRIPT, &keys, &args).await?)
+    }
+
+    /// Gives `lease`'s partition to worker `to`: released, and named in
+    /// `to`'s gifts, which it takes at its next [`gifts`](Partitions::gifts).
+    pub async fn give(&mut self, lease: Lease, to: &str) -> Result<(), ClusterError> {
+        let p = lease.partition;
+        self.release(lease).await?;
+        let key = self.crawl_key(&format!("gifts:{to}"));
+        let mut cmd = redis::cmd("RPUSH");
+        cmd.arg(&key).arg(p);
+        let _: u64 = query_retrying(&mut self.con.clone(), &cmd).await?;
+        let mut expire = redis::cmd("PEXPIRE");
+        expire.arg(&key).arg(self.ttl.as_millis() as u64);
+        let _: u64 = query_retrying(&mut self.con.clone(), &expire).await?;
+        Ok(())
+    }
+
+    /// Partitions other workers gave this one, taken where still free.
+    pub async fn gifts(&mut self) -> Result<Vec<Lease>, ClusterError> {
+        let mut cmd = redis::cmd("LPOP");
+        cmd.arg(self.crawl_key(&format!("gifts:{}", self.worker)))
+            .arg(64);
+        let given: Option<Vec<u32>> = query_retrying(&mut self.con.clone(), &cmd).await?;
+        let mut taken = Vec::new();
+        for p in given.unwrap_or_default() {
+            taken.extend(self.acquire(p).await?);
+        }
+        Ok(taken)
+    }
+
+    fn crawl_key(&self, name: &str) -> String {
+        format!("{{{}}}:{name}", self.crawl)
     }
 
     fn ttl_ms(&self) -> Vec<u8> {

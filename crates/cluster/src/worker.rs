@@ -51,6 +51,10 @@ const IDLE_POLL: Duration = Duration::from_secs(1);
 /// hand back partitions: a joining worker gets its share within about two
 /// of these.
 const BALANCE_EVERY: Duration = Duration::from_millis(500);
+/// A worker with nothing to do asks for work at most this often; a
+/// partition it was given is not taken back by the giver for this long.
+const ASK_EVERY: Duration = Duration::from_secs(1);
+const GIVEN_FOR: Duration = Duration::from_secs(5);
 /// URLs one lease call takes at most.
 const LEASE_BATCH: usize = 32;
 /// A request must start within this of its lease (added to every delay).
@@ -251,7 +255,12 @@ impl Worker {
         fetched_before: u64,
     ) -> Result<Stats, ClusterError> {
         self.checkpoint().await?;
-        for lease in crawl.held.into_iter().chain(crawl.draining) {
+        let (gave, got) = (crawl.gave, crawl.got);
+        for lease in crawl
+            .held
+            .into_iter()
+            .chain(crawl.draining.into_iter().map(|(l, _)| l))
+        {
             self.partitions.release(lease).await?;
         }
         let mut stats = self.stats.clone();
@@ -262,6 +271,8 @@ impl Worker {
             "crawl": self.crawl,
             "worker": self.worker,
             "lapsed": self.lapsed,
+            "partitions_given": gave,
+            "partitions_received": got,
             "gate_applied": self.stages.gate.lock().await.applied().to_string(),
         });
         self.sink.finish(&json)?;
@@ -366,8 +377,21 @@ impl Worker {
 /// waiting to be committed, and when each partition is next asked.
 struct Crawl {
     held: Vec<Lease>,
-    /// Beyond this worker's share: no new leases; released once empty.
-    draining: Vec<Lease>,
+    /// Beyond this worker's share, or given to a worker that asked for
+    /// work: no new leases; released (or given) once nothing is in flight.
+    draining: Vec<(Lease, Option<String>)>,
+    /// Whether a partition's last lease call found work (URLs, or a key
+    /// waiting for its turn).
+    has_work: HashMap<u32, bool>,
+    /// Partitions given away lately: not taken back by `balance`.
+    given: HashMap<u32, Instant>,
+    /// Partitions received lately: not handed back as surplus.
+    received: HashMap<u32, Instant>,
+    /// When this worker last asked for work.
+    asked: Option<Instant>,
+    /// Partitions given to and received from other workers that asked.
+    gave: u64,
+    got: u64,
     due: HashMap<u32, Instant>,
     in_flight: HashMap<u32, usize>,
     tasks: JoinSet<Fetch>,
@@ -388,6 +412,12 @@ impl Crawl {
         Crawl {
             held: Vec::new(),
             draining: Vec::new(),
+            has_work: HashMap::new(),
+            given: HashMap::new(),
+            received: HashMap::new(),
+            asked: None,
+            gave: 0,
+            got: 0,
             due: HashMap::new(),
             in_flight: HashMap::new(),
             tasks: JoinSet::new(),
@@ -413,19 +443,71 @@ impl Crawl {
         self.balanced = Some(Instant::now());
         let partitions = w.frontier.config().partitions;
         let before: HashSet<u32> = self.held.iter().map(|l| l.partition).collect();
-        let surplus = w.partitions.balance(&mut self.held, partitions).await?;
-        self.draining.extend(surplus);
+        for gift in w.partitions.gifts().await? {
+            self.received.insert(gift.partition, Instant::now());
+            self.got += 1;
+            self.held.push(gift);
+        }
+        // Surplus is handed back from the end: never a partition just
+        // received (it came with work); otherwise in the order taken.
+        self.received.retain(|_, t| t.elapsed() < GIVEN_FOR);
+        let received = &self.received;
+        self.held
+            .sort_by_key(|l| !received.contains_key(&l.partition));
+        self.given.retain(|_, t| t.elapsed() < GIVEN_FOR);
+        let skip: HashSet<u32> = self.given.keys().copied().collect();
+        let surplus = w
+            .partitions
+            .balance_skipping(&mut self.held, partitions, &skip)
+            .await?;
+        self.draining.extend(surplus.into_iter().map(|l| (l, None)));
         for l in &self.held {
             if !before.contains(&l.partition) {
                 self.due.insert(l.partition, Instant::now());
             }
         }
+        self.give_work(w).await?;
+        self.release_drained(w).await
+    }
+
+    /// Answers another worker's ask for work: with work in two partitions
+    /// or more, one of them goes to it once drained.
+    async fn give_work(&mut self, w: &mut Worker) -> Result<(), ClusterError> {
+        let with_work = |c: &Crawl, l: &Lease| c.has_work.get(&l.partition) == Some(&true);
+        if self.held.iter().filter(|l| with_work(self, l)).count() < 2 {
+            return Ok(());
+        }
+        let Some(to) = w.partitions.claim_hungry().await? else {
+            return Ok(());
+        };
+        if let Some(i) = self.held.iter().position(|l| with_work(self, l)) {
+            let lease = self.held.remove(i);
+            tracing::debug!(
+                partition = lease.partition,
+                to,
+                "giving a partition with work"
+            );
+            self.draining.push((lease, Some(to)));
+        }
+        Ok(())
+    }
+
+    /// Releases (or gives) drained partitions once nothing of theirs is in
+    /// flight.
+    async fn release_drained(&mut self, w: &mut Worker) -> Result<(), ClusterError> {
         let mut kept = Vec::new();
-        for lease in std::mem::take(&mut self.draining) {
-            if self.in_flight.get(&lease.partition).copied().unwrap_or(0) == 0 {
-                w.partitions.release(lease).await?;
-            } else {
-                kept.push(lease);
+        for (lease, to) in std::mem::take(&mut self.draining) {
+            if self.in_flight.get(&lease.partition).copied().unwrap_or(0) > 0 {
+                kept.push((lease, to));
+                continue;
+            }
+            match to {
+                Some(to) => {
+                    self.given.insert(lease.partition, Instant::now());
+                    self.gave += 1;
+                    w.partitions.give(lease, &to).await?;
+                }
+                None => w.partitions.release(lease).await?,
             }
         }
         self.draining = kept;
@@ -479,6 +561,10 @@ impl Crawl {
                 }
                 Err(e) => return Err(e),
             };
+            self.has_work.insert(
+                lease.partition,
+                !got.urls.is_empty() || got.next_in.is_some(),
+            );
             let again = if got.urls.len() == max {
                 Duration::ZERO
             } else {
@@ -577,6 +663,21 @@ impl Crawl {
         self.group.is_empty() && self.checkpointed.elapsed() >= every
     }
 
+    /// Nothing in flight here, none of this worker's partitions has work,
+    /// and the crawl has: ask another worker for a partition (once a
+    /// second at most).
+    async fn ask_for_work(&mut self, w: &Worker) -> Result<(), ClusterError> {
+        let idle = self
+            .held
+            .iter()
+            .all(|l| self.has_work.get(&l.partition) == Some(&false));
+        if idle && self.asked.is_none_or(|t| t.elapsed() >= ASK_EVERY) {
+            self.asked = Some(Instant::now());
+            w.partitions.ask_for_work().await?;
+        }
+        Ok(())
+    }
+
     /// Over when nothing is in flight here and, three looks in a row, the
     /// frontier holds nothing queued or in flight on any worker (or the
     /// budget is spent, or the worker was stopped).
@@ -596,6 +697,7 @@ impl Crawl {
             self.empty_looks += 1;
         } else {
             self.empty_looks = 0;
+            self.ask_for_work(w).await?;
         }
         Ok(self.empty_looks >= DONE_LOOKS)
     }

@@ -85,3 +85,38 @@ fn a_lapsed_lease_passes_on_and_the_old_owner_is_fenced_out() {
             assert_eq!(again.epoch, 3);
         });
 }
+
+#[test]
+fn an_idle_worker_asks_and_a_busy_one_gives_it_a_partition() {
+    let cluster = common::Cluster::start(3);
+    let nodes = cluster.urls();
+    let urls: Vec<&str> = nodes.iter().map(String::as_str).collect();
+    let ttl = Duration::from_secs(5);
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            let mut busy = Partitions::open(&urls, "gift", "busy", ttl).await.unwrap();
+            let mut idle = Partitions::open(&urls, "gift", "idle", ttl).await.unwrap();
+            let lease = busy.acquire(3).await.unwrap().unwrap();
+            assert_eq!(busy.claim_hungry().await.unwrap(), None, "nobody asked");
+            idle.ask_for_work().await.unwrap();
+            assert_eq!(idle.claim_hungry().await.unwrap(), None, "not its own ask");
+            assert_eq!(busy.claim_hungry().await.unwrap().as_deref(), Some("idle"));
+            assert_eq!(
+                busy.claim_hungry().await.unwrap(),
+                None,
+                "an ask is answered once"
+            );
+            busy.give(lease, "idle").await.unwrap();
+            let got = idle.gifts().await.unwrap();
+            assert_eq!(got.len(), 1);
+            assert_eq!(
+                (got[0].partition, got[0].epoch),
+                (3, 2),
+                "a new owner, a new epoch"
+            );
+            assert!(idle.gifts().await.unwrap().is_empty());
+        });
+}
