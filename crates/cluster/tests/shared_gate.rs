@@ -234,7 +234,12 @@ fn a_node_killed_and_restarted_while_workers_judge_changes_nothing() {
     // The node that holds the log, killed once the workers are well under
     // way: every judging waits for it.
     let node = cluster.node_of(LOG);
+    let start = std::time::Instant::now();
     while cluster.log_len(node, LOG) < 50 {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the workers never got going"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
     cluster.kill(node);
