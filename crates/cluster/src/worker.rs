@@ -25,10 +25,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use nearcrawl_crawl::canonical::Canonicalizer;
-use nearcrawl_crawl::config::{Config, DuplicatePolicy};
-use nearcrawl_crawl::crawler::{dedup_config, fetch_config, page_name};
+use nearcrawl_crawl::config::Config;
+use nearcrawl_crawl::crawler::{dedup_config, duplicate_outcomes, fetch_config, page_name};
 use nearcrawl_crawl::scope::Scope;
-use nearcrawl_crawl::sink::{Capture, DuplicateRecord, ErrorRecord, Outcome, PageRecord, Sink};
+use nearcrawl_crawl::sink::{Capture, ErrorRecord, Outcome, PageRecord, Sink};
 use nearcrawl_crawl::state::Stats;
 use nearcrawl_extract::{Input, extract};
 use nearcrawl_fetch::{FetchError, Fetched, Fetcher};
@@ -844,29 +844,11 @@ fn record(
     let mut page = a.record;
     page.simhash = decision.simhash.fingerprint.to_string();
     page.content_hash = format!("{:032x}", decision.content_hash);
-    if let Some((_, kind, distance, similarity)) = decision.verdict.duplicate_of() {
+    if decision.verdict.duplicate_of().is_some() {
         let original = original.unwrap_or_default();
-        if kind == "exact" {
-            f.stats.exact_duplicates += 1;
-        } else {
-            f.stats.near_duplicates += 1;
-        }
-        f.outcomes.push(Outcome::Duplicate(DuplicateRecord {
-            url: page.url.clone(),
-            duplicate_of: original.clone(),
-            kind: kind.into(),
-            distance,
-            similarity,
-            check: decision
-                .verdict
-                .check()
-                .map(|c| c.name().to_string())
-                .unwrap_or_default(),
-        }));
-        if stages.config.dedup.policy == DuplicatePolicy::Record {
-            page.duplicate_of = Some(original);
-            f.outcomes.push(Outcome::Page(page));
-        }
+        let policy = stages.config.dedup.policy;
+        let outcomes = duplicate_outcomes(page, &decision.verdict, original, policy, &mut f.stats);
+        f.outcomes.extend(outcomes);
         return;
     }
     if a.noindex {

@@ -1062,7 +1062,7 @@ fn judge(shared: &Shared, entry: Entry, mut fetched: nearcrawl_fetch::Fetched) {
     }
     let decision = &judgement.decision;
     let noindex = page.robots.noindex;
-    let dup = duplicate_of(&decision.verdict);
+    let dup = decision.verdict.duplicate_of().map(|(of, ..)| of);
     let verdict = HostVerdict {
         duplicate: dup.is_some(),
         written: dup.is_none() && !noindex,
@@ -1072,8 +1072,17 @@ fn judge(shared: &Shared, entry: Entry, mut fetched: nearcrawl_fetch::Fetched) {
     let record = page_record(&entry, &fetched, fetched_at, page, decision);
     tracing::debug!(url = %entry.url, status = fetched.status, verdict = ?decision.verdict, "page");
     let recorded = match dup {
-        Some(dup) => {
-            record_duplicate(shared, state, &mut commit, dup, record);
+        Some(of) => {
+            let original = state.doc_url(of).ok().flatten().unwrap_or_default();
+            let policy = shared.config.dedup.policy;
+            let outcomes = duplicate_outcomes(
+                record,
+                &decision.verdict,
+                original,
+                policy,
+                &mut state.stats,
+            );
+            commit.outcomes.extend(outcomes);
             Ok(())
         }
         None => record_new(
@@ -1158,30 +1167,6 @@ fn prepare(
     prepared
 }
 
-/// What a duplicate duplicates, as the duplicate record tells it.
-struct DuplicateOf {
-    of: u64,
-    /// `exact` or `near`.
-    kind: &'static str,
-    distance: u32,
-    similarity: f32,
-    /// The check that decided.
-    check: String,
-}
-
-/// `None` for a new page.
-fn duplicate_of(verdict: &Verdict) -> Option<DuplicateOf> {
-    let (of, kind, distance, similarity) = verdict.duplicate_of()?;
-    let check = verdict.check().map(|c| c.name().to_string());
-    Some(DuplicateOf {
-        of,
-        kind,
-        distance,
-        similarity,
-        check: check.unwrap_or_default(),
-    })
-}
-
 /// The corpus record of a page (it takes the page's text).
 fn page_record(
     entry: &Entry,
@@ -1206,35 +1191,42 @@ fn page_record(
     }
 }
 
-/// A duplicate: counted and recorded (and written as a page under the
-/// `record` policy). Its links never reach the frontier.
-fn record_duplicate(
-    shared: &Shared,
-    state: &mut State,
-    commit: &mut Commit,
-    dup: DuplicateOf,
-    record: PageRecord,
-) {
-    let original = state.doc_url(dup.of).ok().flatten().unwrap_or_default();
-    if dup.kind == "exact" {
-        state.stats.exact_duplicates += 1;
+/// A duplicate's outcomes: its record, and under the `record` policy the
+/// page itself naming `original`; counted in `stats`. Its links never reach
+/// the frontier. Public so the cluster worker writes duplicates alike.
+pub fn duplicate_outcomes(
+    page: PageRecord,
+    verdict: &Verdict,
+    original: String,
+    policy: DuplicatePolicy,
+    stats: &mut Stats,
+) -> Vec<Outcome> {
+    let Some((_, kind, distance, similarity)) = verdict.duplicate_of() else {
+        return Vec::new();
+    };
+    if kind == "exact" {
+        stats.exact_duplicates += 1;
     } else {
-        state.stats.near_duplicates += 1;
+        stats.near_duplicates += 1;
     }
-    commit.outcomes.push(Outcome::Duplicate(DuplicateRecord {
-        url: record.url.clone(),
+    let mut outcomes = vec![Outcome::Duplicate(DuplicateRecord {
+        url: page.url.clone(),
         duplicate_of: original.clone(),
-        kind: dup.kind.into(),
-        distance: dup.distance,
-        similarity: dup.similarity,
-        check: dup.check,
-    }));
-    if shared.config.dedup.policy == DuplicatePolicy::Record {
-        commit.outcomes.push(Outcome::Page(PageRecord {
+        kind: kind.into(),
+        distance,
+        similarity,
+        check: verdict
+            .check()
+            .map(|c| c.name().to_string())
+            .unwrap_or_default(),
+    })];
+    if policy == DuplicatePolicy::Record {
+        outcomes.push(Outcome::Page(PageRecord {
             duplicate_of: Some(original),
-            ..record
+            ..page
         }));
     }
+    outcomes
 }
 
 /// A new page: a document, the corpus (unless `noindex`), its links to the
