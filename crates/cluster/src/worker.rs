@@ -44,6 +44,8 @@ use crate::{
 /// Outcomes are committed in groups of this many URLs, or this old.
 const GROUP_URLS: usize = 64;
 const GROUP_AGE: Duration = Duration::from_millis(5);
+/// How often the crawl's page count over all workers is read.
+const BUDGET_EVERY: Duration = Duration::from_millis(100);
 /// A partition with no key ready is asked again after this long (links
 /// other workers add to it are seen then).
 const IDLE_POLL: Duration = Duration::from_secs(1);
@@ -515,9 +517,10 @@ impl Crawl {
     }
 
     /// Whether the crawl's page budget (over all workers) allows more; the
-    /// shared count is read at most every [`GROUP_AGE`].
+    /// shared count is read at most every [`BUDGET_EVERY`] (it may then
+    /// overshoot by what the workers start in that time).
     async fn budget_left(&mut self, w: &Worker) -> Result<bool, ClusterError> {
-        if self.counted.1.is_none_or(|t| t.elapsed() >= GROUP_AGE) {
+        if self.counted.1.is_none_or(|t| t.elapsed() >= BUDGET_EVERY) {
             self.counted = (w.frontier.counted().await?, Some(Instant::now()));
         }
         Ok(self.counted.0 + (self.tasks.len() as u64) < w.stages.config.scope.max_pages)
