@@ -26,13 +26,15 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use nearcrawl_crawl::canonical::Canonicalizer;
 use nearcrawl_crawl::config::Config;
-use nearcrawl_crawl::crawler::{dedup_config, duplicate_outcomes, fetch_config, page_name};
+use nearcrawl_crawl::crawler::{
+    capture, dedup_config, duplicate_outcomes, fetch_config, page_record, prepare,
+};
 use nearcrawl_crawl::scope::Scope;
-use nearcrawl_crawl::sink::{Capture, ErrorRecord, Outcome, PageRecord, Sink};
+use nearcrawl_crawl::sink::{Capture, ErrorRecord, Outcome, Sink};
 use nearcrawl_crawl::state::Stats;
 use nearcrawl_extract::{Input, extract};
 use nearcrawl_fetch::{FetchError, Fetched, Fetcher};
-use nearcrawl_index::{Decision, Doc, Fingerprinter, Prepared};
+use nearcrawl_index::{Decision, Fingerprinter, Prepared};
 use tokio::task::JoinSet;
 use url::Url;
 
@@ -786,12 +788,15 @@ impl Fetch {
 
 /// What extraction gives the gate and the outputs.
 struct Analyzed {
-    record: PageRecord,
+    page: nearcrawl_extract::Page,
+    /// The response, its body gone (extracted, or taken by the capture).
+    fetched: Fetched,
+    /// Since the Unix epoch.
+    at: Duration,
     prepared: Prepared,
     links: Vec<(String, String, u32)>,
     out_of_scope: Vec<&'static str>,
     capture: Option<Capture>,
-    noindex: bool,
     bytes: u64,
 }
 
@@ -800,8 +805,7 @@ struct Analyzed {
 async fn judge(stages: &Arc<Stages>, f: &mut Fetch, fetched: Fetched) {
     let s = stages.clone();
     let depth = f.leased.depth;
-    let url = f.leased.url.clone();
-    let analyzed = tokio::task::spawn_blocking(move || analyze(&s, &url, depth, fetched)).await;
+    let analyzed = tokio::task::spawn_blocking(move || analyze(&s, depth, fetched)).await;
     let Ok(a) = analyzed else {
         f.error(
             "extract",
@@ -844,9 +848,9 @@ fn record(
     if let Some(c) = a.capture {
         f.outcomes.push(Outcome::Capture(c));
     }
-    let mut page = a.record;
-    page.simhash = decision.simhash.fingerprint.to_string();
-    page.content_hash = format!("{:032x}", decision.content_hash);
+    let noindex = a.page.robots.noindex;
+    let (url, depth) = (&f.leased.url, f.leased.depth);
+    let page = page_record(url, depth, &a.fetched, a.at, a.page, decision);
     if decision.verdict.duplicate_of().is_some() {
         let original = original.unwrap_or_default();
         let policy = stages.config.dedup.policy;
@@ -854,7 +858,7 @@ fn record(
         f.outcomes.extend(outcomes);
         return;
     }
-    if a.noindex {
+    if noindex {
         f.stats.noindex += 1;
     } else {
         f.stats.written += 1;
@@ -866,7 +870,7 @@ fn record(
     f.links = a.links;
 }
 
-fn analyze(stages: &Stages, url: &str, depth: u32, mut fetched: Fetched) -> Analyzed {
+fn analyze(stages: &Stages, depth: u32, mut fetched: Fetched) -> Analyzed {
     let at = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
@@ -879,45 +883,25 @@ fn analyze(stages: &Stages, url: &str, depth: u32, mut fetched: Fetched) -> Anal
         },
     );
     let (links, out_of_scope) = scoped_links(stages, &page, depth + 1);
-    let name = page_name(&page);
-    let pooled = stages.fingerprinters.lock().unwrap().pop();
-    let mut fp = pooled.unwrap_or_else(|| stages.fingerprinter.clone());
-    let prepared = fp.prepare(Doc {
-        text: &page.text,
-        title: name.as_deref(),
-        host: fetched.final_url.host_str(),
-    });
-    stages.fingerprinters.lock().unwrap().push(fp);
+    let prepared = prepare(
+        &stages.fingerprinters,
+        &stages.fingerprinter,
+        &page,
+        &fetched.final_url,
+    );
     let bytes = fetched.body.len() as u64;
-    let capture = stages.wants_captures.then(|| Capture {
-        url: fetched.final_url.to_string(),
-        fetched_at_ms: at.as_millis() as u64,
-        request_headers: stages.fetcher.request_headers(),
-        status: fetched.status,
-        headers: std::mem::take(&mut fetched.headers),
-        body: std::mem::take(&mut fetched.body),
-        truncated: fetched.truncated,
-    });
+    let captured = stages
+        .wants_captures
+        .then(|| capture(&stages.fetcher, &mut fetched, at));
+    fetched.body = Vec::new();
     Analyzed {
-        record: PageRecord {
-            url: url.to_string(),
-            final_url: fetched.final_url.to_string(),
-            status: fetched.status,
-            fetched_at: at.as_secs(),
-            depth,
-            outlinks: page.links.len(),
-            title: page.title,
-            lang: page.lang,
-            text: page.text,
-            simhash: String::new(),
-            content_hash: String::new(),
-            duplicate_of: None,
-        },
-        noindex: page.robots.noindex,
+        page,
+        fetched,
+        at,
         prepared,
         links,
         out_of_scope,
-        capture,
+        capture: captured,
         bytes,
     }
 }

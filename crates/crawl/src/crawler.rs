@@ -1036,11 +1036,18 @@ fn judge(shared: &Shared, entry: Entry, mut fetched: nearcrawl_fetch::Fetched) {
     let body_bytes = fetched.body.len() as u64;
     let mut commit = Commit::new(&entry);
     if shared.wants_captures {
-        commit
-            .outcomes
-            .push(Outcome::Capture(capture(shared, &mut fetched, fetched_at)));
+        commit.outcomes.push(Outcome::Capture(capture(
+            &shared.fetcher,
+            &mut fetched,
+            fetched_at,
+        )));
     }
-    let prepared = prepare(shared, &page, &fetched.final_url);
+    let prepared = prepare(
+        &shared.fingerprinters,
+        &shared.fingerprinter,
+        &page,
+        &fetched.final_url,
+    );
 
     let mut guard = shared.core.lock();
     let core = &mut *guard;
@@ -1069,7 +1076,14 @@ fn judge(shared: &Shared, entry: Entry, mut fetched: nearcrawl_fetch::Fetched) {
         delay: shared.fetcher.delay_of(&entry.url),
     };
     note_host_verdict(state, &mut core.traps, &mut commit, &entry.url, verdict);
-    let record = page_record(&entry, &fetched, fetched_at, page, decision);
+    let record = page_record(
+        entry.url.as_str(),
+        entry.depth,
+        &fetched,
+        fetched_at,
+        page,
+        decision,
+    );
     tracing::debug!(url = %entry.url, status = fetched.status, verdict = ?decision.verdict, "page");
     let recorded = match dup {
         Some(of) => {
@@ -1136,12 +1150,12 @@ fn scoped_links(shared: &Shared, page: &nearcrawl_extract::Page, depth: u32) -> 
 }
 
 /// The raw exchange for archival sinks; extraction is done with the body,
-/// so the capture takes it.
-fn capture(shared: &Shared, fetched: &mut nearcrawl_fetch::Fetched, at: Duration) -> Capture {
+/// so the capture takes it. `at`: since the Unix epoch.
+pub fn capture(fetcher: &Fetcher, fetched: &mut nearcrawl_fetch::Fetched, at: Duration) -> Capture {
     Capture {
         url: fetched.final_url.to_string(),
         fetched_at_ms: at.as_millis() as u64,
-        request_headers: shared.fetcher.request_headers(),
+        request_headers: fetcher.request_headers(),
         status: fetched.status,
         headers: std::mem::take(&mut fetched.headers),
         body: std::mem::take(&mut fetched.body),
@@ -1149,38 +1163,41 @@ fn capture(shared: &Shared, fetched: &mut nearcrawl_fetch::Fetched, at: Duration
     }
 }
 
-/// The page's fingerprints and name, with a fingerprinter from the pool.
-fn prepare(
-    shared: &Shared,
+/// The page's fingerprints and name, with a fingerprinter from the pool
+/// (`template`'s clone when the pool is empty; it goes back after).
+pub fn prepare(
+    pool: &Mutex<Vec<Fingerprinter>>,
+    template: &Fingerprinter,
     page: &nearcrawl_extract::Page,
     url: &Url,
 ) -> nearcrawl_index::Prepared {
-    let pooled = shared.fingerprinters.lock().unwrap().pop();
-    let mut fp = pooled.unwrap_or_else(|| shared.fingerprinter.clone());
+    let pooled = pool.lock().unwrap().pop();
+    let mut fp = pooled.unwrap_or_else(|| template.clone());
     let name = page_name(page);
     let prepared = fp.prepare(Doc {
         text: &page.text,
         title: name.as_deref(),
         host: url.host_str(),
     });
-    shared.fingerprinters.lock().unwrap().push(fp);
+    pool.lock().unwrap().push(fp);
     prepared
 }
 
 /// The corpus record of a page (it takes the page's text).
-fn page_record(
-    entry: &Entry,
+pub fn page_record(
+    url: &str,
+    depth: u32,
     fetched: &nearcrawl_fetch::Fetched,
     fetched_at: Duration,
     page: nearcrawl_extract::Page,
     decision: &nearcrawl_index::Decision,
 ) -> PageRecord {
     PageRecord {
-        url: entry.url.to_string(),
+        url: url.to_string(),
         final_url: fetched.final_url.to_string(),
         status: fetched.status,
         fetched_at: fetched_at.as_secs(),
-        depth: entry.depth,
+        depth,
         outlinks: page.links.len(),
         title: page.title,
         lang: page.lang,
