@@ -5,6 +5,9 @@
 //! duplicate's links never followed), and every host's requests spaced by
 //! its delay as its server saw them.
 //!
+//! And two workers on a duplicate trap and a chain of hosts: the trap cut
+//! off once for both, `max_hosts` kept over both.
+//!
 //! Needs `redis-server` and `redis-cli` (installed by `.ci/run`).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -323,5 +326,136 @@ fn three_workers_one_killed_twice_and_a_redis_node_killed_count_every_page_once(
         counted.len(),
         "stats agree with the outputs: {stats:?}"
     );
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+/// A shop whose home page links to 100 filter pages, each a near copy of
+/// the others.
+fn trap_route(path: &str) -> (u16, &'static str, Vec<u8>) {
+    match path {
+        "/robots.txt" => (404, "text/plain", Vec::new()),
+        "/" => {
+            let links: Vec<String> = (0..100).map(|i| format!("/search?f={i}")).collect();
+            (200, "text/html", html("Shop", &text(50, 0), &links))
+        }
+        p if p.starts_with("/search?f=") => {
+            let body = format!("Filter {} {}", &p[10..], text(50, 1));
+            (200, "text/html", html("Search results", &body, &[]))
+        }
+        _ => (404, "text/plain", Vec::new()),
+    }
+}
+
+#[test]
+fn two_workers_cut_a_trap_off_once_and_keep_max_hosts_over_both() {
+    let cluster = Cluster::start(3);
+    let (trap, trap_log) = serve_timed("127.0.4.20", trap_route);
+    // A chain of hosts: each home page links to its three pages and to
+    // the next host's home page.
+    let mut chain: Vec<(String, TimedLog)> = Vec::new();
+    let slots: Vec<Arc<OnceLock<String>>> = (0..6).map(|_| Arc::new(OnceLock::new())).collect();
+    for (h, slot) in slots.iter().enumerate() {
+        let next = slot.clone();
+        let (addr, log) = serve_timed(&format!("127.0.4.{}", 21 + h), move |path| {
+            let i = match path {
+                "/robots.txt" => return (404, "text/plain", Vec::new()),
+                "/" => 0,
+                p => match p.strip_prefix("/p/").and_then(|i| i.parse().ok()) {
+                    Some(i @ 1..=3) => i,
+                    _ => return (404, "text/plain", Vec::new()),
+                },
+            };
+            let mut links: Vec<String> = (1..=3).map(|i| format!("/p/{i}")).collect();
+            links.push(format!("{}/", next.get().unwrap()));
+            (
+                200,
+                "text/html",
+                html(&title(60 + h, i), &text(60 + h, i), &links),
+            )
+        });
+        chain.push((format!("http://{addr}"), log));
+    }
+    for (h, slot) in slots.iter().enumerate() {
+        slot.set(chain[(h + 1) % 6].0.clone()).unwrap();
+    }
+    let tmp = std::env::temp_dir().join(format!("nearcrawl-e2e-trap-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
+    let nodes: Vec<String> = cluster.urls().iter().map(|n| format!("\"{n}\"")).collect();
+    let config = tmp.join("c.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[seeds]\nurls = [\"http://{trap}/\", \"{}/\"]\nsitemaps = false\n\
+             [scope]\nhosts = [\"*\"]\nmax_hosts = 4\n\
+             [politeness]\ndelay_ms = 0\nglobal_concurrency = 4\n\
+             [fetch]\nallow_private_networks = true\n\
+             [dedup]\ntrap_window = 10\ntrap_share = 0.8\n\
+             [cluster]\nnodes = [{}]\nname = \"traps\"\npartitions = 32\nlease_secs = 2\n",
+            chain[0].0,
+            nodes.join(", ")
+        ),
+    )
+    .unwrap();
+    let outs: Vec<PathBuf> = (0..2).map(|w| tmp.join(format!("out{w}"))).collect();
+    let mut workers: Vec<Child> = (0..2)
+        .map(|w| start_worker(&config, &outs[w], &format!("w{w}")))
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    for (w, child) in workers.iter_mut().enumerate() {
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                assert!(status.success(), "worker {w}");
+                break;
+            }
+            assert!(Instant::now() < deadline, "worker {w} did not finish");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    let searches = trap_log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, p)| p.starts_with("/search"))
+        .count();
+    assert!(
+        (9..=20).contains(&searches),
+        "{searches} filter pages fetched: the trap should be cut after about 10"
+    );
+    let stats: Vec<serde_json::Value> = outs
+        .iter()
+        .map(|o| {
+            serde_json::from_str(&std::fs::read_to_string(o.join("stats.json")).unwrap()).unwrap()
+        })
+        .collect();
+    let traps: Vec<&serde_json::Value> = stats
+        .iter()
+        .flat_map(|s| s["duplicate_traps"].as_array().unwrap())
+        .collect();
+    assert_eq!(traps.len(), 1, "one trap over both workers: {stats:?}");
+    assert_eq!(traps[0]["host"], "127.0.4.20");
+    let out_of_scope = |why: &str| -> u64 {
+        stats
+            .iter()
+            .map(|s| s["out_of_scope"][why].as_u64().unwrap_or(0))
+            .sum()
+    };
+    assert!(out_of_scope("duplicate_trap") >= 80, "{stats:?}");
+    let errors: String = outs
+        .iter()
+        .map(|o| std::fs::read_to_string(o.join("errors.jsonl")).unwrap_or_default())
+        .collect();
+    assert!(
+        errors.contains("\"kind\":\"duplicate_trap\"") && errors.contains("of its last 10 pages"),
+        "{errors}"
+    );
+    // The trap host and the chain's first three hosts make four.
+    for (h, (base, log)) in chain.iter().enumerate() {
+        let asked: HashSet<String> = log.lock().unwrap().iter().map(|(_, p)| p.clone()).collect();
+        let want = if h < 3 { 5 } else { 0 };
+        assert_eq!(asked.len(), want, "{base}: {asked:?}");
+    }
+    assert!(out_of_scope("host_limit") >= 1, "{stats:?}");
     let _ = std::fs::remove_dir_all(&tmp);
 }

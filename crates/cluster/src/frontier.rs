@@ -19,7 +19,16 @@
 //! | `flight_epoch` | integer | the owner's epoch the URLs in flight were leased under |
 //! | `acked` | bitmap | bit per lease id: acknowledged |
 //! | `n` | integer | URLs queued or in flight |
-//! | `admitted` | hash | key → URLs queued ever (the per key budget) |
+//! | `admitted` | hash | key → URLs queued ever (the per key budget); a key in it is admitted (`max_hosts`) |
+//! | `dadmitted` | hash | registrable domain → URLs queued ever (the per domain budget) |
+//! | `tw` | hash | section → its last verdicts, `0`/`1` (1: duplicate), while its window is not clean |
+//! | `trapped` | hash | section → duplicates in the window that made it a duplicate trap |
+//!
+//! A partition holds whole registrable domains (a key's partition is the
+//! hash of its host's domain), so the per domain budget and a section's
+//! trap window are each kept by one script on one node. Admitting a new key
+//! takes a ticket from the crawl's `{CRAWL}:keys` counter first
+//! ([`SharedFrontier::add`]), which bounds the keys of the whole crawl.
 //!
 //! **Politeness across workers.** Times are the partition node's clock
 //! (`TIME` inside the scripts), one clock per key. Leasing a URL writes the
@@ -39,14 +48,17 @@
 //! a crash can ask whether an outcome it holds was acknowledged to it
 //! ([`SharedFrontier::acked`]) or fetched again by another.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use futures_util::future::try_join_all;
+use nearcrawl_crawl::scope::registrable_domain;
+use nearcrawl_crawl::traps::section;
 use redis::Script;
 use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;
+use url::Url;
 
 use crate::ClusterError;
 use crate::lease::{FENCE, Lease};
@@ -98,19 +110,40 @@ end
 ";
 
 /// Adds links (unfenced: any worker adds to any partition). ARGV: 0 (no
-/// epoch), prefix, per key concurrency, URLs admitted per key at most (0:
-/// no limit), then `key bucket hash entry` per link. Returns how many were
-/// new, and how many of those were over their key's budget (seen, not
-/// queued).
+/// epoch), prefix, per key concurrency, URLs admitted per key and per
+/// domain at most (0: no limit), then `key domain admit bucket hash entry`
+/// per link. A link of a key not admitted yet is skipped (not even marked
+/// seen) unless `admit` is 1: the caller holds a ticket for its key.
+/// Returns how many were queued, how many were new but over their key's
+/// and their domain's budgets (seen, not queued), how many tickets were
+/// not needed (the key was admitted meanwhile), then the keys skipped.
 const ADD: &str = r"
-local now, conc, budget, added, over = now_ms(), tonumber(ARGV[3]), tonumber(ARGV[4]), 0, 0
-for i = 5, #ARGV, 4 do
-  local key = ARGV[i]
-  if redis.call('SADD', P .. 's:' .. ARGV[i + 1], ARGV[i + 2]) == 1 then
-    if budget > 0 and redis.call('HINCRBY', P .. 'admitted', key, 1) > budget then
-      over = over + 1
+local now, conc = now_ms(), tonumber(ARGV[3])
+local per_key, per_domain = tonumber(ARGV[4]), tonumber(ARGV[5])
+local added, over_key, over_domain, spare = 0, 0, 0, 0
+local skipped, admitting = {}, {}
+for i = 6, #ARGV, 6 do
+  local key, domain, admit = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  if admit == '1' and admitting[key] == nil then
+    admitting[key] = true
+    if redis.call('HSETNX', P .. 'admitted', key, 0) == 0 then spare = spare + 1 end
+  end
+  if redis.call('HEXISTS', P .. 'admitted', key) == 0 then
+    if skipped[key] == nil then
+      skipped[key] = true
+      skipped[#skipped + 1] = key
+    end
+  elseif redis.call('SADD', P .. 's:' .. ARGV[i + 3], ARGV[i + 4]) == 1 then
+    local k = tonumber(redis.call('HGET', P .. 'admitted', key))
+    local d = tonumber(redis.call('HGET', P .. 'dadmitted', domain) or '0')
+    if per_key > 0 and k >= per_key then
+      over_key = over_key + 1
+    elseif per_domain > 0 and d >= per_domain then
+      over_domain = over_domain + 1
     else
-      redis.call('RPUSH', P .. 'q:' .. key, ARGV[i + 3])
+      redis.call('HINCRBY', P .. 'admitted', key, 1)
+      redis.call('HINCRBY', P .. 'dadmitted', domain, 1)
+      redis.call('RPUSH', P .. 'q:' .. key, ARGV[i + 5])
       added = added + 1
       if not redis.call('ZSCORE', P .. 'ready', key) then
         ready_again(key, now, conc)
@@ -119,13 +152,26 @@ for i = 5, #ARGV, 4 do
   end
 end
 redis.call('INCRBY', P .. 'n', added)
-return {added, over}
+local out = {added, over_key, over_domain, spare}
+for _, key in ipairs(skipped) do out[#out + 1] = key end
+return out
+";
+
+/// Takes up to ARGV[2] tickets for new keys (ARGV[1]: keys of the crawl
+/// at most) from counter KEYS[1]; returns how many it got. A negative
+/// ARGV[2] hands tickets back.
+const TICKETS: &str = r"
+local have, want = tonumber(redis.call('GET', KEYS[1]) or '0'), tonumber(ARGV[2])
+local got = want
+if want > 0 then got = math.max(0, math.min(want, tonumber(ARGV[1]) - have)) end
+if got ~= 0 then redis.call('INCRBY', KEYS[1], got) end
+return got
 ";
 
 /// Leases up to ARGV[3] URLs, one per ready key. ARGV: epoch, prefix, max,
 /// flight ms, default delay ms, start slack ms, concurrency. Returns the
-/// server time, the earliest start of a key still ready (-1: none), then
-/// `id key entry` per URL.
+/// server time, the earliest start of a key still ready (-1: none), the
+/// number of sections cut off as traps, then `id key entry` per URL.
 const LEASE: &str = r"
 local now = now_ms()
 local max, flight, delay, slack, conc =
@@ -159,6 +205,7 @@ for _, key in ipairs(redis.call('ZRANGEBYSCORE', P .. 'ready', '-inf', now, 'LIM
 end
 local first = redis.call('ZRANGE', P .. 'ready', 0, 0, 'WITHSCORES')
 table.insert(out, 2, first[2] or -1)
+table.insert(out, 3, redis.call('HLEN', P .. 'trapped'))
 return out
 ";
 
@@ -167,8 +214,16 @@ return out
 /// default delay and the start slack. The key's next start is pushed to a
 /// delay after the request's real start, if that is later than the lease
 /// said (the request went out late): the next owner of the partition
-/// starts from it. 1 if it is (or was already) acknowledged, 0 if it lapsed
-/// and went back to its queue.
+/// starts from it.
+///
+/// A judged page (ARGV[9]: 1 duplicate, 0 new, -1 not judged) counts in
+/// its section's (ARGV[8]) last ARGV[10] verdicts; when ARGV[11] of them
+/// are duplicates the section is a trap. Counted once: a repeated
+/// acknowledgement changes nothing.
+///
+/// Returns 1 if the lease is (or was already) acknowledged, 0 if it lapsed
+/// and went back to its queue; then the duplicates that made the section a
+/// trap, 0 if this did not.
 const ACK: &str = r"
 local now, id, ago = now_ms(), ARGV[3], tonumber(ARGV[5])
 local v = redis.call('HGET', P .. 'fl', id)
@@ -178,8 +233,28 @@ if v and ago >= 0 then
   local nxt = tonumber(redis.call('HGET', P .. 'next', key) or '0')
   redis.call('HSET', P .. 'next', key, math.max(nxt, now - ago + d + tonumber(ARGV[7])))
 end
-if end_lease(id, now, tonumber(ARGV[4]), true) then return 1 end
-return redis.call('GETBIT', P .. 'acked', id)
+if not end_lease(id, now, tonumber(ARGV[4]), true) then
+  return {redis.call('GETBIT', P .. 'acked', id), 0}
+end
+local section, verdict, window, need = ARGV[8], ARGV[9], tonumber(ARGV[10]), tonumber(ARGV[11])
+if verdict == '-1' or window == 0 or redis.call('HEXISTS', P .. 'trapped', section) == 1 then
+  return {1, 0}
+end
+local bits = (redis.call('HGET', P .. 'tw', section) or '') .. verdict
+if #bits > window then bits = string.sub(bits, -window) end
+local _, dups = string.gsub(bits, '1', '')
+if #bits == window and dups >= need then
+  redis.call('HDEL', P .. 'tw', section)
+  redis.call('HSET', P .. 'trapped', section, dups)
+  return {1, dups}
+end
+if #bits == window and dups == 0 then
+  -- A clean window: nothing to remember until the next duplicate.
+  redis.call('HDEL', P .. 'tw', section)
+else
+  redis.call('HSET', P .. 'tw', section, bits)
+end
+return {1, 0}
 ";
 
 /// Gives lease ARGV[3] back unsent (ARGV[4]: concurrency): its URL to the
@@ -201,6 +276,7 @@ fn script(body: &str, fenced: bool) -> Script {
 }
 
 static ADD_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(ADD, false));
+static TICKETS_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(TICKETS));
 static LEASE_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(LEASE, true));
 static ACK_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(ACK, true));
 static GIVE_BACK_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(GIVE_BACK, true));
@@ -227,6 +303,16 @@ pub struct FrontierConfig {
     /// URLs a key may have queued over the crawl (`max_pages_per_host`);
     /// 0: no limit.
     pub max_per_key: u64,
+    /// URLs a registrable domain may have queued over the crawl
+    /// (`max_pages_per_domain`); 0: no limit.
+    pub max_per_domain: u64,
+    /// Keys admitted over the crawl (`max_hosts`): links to further keys
+    /// are refused.
+    pub max_keys: u64,
+    /// A section is a duplicate trap when `trap_duplicates` of its last
+    /// `trap_window` judged pages were duplicates (0: never).
+    pub trap_window: u32,
+    pub trap_duplicates: u32,
 }
 
 impl Default for FrontierConfig {
@@ -239,6 +325,10 @@ impl Default for FrontierConfig {
             start_slack: Duration::from_millis(10),
             per_key_concurrency: 1,
             max_per_key: 0,
+            max_per_domain: 0,
+            max_keys: u64::MAX,
+            trap_window: 0,
+            trap_duplicates: 0,
         }
     }
 }
@@ -283,13 +373,31 @@ impl Leased {
 pub struct Leases {
     pub urls: Vec<Leased>,
     pub next_in: Option<Duration>,
+    /// Sections of the partition cut off as duplicate traps (see
+    /// [`SharedFrontier::trapped`]).
+    pub trapped: usize,
 }
 
-/// Links added: new ones queued, and new ones over their key's budget.
+/// Links added: new ones queued; new ones over their key's or their
+/// domain's budget (seen, not queued); links to keys refused for
+/// `max_keys`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Added {
     pub queued: usize,
-    pub over_budget: usize,
+    pub over_key_budget: usize,
+    pub over_domain_budget: usize,
+    pub over_max_keys: usize,
+}
+
+/// An acknowledgement's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Acked {
+    /// The outcome counts: false when the lease had lapsed and the URL
+    /// went back to its queue.
+    pub done: bool,
+    /// This page made its section a duplicate trap: its duplicates among
+    /// the last `trap_window` judged pages.
+    pub trap: Option<u32>,
 }
 
 /// The frontier of the crawl named `crawl`, shared through a Redis Cluster.
@@ -330,44 +438,111 @@ impl SharedFrontier {
         &self.config
     }
 
-    /// The partition of a politeness key.
+    /// The partition of a politeness key: that of its host's registrable
+    /// domain, so a domain's budget is kept in one place.
     pub fn partition_of(&self, key: &str) -> u32 {
-        (fnv1a(key.as_bytes()) % u64::from(self.config.partitions)) as u32
+        self.partition_of_domain(registrable_domain(host_of_key(key)))
     }
 
-    /// Adds the links not seen before to their keys' queues; returns how
-    /// many were new. One round trip per partition touched, all at once.
+    fn partition_of_domain(&self, domain: &str) -> u32 {
+        (fnv1a(domain.as_bytes()) % u64::from(self.config.partitions)) as u32
+    }
+
+    /// Adds the links not seen before to their keys' queues. One round
+    /// trip per partition touched, all at once; when some links are of
+    /// keys not admitted yet, two more: tickets for them from the crawl's
+    /// key counter (`max_keys`), then the links of the keys that got one.
     /// Safe to repeat: a link seen before is not queued again.
     pub async fn add(&self, links: &[Link<'_>]) -> Result<Added, ClusterError> {
+        let (mut added, new_keys) = self.add_admitted(links, &HashSet::new()).await?;
+        if new_keys.is_empty() {
+            return Ok(added);
+        }
+        let got = self.tickets(new_keys.len() as i64).await?;
+        let admit: HashSet<&str> = new_keys.iter().take(got).map(String::as_str).collect();
+        let new_keys: HashSet<&str> = new_keys.iter().map(String::as_str).collect();
+        let theirs: Vec<Link<'_>> = links
+            .iter()
+            .filter(|l| admit.contains(l.key))
+            .copied()
+            .collect();
+        let (more, _) = self.add_admitted(&theirs, &admit).await?;
+        added.queued += more.queued;
+        added.over_key_budget += more.over_key_budget;
+        added.over_domain_budget += more.over_domain_budget;
+        added.over_max_keys = links
+            .iter()
+            .filter(|l| new_keys.contains(l.key) && !admit.contains(l.key))
+            .count();
+        Ok(added)
+    }
+
+    /// Tickets for `n` new keys (negative: handed back); how many it got.
+    async fn tickets(&self, n: i64) -> Result<usize, ClusterError> {
+        let key = format!("{{{}}}:keys", self.crawl);
+        let args = vec![
+            self.config.max_keys.to_string().into_bytes(),
+            n.to_string().into_bytes(),
+        ];
+        let got: i64 = run(&self.con, &TICKETS_SCRIPT, key, args).await?;
+        Ok(usize::try_from(got).unwrap_or(0))
+    }
+
+    /// One ADD script per partition touched, all at once; the links of
+    /// keys in `admit` carry their tickets. Returns the counts and the
+    /// keys not admitted yet (in the order met).
+    async fn add_admitted(
+        &self,
+        links: &[Link<'_>],
+        admit: &HashSet<&str>,
+    ) -> Result<(Added, Vec<String>), ClusterError> {
         let mut by_partition: BTreeMap<u32, Vec<Vec<u8>>> = BTreeMap::new();
         for link in links {
-            let p = self.partition_of(link.key);
+            let domain = registrable_domain(host_of_key(link.key));
+            let p = self.partition_of_domain(domain);
             let h = fnv1a(link.url.as_bytes()) >> 1;
             let bucket = (h >> 32) % u64::from(self.config.seen_buckets);
             let args = by_partition.entry(p).or_default();
             args.push(link.key.as_bytes().to_vec());
+            args.push(domain.as_bytes().to_vec());
+            args.push(if admit.contains(link.key) { b"1" } else { b"0" }.to_vec());
             args.push(bucket.to_string().into_bytes());
             args.push(h.to_string().into_bytes());
             args.push(format!("{} {}", link.depth, link.url).into_bytes());
         }
-        let concurrency = self.config.per_key_concurrency.to_string().into_bytes();
-        let budget = self.config.max_per_key.to_string().into_bytes();
+        let c = &self.config;
+        let head = [
+            c.per_key_concurrency.to_string(),
+            c.max_per_key.to_string(),
+            c.max_per_domain.to_string(),
+        ];
         let calls = by_partition.into_iter().map(|(p, mut args)| {
-            let mut head = vec![
-                b"0".to_vec(),
-                self.prefix(p).into_bytes(),
-                concurrency.clone(),
-                budget.clone(),
-            ];
-            head.append(&mut args);
-            run::<(usize, usize)>(&self.con, &ADD_SCRIPT, self.key(p, "n"), head)
+            let mut all = vec![b"0".to_vec(), self.prefix(p).into_bytes()];
+            all.extend(head.iter().map(|a| a.clone().into_bytes()));
+            all.append(&mut args);
+            run::<Vec<redis::Value>>(&self.con, &ADD_SCRIPT, self.key(p, "n"), all)
         });
         let mut added = Added::default();
-        for (queued, over) in try_join_all(calls).await? {
-            added.queued += queued;
-            added.over_budget += over;
+        let (mut new_keys, mut spare) = (Vec::new(), 0);
+        for reply in try_join_all(calls).await? {
+            let bad = || ClusterError::Corrupt("add reply".into());
+            let [queued, key, domain, unused, skipped @ ..] = reply.as_slice() else {
+                return Err(bad());
+            };
+            let n = |v: &redis::Value| redis::from_redis_value_ref::<usize>(v).map_err(|_| bad());
+            added.queued += n(queued)?;
+            added.over_key_budget += n(key)?;
+            added.over_domain_budget += n(domain)?;
+            spare += n(unused)?;
+            for k in skipped {
+                new_keys.push(redis::from_redis_value_ref::<String>(k).map_err(|_| bad())?);
+            }
         }
-        Ok(added)
+        if spare > 0 {
+            // Another worker admitted the key meanwhile: its ticket counts.
+            self.tickets(-(spare as i64)).await?;
+        }
+        Ok((added, new_keys))
     }
 
     /// Leases up to `max` URLs of `lease`'s partition, one per key whose
@@ -388,29 +563,50 @@ impl SharedFrontier {
         parse_leases(lease.partition, &reply, sent)
     }
 
-    /// Acknowledges a fetched URL: its outcome counts. False when its lease
-    /// had lapsed and the URL went back to its queue (another fetch will
+    /// Acknowledges a fetched URL: its outcome counts unless its lease had
+    /// lapsed and the URL went back to its queue (another fetch will
     /// count, not this one). Safe to repeat.
     ///
     /// `started` is how long ago its request started (none if no request
     /// was sent): a request that went out later than its lease is then
     /// still a full delay before the key's next one, whoever sends it.
+    /// `duplicate` is the gate's verdict on a judged page: it counts in
+    /// its section's trap window (see [`FrontierConfig::trap_window`]).
     pub async fn ack(
         &self,
         lease: &Lease,
         leased: &Leased,
         started: Option<Duration>,
-    ) -> Result<bool, ClusterError> {
+        duplicate: Option<bool>,
+    ) -> Result<Acked, ClusterError> {
         let c = &self.config;
+        let section = Url::parse(&leased.url).map_or(String::new(), |u| section(&u));
         let args = [
             leased.id.to_string(),
             c.per_key_concurrency.to_string(),
             started.map_or(-1, |d| d.as_millis() as i64).to_string(),
             c.delay.as_millis().to_string(),
             c.start_slack.as_millis().to_string(),
+            section,
+            duplicate.map_or(-1, i8::from).to_string(),
+            c.trap_window.to_string(),
+            c.trap_duplicates.to_string(),
         ];
-        let done: u8 = self.fenced(&ACK_SCRIPT, lease, &args).await?;
-        Ok(done == 1)
+        let (done, trap): (u8, u32) = self.fenced(&ACK_SCRIPT, lease, &args).await?;
+        Ok(Acked {
+            done: done == 1,
+            trap: (trap > 0).then_some(trap),
+        })
+    }
+
+    /// The sections of `partition` cut off as duplicate traps (see
+    /// [`nearcrawl_crawl::traps::section`]): URLs of theirs that are
+    /// leased are not fetched.
+    pub async fn trapped(&self, partition: u32) -> Result<HashSet<String>, ClusterError> {
+        let mut cmd = redis::cmd("HKEYS");
+        cmd.arg(self.key(partition, "trapped"));
+        let keys: Vec<String> = crate::retry::query_retrying(&mut self.con.clone(), &cmd).await?;
+        Ok(keys.into_iter().collect())
     }
 
     /// Gives a leased URL back unsent (it could not start in time): first
@@ -529,9 +725,10 @@ fn parse_leases(
     sent: Instant,
 ) -> Result<Leases, ClusterError> {
     let bad = || ClusterError::Corrupt(format!("lease reply of partition {partition}"));
-    let [now, first, rest @ ..] = reply else {
+    let [now, first, trapped, rest @ ..] = reply else {
         return Err(bad());
     };
+    let trapped: usize = redis::from_redis_value_ref(trapped).map_err(|_| bad())?;
     let leased_at_ms: u64 = redis::from_redis_value_ref(now).map_err(|_| bad())?;
     let first: i64 = redis::from_redis_value_ref(first).map_err(|_| bad())?;
     let next_in = u64::try_from(first)
@@ -558,7 +755,25 @@ fn parse_leases(
             })
         })
         .collect::<Result<_, _>>()?;
-    Ok(Leases { urls, next_in })
+    Ok(Leases {
+        urls,
+        next_in,
+        trapped,
+    })
+}
+
+/// The host of a politeness key (`host` or `host:port`; an IPv6 host keeps
+/// its brackets).
+fn host_of_key(key: &str) -> &str {
+    match key.rsplit_once(':') {
+        Some((host, port))
+            if port.bytes().all(|b| b.is_ascii_digit())
+                && (!host.starts_with('[') || host.ends_with(']')) =>
+        {
+            host
+        }
+        _ => key,
+    }
 }
 
 /// 64-bit FNV-1a: stable across workers, versions and platforms (the
@@ -569,4 +784,18 @@ pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
         h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
     }
     h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::host_of_key;
+
+    #[test]
+    fn a_key_is_its_host_and_port() {
+        assert_eq!(host_of_key("example.org"), "example.org");
+        assert_eq!(host_of_key("example.org:8080"), "example.org");
+        assert_eq!(host_of_key("127.0.4.1:80"), "127.0.4.1");
+        assert_eq!(host_of_key("[::1]"), "[::1]");
+        assert_eq!(host_of_key("[::1]:8080"), "[::1]");
+    }
 }

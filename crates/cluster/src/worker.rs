@@ -31,7 +31,8 @@ use nearcrawl_crawl::crawler::{
 };
 use nearcrawl_crawl::scope::Scope;
 use nearcrawl_crawl::sink::{Capture, ErrorRecord, Outcome, Sink};
-use nearcrawl_crawl::state::Stats;
+use nearcrawl_crawl::state::{Stats, TrappedHost};
+use nearcrawl_crawl::traps::section;
 use nearcrawl_extract::{Input, extract};
 use nearcrawl_fetch::{FetchError, Fetched, Fetcher};
 use nearcrawl_index::{Decision, Fingerprinter, Prepared};
@@ -119,6 +120,8 @@ struct Fetch {
     delay: Duration,
     /// When the request started, at the latest (none if none was sent).
     started: Option<Instant>,
+    /// The gate's verdict on the page (true: a duplicate), if judged.
+    duplicate: Option<bool>,
     /// Not fetched after all, back to its queue: the key's turn went to
     /// its robots.txt, this worker's own pacing of the key (a Crawl-delay,
     /// a backoff) was not ready, or the gate could not be reached.
@@ -307,25 +310,69 @@ impl Worker {
         self.outbox.append(&entries)?;
         let acks = group.iter().map(|f| {
             let started = f.started.map(|t| t.elapsed());
-            self.frontier.ack(&f.lease, &f.leased, started)
+            self.frontier.ack(&f.lease, &f.leased, started, f.duplicate)
         });
         let acked = futures_util::future::join_all(acks).await;
-        let mut counted = 0;
+        let (mut counted, mut traps) = (0, Vec::new());
         for (f, acked) in group.into_iter().zip(acked) {
-            // Refused (lapsed, or the partition passed on): counted by the
-            // fetch that is acknowledged.
-            if matches!(acked, Ok(true)) {
-                send(&mut *self.sink, &f.outcomes)?;
-                counted += f.stats.fetched;
-                merge(&mut self.stats, f.stats);
-            } else {
-                self.lapsed += 1;
+            match acked {
+                Ok(a) if a.done => {
+                    if let Some(duplicates) = a.trap {
+                        traps.push(self.trap_entry(&f, duplicates));
+                    }
+                    send(&mut *self.sink, &f.outcomes)?;
+                    counted += f.stats.fetched;
+                    merge(&mut self.stats, f.stats);
+                }
+                // Refused (lapsed, or the partition passed on): counted by
+                // the fetch that is acknowledged.
+                _ => self.lapsed += 1,
+            }
+        }
+        if !traps.is_empty() {
+            // The record of a trap follows the acknowledgement that made
+            // it (the trap itself is in the cluster already).
+            self.outbox.append(&traps)?;
+            for e in traps {
+                send(&mut *self.sink, &e.outcomes)?;
+                merge(&mut self.stats, e.stats);
             }
         }
         if counted > 0 {
             self.frontier.count(counted).await?;
         }
         Ok(touched)
+    }
+
+    /// The record of a section cut off as a duplicate trap by `f`'s page:
+    /// an outbox entry under `f`'s lease, so it is replayed with it.
+    fn trap_entry(&self, f: &Fetch, duplicates: u32) -> Entry {
+        let url = Url::parse(&f.leased.url).ok();
+        let section = url.as_ref().map(section).unwrap_or_default();
+        let window = self.stages.config.dedup.trap_window;
+        tracing::warn!(
+            section,
+            "duplicate trap: {duplicates} of its last {window} pages were duplicates"
+        );
+        let mut stats = Stats::default();
+        stats.duplicate_traps.push(TrappedHost {
+            host: url.as_ref().and_then(Url::host_str).unwrap_or("").into(),
+            section: section.clone(),
+            duplicates,
+            window,
+        });
+        Entry {
+            partition: f.leased.partition,
+            id: f.leased.id,
+            stats,
+            outcomes: vec![Outcome::Error(ErrorRecord {
+                url: f.leased.url.clone(),
+                kind: "duplicate_trap".into(),
+                detail: format!(
+                    "{section}: {duplicates} of its last {window} pages were duplicates; its other URLs are skipped"
+                ),
+            })],
+        }
     }
 
     async fn add_links(&mut self, group: &[Fetch]) -> Result<HashSet<u32>, ClusterError> {
@@ -343,12 +390,15 @@ impl Worker {
             .map(|l| self.frontier.partition_of(l.key))
             .collect();
         let added = self.frontier.add(&links).await?;
-        if added.over_budget > 0 {
-            *self
-                .stats
-                .out_of_scope
-                .entry("host_limit".into())
-                .or_default() += added.over_budget as u64;
+        // Named as the embedded crawl names them.
+        for (why, n) in [
+            ("host_page_limit", added.over_key_budget),
+            ("domain_page_limit", added.over_domain_budget),
+            ("host_limit", added.over_max_keys),
+        ] {
+            if n > 0 {
+                *self.stats.out_of_scope.entry(why.into()).or_default() += n as u64;
+            }
         }
         Ok(touched)
     }
@@ -398,6 +448,9 @@ struct Crawl {
     got: u64,
     due: HashMap<u32, Instant>,
     in_flight: HashMap<u32, usize>,
+    /// Sections cut off as duplicate traps, per partition held (as many as
+    /// the partition's last lease reply counted).
+    trapped: HashMap<u32, HashSet<String>>,
     tasks: JoinSet<Fetch>,
     group: Vec<Fetch>,
     group_since: Instant,
@@ -424,6 +477,7 @@ impl Crawl {
             got: 0,
             due: HashMap::new(),
             in_flight: HashMap::new(),
+            trapped: HashMap::new(),
             tasks: JoinSet::new(),
             group: Vec::new(),
             group_since: Instant::now(),
@@ -576,6 +630,10 @@ impl Crawl {
                 got.next_in.unwrap_or(IDLE_POLL).min(IDLE_POLL)
             };
             self.due.insert(lease.partition, Instant::now() + again);
+            let known = self.trapped.entry(lease.partition).or_default();
+            if known.len() != got.trapped {
+                *known = w.frontier.trapped(lease.partition).await?;
+            }
             for leased in got.urls {
                 self.start(w, &lease, leased).await?;
             }
@@ -592,6 +650,13 @@ impl Crawl {
         if !leased.startable(START_SLACK) {
             return not_stale(w.frontier.give_back(lease, &leased).await);
         }
+        if self.is_trapped(&leased) {
+            // Done without a request, as the embedded crawl skips it.
+            let mut f = Fetch::new(&w.stages, leased, lease.clone());
+            f.stats.out_of_scope.insert("duplicate_trap".into(), 1);
+            self.take(f);
+            return Ok(());
+        }
         tracing::debug!(
             url = %leased.url,
             partition = leased.partition,
@@ -605,6 +670,22 @@ impl Crawl {
         self.tasks
             .spawn(async move { fetch(stages, leased, lease).await });
         Ok(())
+    }
+
+    fn is_trapped(&self, leased: &Leased) -> bool {
+        let Some(sections) = self.trapped.get(&leased.partition) else {
+            return false;
+        };
+        !sections.is_empty()
+            && Url::parse(&leased.url).is_ok_and(|u| sections.contains(&section(&u)))
+    }
+
+    /// Takes a finished URL into the group.
+    fn take(&mut self, f: Fetch) {
+        if self.group.is_empty() {
+            self.group_since = Instant::now();
+        }
+        self.group.push(f);
     }
 
     /// Waits for a task to finish (or a partition to come due), and takes
@@ -633,13 +714,10 @@ impl Crawl {
         for done in finished {
             match done {
                 Ok(f) => {
-                    if self.group.is_empty() {
-                        self.group_since = Instant::now();
-                    }
                     if let Some(n) = self.in_flight.get_mut(&f.leased.partition) {
                         *n -= 1;
                     }
-                    self.group.push(f);
+                    self.take(f);
                 }
                 Err(e) => tracing::error!("a fetch task failed: {e}"),
             }
@@ -718,16 +796,7 @@ impl Crawl {
 /// key's turn is used for robots.txt or not at all, and the URL waits for
 /// its next turn.
 async fn fetch(stages: Arc<Stages>, leased: Leased, lease: Lease) -> Fetch {
-    let mut f = Fetch {
-        delay: Duration::from_millis(stages.config.politeness.delay_ms),
-        leased,
-        lease,
-        outcomes: Vec::new(),
-        links: Vec::new(),
-        stats: Stats::default(),
-        started: None,
-        again: false,
-    };
+    let mut f = Fetch::new(&stages, leased, lease);
     let Ok(url) = Url::parse(&f.leased.url) else {
         f.error("url", format!("not a URL: {}", f.leased.url), "url");
         return f;
@@ -776,6 +845,21 @@ async fn fetch(stages: Arc<Stages>, leased: Leased, lease: Lease) -> Fetch {
 }
 
 impl Fetch {
+    /// Nothing done yet: no request, no outcome.
+    fn new(stages: &Stages, leased: Leased, lease: Lease) -> Fetch {
+        Fetch {
+            delay: Duration::from_millis(stages.config.politeness.delay_ms),
+            leased,
+            lease,
+            outcomes: Vec::new(),
+            links: Vec::new(),
+            stats: Stats::default(),
+            started: None,
+            duplicate: None,
+            again: false,
+        }
+    }
+
     fn error(&mut self, kind: &str, detail: String, url: &str) {
         *self.stats.errors.entry(kind.into()).or_default() += 1;
         self.outcomes.push(Outcome::Error(ErrorRecord {
@@ -851,6 +935,7 @@ fn record(
     let noindex = a.page.robots.noindex;
     let (url, depth) = (&f.leased.url, f.leased.depth);
     let page = page_record(url, depth, &a.fetched, a.at, a.page, decision);
+    f.duplicate = Some(decision.verdict.duplicate_of().is_some());
     if decision.verdict.duplicate_of().is_some() {
         let original = original.unwrap_or_default();
         let policy = stages.config.dedup.policy;
@@ -961,6 +1046,9 @@ fn merge(into: &mut Stats, from: Stats) {
     into.robots_denied += from.robots_denied;
     into.noindex += from.noindex;
     into.bytes += from.bytes;
+    let room = 100usize.saturating_sub(into.duplicate_traps.len());
+    into.duplicate_traps
+        .extend(from.duplicate_traps.into_iter().take(room));
     for (k, v) in from.out_of_scope {
         *into.out_of_scope.entry(k).or_default() += v;
     }
@@ -978,23 +1066,10 @@ fn merge(into: &mut Stats, from: Stats) {
 /// Settings the embedded crawl honours that workers do not share yet: said
 /// once at start, not ignored silently.
 fn warn_unshared(config: &Config) {
-    let defaults = Config::default();
-    let s = &config.scope;
-    let unshared = [
-        (
-            config.seeds.sitemaps,
-            "seeds.sitemaps (sitemaps are not read)",
-        ),
-        (
-            s.max_pages_per_domain != defaults.scope.max_pages_per_domain,
-            "scope.max_pages_per_domain (only max_pages_per_host is kept, per host)",
-        ),
-        (s.max_hosts != defaults.scope.max_hosts, "scope.max_hosts"),
-        (
-            config.dedup.trap_window > 0,
-            "dedup.trap_window (no duplicate-trap cut-off across workers)",
-        ),
-    ];
+    let unshared = [(
+        config.seeds.sitemaps,
+        "seeds.sitemaps (sitemaps are not read)",
+    )];
     for (set, what) in unshared {
         if set {
             tracing::warn!("cluster workers do not share this yet, so it has no effect: {what}");
@@ -1011,8 +1086,21 @@ fn frontier_config(config: &Config) -> FrontierConfig {
         start_slack: START_SLACK,
         per_key_concurrency: p.per_host_concurrency.0 as u32,
         max_per_key: config.scope.max_pages_per_host,
+        max_per_domain: config.scope.max_pages_per_domain,
+        max_keys: config.scope.max_hosts,
+        trap_window: config.dedup.trap_window,
+        trap_duplicates: trap_duplicates(config.dedup.trap_window, config.dedup.trap_share.0),
         ..FrontierConfig::default()
     }
+}
+
+/// The duplicates among `window` verdicts that make a trap: as
+/// [`nearcrawl_crawl::traps::TrapDetector`] counts them (at least `share`
+/// of the window, in `f32`).
+fn trap_duplicates(window: u32, share: f32) -> u32 {
+    (0..=window)
+        .find(|&d| d as f32 >= share * window as f32)
+        .unwrap_or(window)
 }
 
 fn default_worker_name() -> String {

@@ -31,7 +31,7 @@ fn config(delay_ms: u64) -> FrontierConfig {
         delay: Duration::from_millis(delay_ms),
         start_slack: Duration::from_millis(10),
         per_key_concurrency: 1,
-        max_per_key: 0,
+        ..FrontierConfig::default()
     }
 }
 
@@ -46,7 +46,7 @@ async fn lease_all(
     for lease in held {
         for leased in frontier.lease(lease, 64).await?.urls {
             if ack {
-                assert!(frontier.ack(lease, &leased, None).await?);
+                assert!(frontier.ack(lease, &leased, None, None).await?.done);
             }
             out.push(leased);
         }
@@ -165,9 +165,19 @@ fn a_key_with_a_url_in_flight_rests_until_it_is_acknowledged() {
             .iter()
             .find(|l| l.partition == first[0].partition)
             .unwrap();
-        assert!(frontier.ack(lease, &first[0], None).await.unwrap());
         assert!(
-            frontier.ack(lease, &first[0], None).await.unwrap(),
+            frontier
+                .ack(lease, &first[0], None, None)
+                .await
+                .unwrap()
+                .done
+        );
+        assert!(
+            frontier
+                .ack(lease, &first[0], None, None)
+                .await
+                .unwrap()
+                .done,
             "an ack repeated"
         );
         let second = lease_all(&frontier, &held, false).await.unwrap();
@@ -247,7 +257,7 @@ fn a_dead_workers_partitions_and_urls_pass_on_and_its_late_acks_are_refused() {
             .iter()
             .find(|l| l.partition == taken[0].partition)
             .unwrap();
-        let late = a.ack(a_lease, &taken[0], None).await;
+        let late = a.ack(a_lease, &taken[0], None, None).await;
         assert!(matches!(late, Err(ClusterError::Stale { .. })), "{late:?}");
         assert!(!b.acked(taken[0].partition, taken[0].id).await.unwrap());
     });
@@ -320,9 +330,9 @@ async fn worker(nodes: Vec<String>, name: String, cfg: FrontierConfig, record: A
                     .collect();
                 frontier.add(&links).await.unwrap();
                 if frontier
-                    .ack(lease, &leased, Some(Duration::from_millis(2)))
+                    .ack(lease, &leased, Some(Duration::from_millis(2)), None)
                     .await
-                    .unwrap_or(false)
+                    .is_ok_and(|a| a.done)
                 {
                     record
                         .lock()
@@ -441,21 +451,136 @@ fn a_key_admits_its_budget_and_a_lease_says_when_the_next_key_is_due() {
             })
             .collect();
         let added = frontier.add(&links).await.unwrap();
-        assert_eq!((added.queued, added.over_budget), (3, 2));
+        assert_eq!((added.queued, added.over_key_budget), (3, 2));
         assert_eq!(
-            frontier.add(&links).await.unwrap().over_budget,
+            frontier.add(&links).await.unwrap().over_key_budget,
             0,
             "seen: not counted again"
         );
         let first = frontier.lease(&held[0], 8).await.unwrap();
         assert_eq!(first.urls.len(), 1);
-        assert!(frontier.ack(&held[0], &first.urls[0], None).await.unwrap());
+        assert!(
+            frontier
+                .ack(&held[0], &first.urls[0], None, None)
+                .await
+                .unwrap()
+                .done
+        );
         let next = frontier.lease(&held[0], 8).await.unwrap();
         assert!(next.urls.is_empty());
         let due = next.next_in.expect("h waits for its delay");
         assert!(
             due > Duration::from_millis(400) && due <= Duration::from_millis(510),
             "{due:?}"
+        );
+    });
+}
+
+#[test]
+fn domain_and_key_budgets_hold_and_a_section_of_duplicates_becomes_a_trap() {
+    let cluster = common::Cluster::start(3);
+    let nodes = cluster.urls();
+    let nodes: Vec<&str> = nodes.iter().map(String::as_str).collect();
+    runtime().block_on(async {
+        let cfg = FrontierConfig {
+            max_per_domain: 4,
+            max_keys: 4,
+            ..config(0)
+        };
+        let frontier = SharedFrontier::open(&nodes, "t6", cfg).await.unwrap();
+        assert_eq!(
+            frontier.partition_of("a.example.org"),
+            frontier.partition_of("b.example.org:8080"),
+            "a domain's hosts share a partition"
+        );
+        let urls: Vec<(&str, String)> = ["a.example.org", "b.example.org"]
+            .into_iter()
+            .flat_map(|k| (0..3).map(move |i| (k, format!("http://{k}/{i}"))))
+            .collect();
+        fn link<'a>((key, url): &'a (&'static str, String)) -> Link<'a> {
+            Link {
+                key,
+                url: url.as_str(),
+                depth: 0,
+            }
+        }
+        let links: Vec<Link<'_>> = urls.iter().map(link).collect();
+        let added = frontier.add(&links).await.unwrap();
+        assert_eq!(
+            (added.queued, added.over_domain_budget),
+            (4, 2),
+            "{added:?}"
+        );
+        // Two keys are admitted; of three new ones, two more may come.
+        let more: Vec<(&str, String)> = ["c.test", "d.test", "e.test"]
+            .into_iter()
+            .map(|k| (k, format!("http://{k}/")))
+            .collect();
+        let links: Vec<Link<'_>> = more.iter().map(link).collect();
+        let added = frontier.add(&links).await.unwrap();
+        assert_eq!((added.queued, added.over_max_keys), (2, 1), "{added:?}");
+        let again = frontier.add(&links).await.unwrap();
+        assert_eq!((again.queued, again.over_max_keys), (0, 1), "{again:?}");
+    });
+
+    runtime().block_on(async {
+        let cfg = FrontierConfig {
+            partitions: 1,
+            trap_window: 4,
+            trap_duplicates: 3,
+            ..config(0)
+        };
+        let mut parts = Partitions::open(&nodes, "t7", "a", Duration::from_secs(10))
+            .await
+            .unwrap();
+        let frontier = SharedFrontier::open(&nodes, "t7", cfg).await.unwrap();
+        let mut held = Vec::new();
+        parts.balance(&mut held, 1).await.unwrap();
+        let lease = &held[0];
+        let urls: Vec<String> = (0..6).map(|i| format!("http://h/s/{i}")).collect();
+        let links: Vec<Link<'_>> = urls
+            .iter()
+            .map(|url| Link {
+                key: "h",
+                url,
+                depth: 0,
+            })
+            .collect();
+        frontier.add(&links).await.unwrap();
+        // The key's next start is the start slack after its last lease.
+        let next = || async {
+            for _ in 0..100 {
+                let got = frontier.lease(lease, 8).await.unwrap();
+                if let [leased] = got.urls.as_slice() {
+                    return (leased.clone(), got.trapped);
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            panic!("nothing leased");
+        };
+        // Not judged (an error): not a verdict.
+        let (l, _) = next().await;
+        let a = frontier.ack(lease, &l, None, None).await.unwrap();
+        assert_eq!((a.done, a.trap), (true, None));
+        for duplicate in [true, true, false] {
+            let (l, trapped) = next().await;
+            assert_eq!(trapped, 0);
+            let a = frontier
+                .ack(lease, &l, None, Some(duplicate))
+                .await
+                .unwrap();
+            assert_eq!((a.done, a.trap), (true, None));
+        }
+        let (l, _) = next().await;
+        let a = frontier.ack(lease, &l, None, Some(true)).await.unwrap();
+        assert_eq!((a.done, a.trap), (true, Some(3)), "3 of the last 4");
+        let repeated = frontier.ack(lease, &l, None, Some(true)).await.unwrap();
+        assert_eq!((repeated.done, repeated.trap), (true, None), "counted once");
+        let (_, trapped) = next().await;
+        assert_eq!(trapped, 1);
+        assert_eq!(
+            frontier.trapped(0).await.unwrap(),
+            HashSet::from(["h/s/".to_string()])
         );
     });
 }
