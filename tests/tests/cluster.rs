@@ -6,7 +6,8 @@
 //! its delay as its server saw them.
 //!
 //! And two workers on a duplicate trap and a chain of hosts: the trap cut
-//! off once for both, `max_hosts` kept over both.
+//! off once for both, `max_hosts` kept over both, a sitemap index read once
+//! and the pages it lists fetched once.
 //!
 //! Needs `redis-server` and `redis-cli` (installed by `.ci/run`).
 
@@ -347,17 +348,42 @@ fn trap_route(path: &str) -> (u16, &'static str, Vec<u8>) {
 }
 
 #[test]
-fn two_workers_cut_a_trap_off_once_and_keep_max_hosts_over_both() {
+fn two_workers_cut_a_trap_off_once_keep_max_hosts_and_read_sitemaps_once() {
     let cluster = Cluster::start(3);
     let (trap, trap_log) = serve_timed("127.0.4.20", trap_route);
     // A chain of hosts: each home page links to its three pages and to
     // the next host's home page.
     let mut chain: Vec<(String, TimedLog)> = Vec::new();
     let slots: Vec<Arc<OnceLock<String>>> = (0..6).map(|_| Arc::new(OnceLock::new())).collect();
+    // The first host's robots.txt names a sitemap index; its sitemap lists
+    // three pages no page links to.
+    let first = Arc::new(OnceLock::<String>::new());
     for (h, slot) in slots.iter().enumerate() {
         let next = slot.clone();
+        let me = first.clone();
         let (addr, log) = serve_timed(&format!("127.0.4.{}", 21 + h), move |path| {
+            let me = me.get().unwrap();
+            let xml = |body: String| (200, "application/xml", body.into_bytes());
             let i = match path {
+                "/robots.txt" if h == 0 => {
+                    let robots = format!("User-agent: *\nAllow: /\nSitemap: {me}/index.xml\n");
+                    return (200, "text/plain", robots.into_bytes());
+                }
+                "/index.xml" if h == 0 => {
+                    return xml(format!(
+                        "<sitemapindex><sitemap><loc>{me}/pages.xml</loc></sitemap></sitemapindex>"
+                    ));
+                }
+                "/pages.xml" if h == 0 => {
+                    let urls: String = (1..=3)
+                        .map(|i| format!("<url><loc>{me}/listed/{i}</loc></url>"))
+                        .collect();
+                    return xml(format!("<urlset>{urls}</urlset>"));
+                }
+                p if h == 0 && p.starts_with("/listed/") => {
+                    let i: usize = p[8..].parse().unwrap_or(0);
+                    return (200, "text/html", html(&title(70, i), &text(70, i), &[]));
+                }
                 "/robots.txt" => return (404, "text/plain", Vec::new()),
                 "/" => 0,
                 p => match p.strip_prefix("/p/").and_then(|i| i.parse().ok()) {
@@ -378,6 +404,7 @@ fn two_workers_cut_a_trap_off_once_and_keep_max_hosts_over_both() {
     for (h, slot) in slots.iter().enumerate() {
         slot.set(chain[(h + 1) % 6].0.clone()).unwrap();
     }
+    first.set(chain[0].0.clone()).unwrap();
     let tmp = std::env::temp_dir().join(format!("nearcrawl-e2e-trap-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).unwrap();
@@ -386,7 +413,7 @@ fn two_workers_cut_a_trap_off_once_and_keep_max_hosts_over_both() {
     std::fs::write(
         &config,
         format!(
-            "[seeds]\nurls = [\"http://{trap}/\", \"{}/\"]\nsitemaps = false\n\
+            "[seeds]\nurls = [\"http://{trap}/\", \"{}/\"]\nsitemaps = true\n\
              [scope]\nhosts = [\"*\"]\nmax_hosts = 4\n\
              [politeness]\ndelay_ms = 0\nglobal_concurrency = 4\n\
              [fetch]\nallow_private_networks = true\n\
@@ -450,12 +477,31 @@ fn two_workers_cut_a_trap_off_once_and_keep_max_hosts_over_both() {
         errors.contains("\"kind\":\"duplicate_trap\"") && errors.contains("of its last 10 pages"),
         "{errors}"
     );
-    // The trap host and the chain's first three hosts make four.
+    // The trap host and the chain's first three hosts make four; each
+    // path asked once over both workers (the first host's sitemaps and
+    // the pages they list too).
     for (h, (base, log)) in chain.iter().enumerate() {
-        let asked: HashSet<String> = log.lock().unwrap().iter().map(|(_, p)| p.clone()).collect();
-        let want = if h < 3 { 5 } else { 0 };
-        assert_eq!(asked.len(), want, "{base}: {asked:?}");
+        let paths: Vec<String> = log.lock().unwrap().iter().map(|(_, p)| p.clone()).collect();
+        let asked: HashSet<&String> = paths.iter().collect();
+        let want = match h {
+            0 => 10,
+            1 | 2 => 5,
+            _ => 0,
+        };
+        assert_eq!(
+            (asked.len(), paths.len()),
+            (want, want),
+            "{base}: {paths:?}"
+        );
     }
+    assert_eq!(
+        stats
+            .iter()
+            .map(|s| s["sitemap_urls"].as_u64().unwrap())
+            .sum::<u64>(),
+        3,
+        "{stats:?}"
+    );
     assert!(out_of_scope("host_limit") >= 1, "{stats:?}");
     let _ = std::fs::remove_dir_all(&tmp);
 }

@@ -8,7 +8,7 @@
 //! | key | type | holds |
 //! |---|---|---|
 //! | `s:B` | set (intset) | seen URLs as 63-bit hashes, bucket B |
-//! | `q:KEY` | list | the politeness key's queued URLs, `depth url` |
+//! | `q:KEY` | list | the politeness key's queued URLs, `depth url` (a sitemap: `sLEVEL url`) |
 //! | `ready` | sorted set | keys with URLs that may start, by earliest start (ms) |
 //! | `next` | hash | key → earliest next start (ms), kept while the key rests |
 //! | `busy` | hash | key → URLs in flight |
@@ -342,6 +342,16 @@ pub struct Link<'a> {
     pub depth: u32,
 }
 
+/// What a queued URL is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Entry {
+    Page,
+    Sitemap,
+}
+
+/// Marks a sitemap's entry in a queue: `sLEVEL url`.
+const SITEMAP: &str = "s";
+
 /// A URL leased to this worker.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Leased {
@@ -351,7 +361,10 @@ pub struct Leased {
     pub id: u64,
     pub key: String,
     pub url: String,
+    /// Links from the seeds (0 for a sitemap).
     pub depth: u32,
+    /// A sitemap to read, not a page: its level (0: named by robots.txt).
+    pub sitemap: Option<u32>,
     /// The partition node's clock at the lease, ms.
     pub leased_at_ms: u64,
     /// When this worker sent the lease call: the lease was made after it.
@@ -454,7 +467,19 @@ impl SharedFrontier {
     /// key counter (`max_keys`), then the links of the keys that got one.
     /// Safe to repeat: a link seen before is not queued again.
     pub async fn add(&self, links: &[Link<'_>]) -> Result<Added, ClusterError> {
-        let (mut added, new_keys) = self.add_admitted(links, &HashSet::new()).await?;
+        self.add_as(links, Entry::Page).await
+    }
+
+    /// Adds sitemaps to read, as [`add`](SharedFrontier::add) adds pages:
+    /// each link's `depth` is its sitemap's level (0: named by robots.txt,
+    /// 1: in a sitemap index, …). A sitemap is fetched in its host's turn,
+    /// like a page, and leased as [`Leased::sitemap`].
+    pub async fn add_sitemaps(&self, links: &[Link<'_>]) -> Result<Added, ClusterError> {
+        self.add_as(links, Entry::Sitemap).await
+    }
+
+    async fn add_as(&self, links: &[Link<'_>], entry: Entry) -> Result<Added, ClusterError> {
+        let (mut added, new_keys) = self.add_admitted(links, &HashSet::new(), entry).await?;
         if new_keys.is_empty() {
             return Ok(added);
         }
@@ -466,7 +491,7 @@ impl SharedFrontier {
             .filter(|l| admit.contains(l.key))
             .copied()
             .collect();
-        let (more, _) = self.add_admitted(&theirs, &admit).await?;
+        let (more, _) = self.add_admitted(&theirs, &admit, entry).await?;
         added.queued += more.queued;
         added.over_key_budget += more.over_key_budget;
         added.over_domain_budget += more.over_domain_budget;
@@ -495,7 +520,12 @@ impl SharedFrontier {
         &self,
         links: &[Link<'_>],
         admit: &HashSet<&str>,
+        entry: Entry,
     ) -> Result<(Added, Vec<String>), ClusterError> {
+        let mark = match entry {
+            Entry::Page => "",
+            Entry::Sitemap => SITEMAP,
+        };
         let mut by_partition: BTreeMap<u32, Vec<Vec<u8>>> = BTreeMap::new();
         for link in links {
             let domain = registrable_domain(host_of_key(link.key));
@@ -508,7 +538,7 @@ impl SharedFrontier {
             args.push(if admit.contains(link.key) { b"1" } else { b"0" }.to_vec());
             args.push(bucket.to_string().into_bytes());
             args.push(h.to_string().into_bytes());
-            args.push(format!("{} {}", link.depth, link.url).into_bytes());
+            args.push(format!("{mark}{} {}", link.depth, link.url).into_bytes());
         }
         let c = &self.config;
         let head = [
@@ -744,12 +774,17 @@ fn parse_leases(
             let key: String = redis::from_redis_value_ref(key).map_err(|_| bad())?;
             let entry: String = redis::from_redis_value_ref(entry).map_err(|_| bad())?;
             let (depth, url) = entry.split_once(' ').ok_or_else(bad)?;
+            let (depth, sitemap) = match depth.strip_prefix(SITEMAP) {
+                Some(level) => (0, Some(level.parse().map_err(|_| bad())?)),
+                None => (depth.parse().map_err(|_| bad())?, None),
+            };
             Ok(Leased {
                 partition,
                 id,
                 key,
                 url: url.to_string(),
-                depth: depth.parse().map_err(|_| bad())?,
+                depth,
+                sitemap,
                 leased_at_ms,
                 sent,
             })

@@ -115,6 +115,12 @@ struct Fetch {
     outcomes: Vec<Outcome>,
     /// Links of a new page: politeness key, URL, depth.
     links: Vec<(String, String, u32)>,
+    /// Sitemaps to read (named by a robots.txt, or by a sitemap index):
+    /// politeness key, URL, level.
+    sitemaps: Vec<(String, String, u32)>,
+    /// Pages a sitemap lists, one link from the seeds: politeness key,
+    /// URL, depth.
+    listed: Vec<(String, String, u32)>,
     stats: Stats,
     /// The key's delay as the fetcher knows it (its Crawl-delay).
     delay: Duration,
@@ -288,8 +294,9 @@ impl Worker {
 
     /// Steps 1 to 4 of the module's doc for a group of fetched URLs;
     /// returns the partitions that got links.
-    async fn commit(&mut self, group: Vec<Fetch>) -> Result<HashSet<u32>, ClusterError> {
+    async fn commit(&mut self, mut group: Vec<Fetch>) -> Result<HashSet<u32>, ClusterError> {
         self.note_delays(&group).await?;
+        self.add_sitemaps(&mut group).await?;
         let (again, group): (Vec<Fetch>, Vec<Fetch>) = group.into_iter().partition(|f| f.again);
         for f in &again {
             not_stale(self.frontier.give_back(&f.lease, &f.leased).await)?;
@@ -344,6 +351,37 @@ impl Worker {
         Ok(touched)
     }
 
+    /// Queues the sitemaps the group found, and the pages the sitemaps it
+    /// read list (counted `sitemap_urls` when new).
+    async fn add_sitemaps(&mut self, group: &mut [Fetch]) -> Result<(), ClusterError> {
+        let sitemaps: Vec<(String, String, u32)> = group
+            .iter()
+            .flat_map(|f| f.sitemaps.iter().cloned())
+            .collect();
+        if !sitemaps.is_empty() {
+            self.frontier.add_sitemaps(&as_links(&sitemaps)).await?;
+        }
+        for f in group.iter_mut().filter(|f| !f.listed.is_empty()) {
+            let added = self.frontier.add(&as_links(&f.listed)).await?;
+            f.stats.sitemap_urls += added.queued as u64;
+            self.count_refused(&added);
+        }
+        Ok(())
+    }
+
+    /// Links refused for a budget, named as the embedded crawl names them.
+    fn count_refused(&mut self, added: &crate::Added) {
+        for (why, n) in [
+            ("host_page_limit", added.over_key_budget),
+            ("domain_page_limit", added.over_domain_budget),
+            ("host_limit", added.over_max_keys),
+        ] {
+            if n > 0 {
+                *self.stats.out_of_scope.entry(why.into()).or_default() += n as u64;
+            }
+        }
+    }
+
     /// The record of a section cut off as a duplicate trap by `f`'s page:
     /// an outbox entry under `f`'s lease, so it is replayed with it.
     fn trap_entry(&self, f: &Fetch, duplicates: u32) -> Entry {
@@ -390,16 +428,7 @@ impl Worker {
             .map(|l| self.frontier.partition_of(l.key))
             .collect();
         let added = self.frontier.add(&links).await?;
-        // Named as the embedded crawl names them.
-        for (why, n) in [
-            ("host_page_limit", added.over_key_budget),
-            ("domain_page_limit", added.over_domain_budget),
-            ("host_limit", added.over_max_keys),
-        ] {
-            if n > 0 {
-                *self.stats.out_of_scope.entry(why.into()).or_default() += n as u64;
-            }
-        }
+        self.count_refused(&added);
         Ok(touched)
     }
 
@@ -806,6 +835,9 @@ async fn fetch(stages: Arc<Stages>, leased: Leased, lease: Lease) -> Fetch {
         let rules = stages.fetcher.rules_for(&url).await;
         f.delay = stages.fetcher.delay_of(&url);
         if rules.is_ok() {
+            if stages.config.seeds.sitemaps {
+                f.sitemaps = robots_sitemaps(&stages, &url).await;
+            }
             f.again = true;
             return f;
         }
@@ -813,6 +845,10 @@ async fn fetch(stages: Arc<Stages>, leased: Leased, lease: Lease) -> Fetch {
     if stages.fetcher.ready_at(&url) > Instant::now() + START_SLACK {
         f.delay = stages.fetcher.delay_of(&url);
         f.again = true;
+        return f;
+    }
+    if let Some(level) = f.leased.sitemap {
+        read_sitemap(&stages, &mut f, &url, level).await;
         return f;
     }
     let depth = f.leased.depth;
@@ -844,6 +880,60 @@ async fn fetch(stages: Arc<Stages>, leased: Leased, lease: Lease) -> Fetch {
     f
 }
 
+/// The sitemaps `url`'s robots.txt names (read already: the cached copy),
+/// as level 0.
+async fn robots_sitemaps(stages: &Stages, url: &Url) -> Vec<(String, String, u32)> {
+    let Ok(robots) = stages.fetcher.robots_for(url).await else {
+        return Vec::new();
+    };
+    robots
+        .sitemaps()
+        .iter()
+        .filter_map(|s| Url::parse(s).ok())
+        .map(|s| (politeness_key(&s), s.to_string(), 0))
+        .collect()
+}
+
+/// Reads a leased sitemap: an index gives more sitemaps (down to
+/// [`nearcrawl_crawl::sitemap::MAX_LEVELS`]), a list gives pages one link
+/// from the seeds (canonical and in scope; the others counted out of
+/// scope). A sitemap that cannot be read is an error outcome.
+async fn read_sitemap(stages: &Stages, f: &mut Fetch, url: &Url, level: u32) {
+    use nearcrawl_crawl::sitemap::{MAX_LEVELS, Sitemap, parse};
+    let result = stages.fetcher.fetch_sitemap(url, &|_| true).await;
+    let done = Instant::now();
+    f.delay = stages.fetcher.delay_of(url);
+    f.started = Some(match &result {
+        Ok(fetched) => done.checked_sub(fetched.elapsed).unwrap_or(done),
+        Err(_) => done,
+    });
+    let parsed = match result {
+        Ok(fetched) => parse(&fetched.body).map_err(|e| ("sitemap", e.to_string())),
+        Err(e) => Err((e.kind(), format!("sitemap: {e}"))),
+    };
+    let locs = |locs: Vec<String>| locs.into_iter().filter_map(|l| Url::parse(&l).ok());
+    match parsed {
+        Err((kind, detail)) => f.error(kind, detail, url.as_str()),
+        Ok(Sitemap::Index(children)) if level < MAX_LEVELS => {
+            f.sitemaps = locs(children)
+                .map(|s| (politeness_key(&s), s.to_string(), level + 1))
+                .collect();
+        }
+        Ok(Sitemap::Index(_)) => {}
+        Ok(Sitemap::Urls(pages)) => {
+            for page in locs(pages) {
+                let Some(c) = stages.canon.canonicalize(&page) else {
+                    continue;
+                };
+                match stages.scope.check(&c, 1) {
+                    Ok(()) => f.listed.push((politeness_key(&c), c.to_string(), 1)),
+                    Err(why) => *f.stats.out_of_scope.entry(why.name().into()).or_default() += 1,
+                }
+            }
+        }
+    }
+}
+
 impl Fetch {
     /// Nothing done yet: no request, no outcome.
     fn new(stages: &Stages, leased: Leased, lease: Lease) -> Fetch {
@@ -853,6 +943,8 @@ impl Fetch {
             lease,
             outcomes: Vec::new(),
             links: Vec::new(),
+            sitemaps: Vec::new(),
+            listed: Vec::new(),
             stats: Stats::default(),
             started: None,
             duplicate: None,
@@ -1023,6 +1115,17 @@ fn politeness_key(url: &Url) -> String {
     }
 }
 
+fn as_links(links: &[(String, String, u32)]) -> Vec<Link<'_>> {
+    links
+        .iter()
+        .map(|(key, url, depth)| Link {
+            key,
+            url,
+            depth: *depth,
+        })
+        .collect()
+}
+
 /// A call on a partition that passed to another worker did nothing, which
 /// is fine for a URL given back: its lease lapses, and the new owner
 /// queues it again.
@@ -1045,6 +1148,7 @@ fn merge(into: &mut Stats, from: Stats) {
     into.near_duplicates += from.near_duplicates;
     into.robots_denied += from.robots_denied;
     into.noindex += from.noindex;
+    into.sitemap_urls += from.sitemap_urls;
     into.bytes += from.bytes;
     let room = 100usize.saturating_sub(into.duplicate_traps.len());
     into.duplicate_traps
@@ -1066,14 +1170,13 @@ fn merge(into: &mut Stats, from: Stats) {
 /// Settings the embedded crawl honours that workers do not share yet: said
 /// once at start, not ignored silently.
 fn warn_unshared(config: &Config) {
-    let unshared = [(
-        config.seeds.sitemaps,
-        "seeds.sitemaps (sitemaps are not read)",
-    )];
-    for (set, what) in unshared {
-        if set {
-            tracing::warn!("cluster workers do not share this yet, so it has no effect: {what}");
-        }
+    if config.seeds.sitemaps && !config.politeness.obey_robots {
+        // A worker reads the sitemaps a robots.txt names when it reads
+        // that robots.txt for its rules, in the host's turn.
+        tracing::warn!(
+            "cluster workers read sitemaps only while obeying robots.txt: \
+             seeds.sitemaps has no effect with politeness.obey_robots = false"
+        );
     }
 }
 

@@ -910,9 +910,8 @@ fn fetch_failed(shared: &Shared, entry: &Entry, e: &nearcrawl_fetch::FetchError)
     apply(shared, &mut core, commit);
 }
 
-/// Sitemap files read per origin, at most; index levels followed.
+/// Sitemap files read per origin, at most.
 const MAX_SITEMAP_FILES: usize = 1000;
-const MAX_SITEMAP_LEVELS: u32 = 3;
 
 /// Reads the sitemaps `origin`'s robots.txt lists (following indexes) and
 /// queues their in-scope URLs one link from the seeds; then records the
@@ -944,7 +943,7 @@ async fn read_sitemaps(shared: &Arc<Shared>, page: &Url, origin: &str) {
         match parsed {
             Err((kind, detail)) => commit.error(&mut core.state.stats, loc, kind, detail),
             Ok(Sitemap::Index(locs)) => {
-                if level < MAX_SITEMAP_LEVELS {
+                if level < crate::sitemap::MAX_LEVELS {
                     todo.extend(locs.into_iter().map(|l| (l, level + 1)));
                 }
                 continue;

@@ -18,6 +18,9 @@ pub enum Sitemap {
     Index(Vec<String>),
 }
 
+/// Sitemap index levels followed below the sitemaps robots.txt names.
+pub const MAX_LEVELS: u32 = 3;
+
 /// A sitemap that could not be read.
 #[derive(Debug, thiserror::Error)]
 #[error("sitemap: {0}")]
