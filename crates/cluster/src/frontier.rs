@@ -211,10 +211,12 @@ return out
 
 /// Acknowledges lease ARGV[3] (ARGV[4]: concurrency) whose request
 /// started ARGV[5] ms ago (-1: none was sent); ARGV[6] and ARGV[7], the
-/// default delay and the start slack. The key's next start is pushed to a
-/// delay after the request's real start, if that is later than the lease
-/// said (the request went out late): the next owner of the partition
-/// starts from it.
+/// default delay and the start slack; ARGV[12], the flight time. The key's
+/// next start is pushed to a delay after the request's real start, if that
+/// is later than the lease said (the request went out late): the next
+/// owner of the partition starts from it. A lease that sent no request (a
+/// URL of a trapped section) gives the key's turn back: its next start
+/// goes back to the lease's time, unless a later lease moved it.
 ///
 /// A judged page (ARGV[9]: 1 duplicate, 0 new, -1 not judged) counts in
 /// its section's (ARGV[8]) last ARGV[10] verdicts; when ARGV[11] of them
@@ -227,11 +229,18 @@ return out
 const ACK: &str = r"
 local now, id, ago = now_ms(), ARGV[3], tonumber(ARGV[5])
 local v = redis.call('HGET', P .. 'fl', id)
-if v and ago >= 0 then
+if v then
   local key = string.sub(v, 1, string.find(v, ' ', 1, true) - 1)
   local d = tonumber(redis.call('HGET', P .. 'delay', key) or ARGV[6])
   local nxt = tonumber(redis.call('HGET', P .. 'next', key) or '0')
-  redis.call('HSET', P .. 'next', key, math.max(nxt, now - ago + d + tonumber(ARGV[7])))
+  if ago >= 0 then
+    redis.call('HSET', P .. 'next', key, math.max(nxt, now - ago + d + tonumber(ARGV[7])))
+  else
+    local leased = tonumber(redis.call('ZSCORE', P .. 'flight', id)) - tonumber(ARGV[12])
+    if nxt == leased + d + tonumber(ARGV[7]) then
+      redis.call('HSET', P .. 'next', key, leased)
+    end
+  end
 end
 if not end_lease(id, now, tonumber(ARGV[4]), true) then
   return {redis.call('GETBIT', P .. 'acked', id), 0}
@@ -597,9 +606,10 @@ impl SharedFrontier {
     /// lapsed and the URL went back to its queue (another fetch will
     /// count, not this one). Safe to repeat.
     ///
-    /// `started` is how long ago its request started (none if no request
-    /// was sent): a request that went out later than its lease is then
-    /// still a full delay before the key's next one, whoever sends it.
+    /// `started` is how long ago its request started: a request that went
+    /// out later than its lease is then still a full delay before the
+    /// key's next one, whoever sends it. None: no request was sent, and the
+    /// key's turn goes back to it.
     /// `duplicate` is the gate's verdict on a judged page: it counts in
     /// its section's trap window (see [`FrontierConfig::trap_window`]).
     pub async fn ack(
@@ -621,6 +631,7 @@ impl SharedFrontier {
             duplicate.map_or(-1, i8::from).to_string(),
             c.trap_window.to_string(),
             c.trap_duplicates.to_string(),
+            c.flight.as_millis().to_string(),
         ];
         let (done, trap): (u8, u32) = self.fenced(&ACK_SCRIPT, lease, &args).await?;
         Ok(Acked {

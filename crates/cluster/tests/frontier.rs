@@ -46,7 +46,12 @@ async fn lease_all(
     for lease in held {
         for leased in frontier.lease(lease, 64).await?.urls {
             if ack {
-                assert!(frontier.ack(lease, &leased, None, None).await?.done);
+                assert!(
+                    frontier
+                        .ack(lease, &leased, Some(Duration::ZERO), None)
+                        .await?
+                        .done
+                );
             }
             out.push(leased);
         }
@@ -167,14 +172,14 @@ fn a_key_with_a_url_in_flight_rests_until_it_is_acknowledged() {
             .unwrap();
         assert!(
             frontier
-                .ack(lease, &first[0], None, None)
+                .ack(lease, &first[0], Some(Duration::from_millis(100)), None)
                 .await
                 .unwrap()
                 .done
         );
         assert!(
             frontier
-                .ack(lease, &first[0], None, None)
+                .ack(lease, &first[0], Some(Duration::from_millis(100)), None)
                 .await
                 .unwrap()
                 .done,
@@ -425,7 +430,8 @@ fn three_workers_one_killed_count_every_page_once_and_keep_every_delay() {
 }
 
 #[test]
-fn a_key_admits_its_budget_and_a_lease_says_when_the_next_key_is_due() {
+fn a_key_admits_its_budget_a_lease_says_when_the_key_is_due_and_an_unsent_one_gives_its_turn_back()
+{
     let cluster = common::Cluster::start(3);
     let nodes = cluster.urls();
     let nodes: Vec<&str> = nodes.iter().map(String::as_str).collect();
@@ -461,7 +467,7 @@ fn a_key_admits_its_budget_and_a_lease_says_when_the_next_key_is_due() {
         assert_eq!(first.urls.len(), 1);
         assert!(
             frontier
-                .ack(&held[0], &first.urls[0], None, None)
+                .ack(&held[0], &first.urls[0], Some(Duration::ZERO), None)
                 .await
                 .unwrap()
                 .done
@@ -473,6 +479,14 @@ fn a_key_admits_its_budget_and_a_lease_says_when_the_next_key_is_due() {
             due > Duration::from_millis(400) && due <= Duration::from_millis(510),
             "{due:?}"
         );
+        // A lease that sent no request gives the key's turn back.
+        tokio::time::sleep(due).await;
+        let second = frontier.lease(&held[0], 8).await.unwrap();
+        assert_eq!(second.urls.len(), 1);
+        let acked = frontier.ack(&held[0], &second.urls[0], None, None);
+        assert!(acked.await.unwrap().done);
+        let third = frontier.lease(&held[0], 8).await.unwrap();
+        assert_eq!(third.urls.len(), 1, "{third:?}");
     });
 }
 
