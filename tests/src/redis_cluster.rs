@@ -165,6 +165,13 @@ impl Cluster {
             .unwrap_or(0)
     }
 
+    /// The string at `key` (`GET`), if there is one.
+    pub fn get(&self, key: &str) -> Option<String> {
+        let port = self.ports[self.node_of(key)];
+        let v = cli(port, &["get", key]).trim().to_string();
+        (!v.is_empty()).then_some(v)
+    }
+
     /// Bytes Redis holds for `key` (`MEMORY USAGE`, every element counted).
     pub fn used_memory_of(&self, key: &str) -> u64 {
         let port = self.ports[self.node_of(key)];

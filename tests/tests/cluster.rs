@@ -5,9 +5,10 @@
 //! duplicate's links never followed), and every host's requests spaced by
 //! its delay as its server saw them.
 //!
-//! And two workers on a duplicate trap and a chain of hosts: the trap cut
-//! off once for both, `max_hosts` kept over both, a sitemap index read once
-//! and the pages it lists fetched once.
+//! And workers on a duplicate trap and a chain of hosts (a third joining
+//! late, from a copy of a running worker's gate replica): the trap cut off
+//! once for all, `max_hosts` kept over all, a sitemap index read once and
+//! the pages it lists fetched once.
 //!
 //! Needs `redis-server` and `redis-cli` (installed by `.ci/run`).
 
@@ -415,19 +416,31 @@ fn two_workers_cut_a_trap_off_once_keep_max_hosts_and_read_sitemaps_once() {
         format!(
             "[seeds]\nurls = [\"http://{trap}/\", \"{}/\"]\nsitemaps = true\n\
              [scope]\nhosts = [\"*\"]\nmax_hosts = 4\n\
-             [politeness]\ndelay_ms = 0\nglobal_concurrency = 4\n\
+             [politeness]\ndelay_ms = 300\nglobal_concurrency = 4\n\
              [fetch]\nallow_private_networks = true\n\
              [dedup]\ntrap_window = 10\ntrap_share = 0.8\n\
+             [output]\ncheckpoint_secs = 1\n\
              [cluster]\nnodes = [{}]\nname = \"traps\"\npartitions = 32\nlease_secs = 2\n",
             chain[0].0,
             nodes.join(", ")
         ),
     )
     .unwrap();
-    let outs: Vec<PathBuf> = (0..2).map(|w| tmp.join(format!("out{w}"))).collect();
+    let outs: Vec<PathBuf> = (0..3).map(|w| tmp.join(format!("out{w}"))).collect();
     let mut workers: Vec<Child> = (0..2)
         .map(|w| start_worker(&config, &outs[w], &format!("w{w}")))
         .collect();
+    // A third joins once the log was trimmed (a checkpoint a second): it
+    // starts from a copy of a running worker's gate replica.
+    let trimmed = Instant::now();
+    while cluster
+        .get("{traps:gate}:trimmed")
+        .is_none_or(|at| at == "0-0")
+    {
+        assert!(trimmed.elapsed() < Duration::from_secs(20), "never trimmed");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    workers.push(start_worker(&config, &outs[2], "w2"));
     let deadline = Instant::now() + Duration::from_secs(60);
     for (w, child) in workers.iter_mut().enumerate() {
         loop {
@@ -456,6 +469,11 @@ fn two_workers_cut_a_trap_off_once_keep_max_hosts_and_read_sitemaps_once() {
             serde_json::from_str(&std::fs::read_to_string(o.join("stats.json")).unwrap()).unwrap()
         })
         .collect();
+    assert!(
+        stats[2]["cluster"]["gate_from_snapshot"].is_string(),
+        "{:?}",
+        stats[2]["cluster"]
+    );
     let traps: Vec<&serde_json::Value> = stats
         .iter()
         .flat_map(|s| s["duplicate_traps"].as_array().unwrap())
@@ -478,19 +496,25 @@ fn two_workers_cut_a_trap_off_once_keep_max_hosts_and_read_sitemaps_once() {
         "{errors}"
     );
     // The trap host and the chain's first three hosts make four; each
-    // path asked once over both workers (the first host's sitemaps and
-    // the pages they list too).
+    // path asked once over all workers (the first host's sitemaps and the
+    // pages they list too), robots.txt once per worker at most.
     for (h, (base, log)) in chain.iter().enumerate() {
         let paths: Vec<String> = log.lock().unwrap().iter().map(|(_, p)| p.clone()).collect();
-        let asked: HashSet<&String> = paths.iter().collect();
+        let (robots, pages): (Vec<&String>, Vec<&String>) =
+            paths.iter().partition(|p| *p == "/robots.txt");
+        let asked: HashSet<&String> = pages.iter().copied().collect();
         let want = match h {
-            0 => 10,
-            1 | 2 => 5,
+            0 => 9,
+            1 | 2 => 4,
             _ => 0,
         };
         assert_eq!(
-            (asked.len(), paths.len()),
+            (asked.len(), pages.len()),
             (want, want),
+            "{base}: {paths:?}"
+        );
+        assert!(
+            robots.len() <= 3 && (want == 0) == robots.is_empty(),
             "{base}: {paths:?}"
         );
     }

@@ -51,6 +51,7 @@ mod lease;
 mod outbox;
 mod retry;
 mod shared_gate;
+mod snapshot;
 mod worker;
 
 pub use frontier::{Added, FrontierConfig, Leased, Leases, Link, SharedFrontier};
@@ -74,6 +75,14 @@ pub enum ClusterError {
     Output(#[from] std::io::Error),
     #[error("config: {0}")]
     Config(String),
+    /// The shared log was trimmed past this replica's position (a worker
+    /// that joins late, or lost its replica): it needs a copy of another's
+    /// ([`SharedGate::receive_snapshot`]).
+    #[error(
+        "the shared log was trimmed past this gate replica (at {applied}): it needs a copy of \
+         a running worker's replica"
+    )]
+    Trimmed { applied: String },
     /// A write on a partition whose lease passed to another worker.
     #[error("partition {partition}: the lease of epoch {epoch} was taken over")]
     Stale { partition: u32, epoch: u64 },

@@ -3,7 +3,8 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use nearcrawl_index::{Decision, DedupConfig, Deduper, Prepared, Verdict};
 use redis::cluster::ClusterClient;
@@ -11,6 +12,7 @@ use redis::cluster_async::ClusterConnection;
 
 use crate::ClusterError;
 use crate::retry::{invoke_retrying, query_retrying};
+use crate::snapshot::{self, Channel};
 
 /// Compares two stream ids (`ms-seq`) in Lua.
 const LESS: &str = r"
@@ -121,6 +123,7 @@ pub struct SharedGate {
     /// The replica's database, which also holds the last entry applied and
     /// the remembered requests (see [`flush`](SharedGate::flush)).
     db: sled::Db,
+    dir: PathBuf,
     urls: sled::Tree,
     con: ClusterConnection,
     /// The log's key: one hash slot, so one node orders every append.
@@ -179,6 +182,7 @@ impl SharedGate {
         let mut gate = SharedGate {
             replica,
             db,
+            dir: dir.to_path_buf(),
             urls,
             con,
             log: format!("{{{crawl}:gate}}:log"),
@@ -293,9 +297,9 @@ impl SharedGate {
     /// trimmed past a registered replica's last flush (see
     /// [`trim`](SharedGate::trim)). Fails if the log was already trimmed
     /// past this replica's position (a worker joining late, or a worker
-    /// that lost its replica): it would miss entries. Start such a worker
-    /// from a copy of another worker's replica directory, taken while that
-    /// worker is stopped.
+    /// that lost its replica), with [`ClusterError::Trimmed`]: it would miss
+    /// entries. Such a worker starts from a copy of a running worker's
+    /// replica ([`receive_snapshot`](SharedGate::receive_snapshot)).
     ///
     /// A replica is registered under the first worker name it joined with,
     /// kept in its directory, so a worker restarted under another name
@@ -318,11 +322,9 @@ impl SharedGate {
         let joined: Result<u8, _> = invoke_retrying(&self.con, &JOIN_SCRIPT, &keys, &args).await;
         match joined {
             Ok(_) => Ok(()),
-            Err(e) if e.code() == Some("TRIMMED") => Err(ClusterError::Corrupt(format!(
-                "the shared log was trimmed past this replica (at {}): copy the replica \
-                 directory of another worker of this crawl, stopped, and start again",
-                self.applied
-            ))),
+            Err(e) if e.code() == Some("TRIMMED") => Err(ClusterError::Trimmed {
+                applied: self.applied.to_string(),
+            }),
             Err(e) => Err(e.into()),
         }?;
         self.name = Some(name);
@@ -344,6 +346,89 @@ impl SharedGate {
             self.applied.to_string().into_bytes(),
         ];
         let _: u64 = invoke_retrying(&self.con, &TRIM_SCRIPT, &keys, &args).await?;
+        Ok(())
+    }
+
+    /// The name this replica is registered under (see
+    /// [`join`](SharedGate::join)), if it joined before.
+    pub fn registered_name(&self) -> Result<Option<String>, ClusterError> {
+        let meta = self.db.open_tree(META).map_err(gate_error)?;
+        let name = meta.get(NAME).map_err(gate_error)?;
+        Ok(name.map(|n| String::from_utf8_lossy(&n).into_owned()))
+    }
+
+    /// A worker that asked for a copy of a replica (see
+    /// [`receive_snapshot`](SharedGate::receive_snapshot)), if one did.
+    pub async fn snapshot_wanted(&self) -> Result<Option<String>, ClusterError> {
+        self.channel().next_ask().await
+    }
+
+    /// Writes a copy of this replica, flushed, to the file `to` for
+    /// `joiner` and registers `joiner` at its position, so the log is kept
+    /// for it from there; then [`send_snapshot`] streams the file.
+    pub async fn dump_for(&mut self, joiner: &str, to: &Path) -> Result<LogId, ClusterError> {
+        self.flush()?;
+        snapshot::dump(&self.db, &self.dir.join(nearcrawl_index::RECORDS_FILE), to)?;
+        let mut register = redis::cmd("HSET");
+        register
+            .arg(self.applied_key())
+            .arg(joiner)
+            .arg(self.applied.to_string());
+        let _: u64 = query_retrying(&mut self.con, &register).await?;
+        Ok(self.applied)
+    }
+
+    /// Where snapshots of this crawl's replicas pass.
+    fn channel(&self) -> Channel {
+        Channel {
+            con: self.con.clone(),
+            base: self.log.trim_end_matches(":log").to_string(),
+        }
+    }
+
+    /// A future that streams the snapshot file `file` (from
+    /// [`dump_for`](SharedGate::dump_for)) to `joiner` through the cluster,
+    /// without this gate (it may judge meanwhile).
+    pub fn send_snapshot(
+        &self,
+        joiner: String,
+        file: PathBuf,
+    ) -> impl std::future::Future<Output = Result<(), ClusterError>> + Send + 'static {
+        let channel = self.channel();
+        async move { channel.send(&joiner, &file).await }
+    }
+
+    /// Makes the replica directory `dir` a copy of a running worker's
+    /// replica, for a worker that cannot apply the log from where its own
+    /// replica stands (it was trimmed: [`ClusterError::Trimmed`]). Asks
+    /// the crawl's running workers for one (one of them sends it at its
+    /// next checkpoint), waits up to `wait`, then replaces `dir` with it.
+    /// The copy is registered under `name`.
+    pub async fn receive_snapshot(
+        nodes: &[&str],
+        crawl: &str,
+        dir: &Path,
+        name: &str,
+        wait: Duration,
+    ) -> Result<(), ClusterError> {
+        let con = ClusterClient::new(nodes.to_vec())?
+            .get_async_connection()
+            .await?;
+        let channel = Channel {
+            con,
+            base: format!("{{{crawl}:gate}}"),
+        };
+        let file = snapshot::scratch(dir, "received");
+        channel.ask(name).await?;
+        channel.receive(name, &file, wait).await?;
+        let fresh = snapshot::scratch(dir, "restoring");
+        let _ = std::fs::remove_dir_all(&fresh);
+        snapshot::restore(&file, &fresh, nearcrawl_index::RECORDS_FILE, name)?;
+        if dir.exists() {
+            std::fs::remove_dir_all(dir)?;
+        }
+        std::fs::rename(&fresh, dir)?;
+        std::fs::remove_file(&file)?;
         Ok(())
     }
 
@@ -456,6 +541,13 @@ impl SharedGate {
         self.requests.insert(request, (place, decision));
         self.unsaved.push((request, place, decision));
     }
+}
+
+/// Registers the replica whose database is `db` under `name`.
+pub(crate) fn set_name(db: &sled::Db, name: &str) -> Result<(), ClusterError> {
+    let meta = db.open_tree(META).map_err(gate_error)?;
+    meta.insert(NAME, name.as_bytes()).map_err(gate_error)?;
+    Ok(())
 }
 
 fn gate_error(e: sled::Error) -> ClusterError {

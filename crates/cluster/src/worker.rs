@@ -96,6 +96,12 @@ pub struct Worker {
     /// URLs whose lease lapsed before they were acknowledged (fetched
     /// again elsewhere), and entries dropped at recovery for that reason.
     lapsed: u64,
+    /// The position of the copy of another worker's replica this one
+    /// started from, if it did.
+    from_snapshot: Option<String>,
+    /// A copy of this worker's replica on its way to a worker that joined
+    /// late.
+    sending: Option<tokio::task::JoinHandle<()>>,
     stop: Arc<AtomicBool>,
 }
 
@@ -152,11 +158,11 @@ impl Worker {
         };
         let dir = config.output.dir.join("cluster");
         let dedup = dedup_config(&config);
-        let mut gate = SharedGate::open(&nodes, &crawl, &dir.join("gate"), dedup).await?;
+        let (gate, from_snapshot) =
+            join_gate(&nodes, &crawl, &dir.join("gate"), dedup, &worker).await?;
         let frontier = SharedFrontier::open(&nodes, &crawl, frontier_config(&config)).await?;
         let lease = Duration::from_secs(config.cluster.lease_secs.0 as u64);
         let partitions = Partitions::open(&nodes, &crawl, &worker, lease).await?;
-        gate.join(&worker).await?;
         let (outbox, saved, entries) = Outbox::open(&dir)?;
         let mut stats = saved.stats;
         let mut lapsed = 0;
@@ -195,6 +201,8 @@ impl Worker {
             crawl,
             worker,
             lapsed,
+            from_snapshot,
+            sending: None,
             stop: Arc::new(AtomicBool::new(false)),
         };
         w.checkpoint().await?;
@@ -212,6 +220,30 @@ impl Worker {
     /// This worker's name among the crawl's workers.
     pub fn name(&self) -> &str {
         &self.worker
+    }
+
+    /// Answers a worker that asked for a copy of a replica: one at a time,
+    /// streamed in the background (this worker's replica may change
+    /// meanwhile: the copy was taken first).
+    async fn send_snapshot(&mut self, gate: &mut SharedGate) -> Result<(), ClusterError> {
+        if self.sending.as_ref().is_some_and(|s| !s.is_finished()) {
+            return Ok(());
+        }
+        let Some(joiner) = gate.snapshot_wanted().await? else {
+            return Ok(());
+        };
+        let file = self.stages.config.output.dir.join("cluster/gate.sending");
+        let at = gate.dump_for(&joiner, &file).await?;
+        tracing::info!(joiner, %at, "sending a copy of the gate replica");
+        let send = gate.send_snapshot(joiner.clone(), file.clone());
+        self.sending = Some(tokio::spawn(async move {
+            match send.await {
+                Ok(()) => tracing::info!(joiner, "gate replica sent"),
+                Err(e) => tracing::warn!(joiner, "sending the gate replica failed: {e}"),
+            }
+            let _ = std::fs::remove_file(&file);
+        }));
+        Ok(())
     }
 
     async fn add_seeds(&mut self, seeds: &[Url]) -> Result<(), ClusterError> {
@@ -268,6 +300,10 @@ impl Worker {
         fetched_before: u64,
     ) -> Result<Stats, ClusterError> {
         self.checkpoint().await?;
+        if let Some(sending) = self.sending.take() {
+            // A worker that joined late waits for it.
+            let _ = sending.await;
+        }
         let (gave, got) = (crawl.gave, crawl.got);
         for lease in crawl
             .held
@@ -287,6 +323,7 @@ impl Worker {
             "partitions_given": gave,
             "partitions_received": got,
             "gate_applied": self.stages.gate.lock().await.applied().to_string(),
+            "gate_from_snapshot": self.from_snapshot,
         });
         self.sink.finish(&json)?;
         Ok(stats)
@@ -447,8 +484,10 @@ impl Worker {
 
     async fn checkpoint(&mut self) -> Result<(), ClusterError> {
         let position = self.sink.checkpoint()?;
-        let mut gate = self.stages.gate.lock().await;
+        let stages = self.stages.clone();
+        let mut gate = stages.gate.lock().await;
         gate.flush()?;
+        self.send_snapshot(&mut gate).await?;
         gate.trim().await?;
         drop(gate);
         self.outbox.checkpoint(position, &self.stats)?;
@@ -1164,6 +1203,45 @@ fn merge(into: &mut Stats, from: Stats) {
     }
     for (k, v) in from.depths {
         *into.depths.entry(k).or_default() += v;
+    }
+}
+
+/// How long a worker that joins late waits for a copy of a replica: the
+/// running workers send one at their next checkpoint.
+const SNAPSHOT_WAIT: Duration = Duration::from_secs(120);
+
+/// Opens this worker's replica of the gate and joins the crawl with it;
+/// when the log was trimmed past it, first replaces it with a copy of a
+/// running worker's. Returns the gate, and the copy's position if one was
+/// taken.
+async fn join_gate(
+    nodes: &[&str],
+    crawl: &str,
+    dir: &std::path::Path,
+    dedup: nearcrawl_index::DedupConfig,
+    worker: &str,
+) -> Result<(SharedGate, Option<String>), ClusterError> {
+    let mut gate = SharedGate::open(nodes, crawl, dir, dedup).await?;
+    match gate.join(worker).await {
+        Err(ClusterError::Trimmed { applied }) => {
+            // Registered under its first name, as `join` would.
+            let name = gate
+                .registered_name()?
+                .unwrap_or_else(|| worker.to_string());
+            drop(gate);
+            tracing::info!(
+                applied,
+                "the shared log was trimmed past this replica: asking a running worker for a copy"
+            );
+            SharedGate::receive_snapshot(nodes, crawl, dir, &name, SNAPSHOT_WAIT).await?;
+            let mut gate = SharedGate::open(nodes, crawl, dir, dedup).await?;
+            gate.join(worker).await?;
+            let at = gate.applied().to_string();
+            tracing::info!(at, "started from a copy of a running worker's replica");
+            Ok((gate, Some(at)))
+        }
+        Err(e) => Err(e),
+        Ok(()) => Ok((gate, None)),
     }
 }
 

@@ -268,7 +268,7 @@ fn url_of(request: u64) -> String {
 }
 
 #[test]
-fn the_log_is_trimmed_to_what_every_replica_flushed_and_a_late_replica_is_refused() {
+fn the_log_is_trimmed_to_what_every_replica_flushed_and_a_late_replica_starts_from_a_copy() {
     let cluster = Cluster::start(3);
     let tmp = tempdir("shared-gate-trim");
     let nodes = cluster.urls();
@@ -300,13 +300,50 @@ fn the_log_is_trimmed_to_what_every_replica_flushed_and_a_late_replica_is_refuse
             cluster.log_len(node, log) <= 1,
             "both replicas hold every entry"
         );
-        // A replica that has applied nothing cannot join any more; one
-        // copied from a flushed replica can.
+        // A replica that has applied nothing cannot join any more; it asks
+        // for a copy of a running worker's replica, and joins with it.
         let mut late = gate(&nodes, &tmp, "late").await;
         let refused = late.join("late").await;
         assert!(
-            matches!(&refused, Err(ClusterError::Corrupt(why)) if why.contains("trimmed")),
+            matches!(&refused, Err(ClusterError::Trimmed { .. })),
             "{refused:?}"
         );
+        drop(late);
+        let urls: Vec<&str> = nodes.iter().map(String::as_str).collect();
+        let wait = Duration::from_secs(30);
+        let late_dir = tmp.join("late");
+        let receive = SharedGate::receive_snapshot(&urls, "test", &late_dir, "late", wait);
+        let send = async {
+            loop {
+                if let Some(joiner) = a.snapshot_wanted().await.unwrap() {
+                    let file = tmp.join("a.sending");
+                    a.dump_for(&joiner, &file).await.unwrap();
+                    a.send_snapshot(joiner, file).await.unwrap();
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        };
+        let (received, ()) = tokio::join!(receive, send);
+        received.unwrap();
+        let mut late = gate(&nodes, &tmp, "late").await;
+        late.join("late").await.unwrap();
+        assert_eq!(late.applied(), a.applied());
+        assert_eq!(late.replica().indexed(), a.replica().indexed());
+        // It judges as the others do: a copy of a page judged before it
+        // joined is a duplicate, its original named by URL as on `a`.
+        let text = format!("page 7 {}", "words of its own ".repeat(10));
+        let (_, copy) = late
+            .judge(100, &url_of(100), &fp.prepare(Doc::from(text.as_str())))
+            .await
+            .unwrap();
+        let (of, ..) = copy.verdict.duplicate_of().expect("a duplicate");
+        let original = late.url_of(of).unwrap();
+        assert!(original.is_some());
+        assert_eq!(original, a.url_of(of).unwrap());
+        // Registered where the copy stood: the log is kept for it.
+        late.flush().unwrap();
+        late.trim().await.unwrap();
+        assert!(cluster.log_len(node, log) >= 1);
     });
 }

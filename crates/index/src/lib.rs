@@ -116,7 +116,9 @@ mod store;
 mod upgrade;
 
 pub use band_index::{BandIndex, IndexConfig, Match};
-pub use dedup::{Check, Decision, DedupConfig, Deduper, Doc, Fingerprinter, Prepared, Verdict};
+pub use dedup::{
+    Check, Decision, DedupConfig, Deduper, Doc, Fingerprinter, Prepared, RECORDS_FILE, Verdict,
+};
 pub use error::IndexError;
 pub use layout::Layout;
 pub use names::MIN_TITLES;
