@@ -126,8 +126,13 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<ExitCode> {
         None => None,
     };
     if !config.cluster.nodes.is_empty() {
+        if metrics.is_some() {
+            eprintln!(
+                "nearcrawl: --metrics is not served by cluster workers yet (stats.json is written)"
+            );
+        }
         let stats = runtime.block_on(run_worker(config, seeds, sink))?;
-        summarize(&stats, &out);
+        summarize(&stats, &out, Run::Worker);
         return Ok(ExitCode::SUCCESS);
     }
     let series_path = out.join("series.jsonl");
@@ -166,7 +171,7 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<ExitCode> {
         }
         stats
     })?;
-    summarize(&stats, &out);
+    summarize(&stats, &out, Run::Embedded);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -199,10 +204,17 @@ async fn run_worker(
     Ok(worker.run().await?)
 }
 
+/// A crawl of its own, or one worker of a shared one.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Run {
+    Embedded,
+    Worker,
+}
+
 /// The closing line: totals, and why nothing was fetched when nothing was.
-fn summarize(stats: &nearcrawl_crawl::state::Stats, out: &std::path::Path) {
+fn summarize(stats: &nearcrawl_crawl::state::Stats, out: &std::path::Path, run: Run) {
     if stats.fetched == 0 {
-        for line in why_nothing_was_fetched(stats) {
+        for line in why_nothing_was_fetched(stats, run) {
             eprintln!("nearcrawl: {line}");
         }
     }
@@ -232,8 +244,11 @@ fn default_out(urls: &[String]) -> PathBuf {
 }
 
 /// What a crawl that fetched nothing ran into, and what to do about it.
-fn why_nothing_was_fetched(stats: &nearcrawl_crawl::state::Stats) -> Vec<String> {
+fn why_nothing_was_fetched(stats: &nearcrawl_crawl::state::Stats, run: Run) -> Vec<String> {
     let mut why = vec!["nothing was fetched.".to_string()];
+    if run == Run::Worker {
+        why[0] = "this worker fetched nothing.".into();
+    }
     let errors = |kind: &str| stats.errors.get(kind).copied().unwrap_or(0);
     let hints = [
         (
@@ -275,7 +290,13 @@ fn why_nothing_was_fetched(stats: &nearcrawl_crawl::state::Stats) -> Vec<String>
             "{out_of_scope} links out of scope (scope.hosts, scope.domains, include/exclude, budgets)"
         ));
     }
-    if why.len() == 1 {
+    if why.len() == 1 && run == Run::Worker {
+        why.push(
+            "the shared frontier was empty, or the other workers of the crawl had the work \
+             (their outputs hold it); seeds seen before by any worker are not queued again"
+                .into(),
+        );
+    } else if why.len() == 1 {
         why.push(
             "no seed was queued: were they all seen by an earlier run of this output directory?"
                 .into(),
