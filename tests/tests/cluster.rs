@@ -10,7 +10,10 @@
 //! once for all, `max_hosts` kept over all, a sitemap index read once and
 //! the pages it lists fetched once.
 //!
-//! Needs `redis-server` and `redis-cli` (installed by `.ci/run`).
+//! And with `politeness.key = "ip"`: hosts on one server, crawled by two
+//! workers, keep that server's delay between all their requests.
+//!
+//! Needs `redis-server`, `redis-cli` and dnsmasq (installed by `.ci/run`).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -18,8 +21,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+use nearcrawl_tests::dns::Dnsmasq;
 use nearcrawl_tests::redis_cluster::Cluster;
-use nearcrawl_tests::{TimedLog, json_lines, nearcrawl_bin, serve_timed};
+use nearcrawl_tests::{TimedLog, json_lines, nearcrawl_bin, serve_named, serve_timed};
 
 const HOSTS: usize = 6;
 const PAGES: usize = 14;
@@ -527,5 +531,113 @@ fn two_workers_cut_a_trap_off_once_keep_max_hosts_and_read_sitemaps_once() {
         "{stats:?}"
     );
     assert!(out_of_scope("host_limit") >= 1, "{stats:?}");
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+#[test]
+fn hosts_on_one_server_keep_its_delay_over_two_workers_with_politeness_by_ip() {
+    const NAMES: usize = 4;
+    const PAGES_EACH: usize = 8;
+    const DELAY: u64 = 100;
+    let cluster = Cluster::start(3);
+    let tmp = std::env::temp_dir().join(format!("nearcrawl-e2e-ip-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
+    // Names of their own registrable domains, so of different partitions
+    // (which two workers share), all on one server.
+    let names: Vec<(String, &str)> = (0..NAMES)
+        .map(|i| (format!("site{i}.test"), "127.0.4.40"))
+        .collect();
+    let dns = Dnsmasq::start(&tmp.join("dns"), &names);
+    let (addr, log) = serve_named("127.0.4.40", move |host, path| {
+        let name = host.split(':').next().unwrap_or("");
+        let n: usize = name
+            .trim_start_matches("site")
+            .trim_end_matches(".test")
+            .parse()
+            .unwrap_or(0);
+        match path
+            .strip_prefix("/p/")
+            .and_then(|i| i.parse::<usize>().ok())
+        {
+            Some(i) if i < PAGES_EACH => {
+                let links = [
+                    format!("/p/{}", (i + 1) % PAGES_EACH),
+                    format!("/p/{}", (i + 3) % PAGES_EACH),
+                ];
+                (
+                    200,
+                    "text/html",
+                    html(&title(80 + n, i), &text(80 + n, i), &links),
+                )
+            }
+            _ => (404, "text/plain", Vec::new()),
+        }
+    });
+    let seeds: Vec<String> = (0..NAMES)
+        .map(|i| format!("\"http://site{i}.test:{}/p/0\"", addr.port()))
+        .collect();
+    let nodes: Vec<String> = cluster.urls().iter().map(|n| format!("\"{n}\"")).collect();
+    let config = tmp.join("c.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[seeds]\nurls = [{}]\nsitemaps = false\n\
+             [scope]\nhosts = [\"*\"]\n\
+             [politeness]\nkey = \"ip\"\ndelay_ms = {DELAY}\nglobal_concurrency = 8\n\
+             [fetch]\nallow_private_networks = true\ndns_servers = [\"127.0.0.1:{}\"]\n\
+             [cluster]\nnodes = [{}]\nname = \"by-ip\"\npartitions = 32\nlease_secs = 2\n",
+            seeds.join(", "),
+            dns.port,
+            nodes.join(", ")
+        ),
+    )
+    .unwrap();
+    let outs: Vec<PathBuf> = (0..2).map(|w| tmp.join(format!("out{w}"))).collect();
+    let mut workers: Vec<Child> = (0..2)
+        .map(|w| start_worker(&config, &outs[w], &format!("w{w}")))
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    for (w, child) in workers.iter_mut().enumerate() {
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                assert!(status.success(), "worker {w}");
+                break;
+            }
+            assert!(Instant::now() < deadline, "worker {w} did not finish");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    let mut requests = log.lock().unwrap().clone();
+    requests.sort();
+    let pages: HashSet<&String> = requests
+        .iter()
+        .map(|(_, p)| p)
+        .filter(|p| p.contains("/p/"))
+        .collect();
+    assert_eq!(pages.len(), NAMES * PAGES_EACH, "{requests:?}");
+    let fetched: Vec<u64> = outs
+        .iter()
+        .map(|o| {
+            let stats: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(o.join("stats.json")).unwrap())
+                    .unwrap();
+            stats["fetched"].as_u64().unwrap()
+        })
+        .collect();
+    assert_eq!(fetched.iter().sum::<u64>() as usize, NAMES * PAGES_EACH);
+    assert!(
+        fetched.iter().all(|&n| n > 0),
+        "both workers fetched: {fetched:?}"
+    );
+    for w in requests.windows(2) {
+        let gap = w[1].0 - w[0].0;
+        assert!(
+            gap >= Duration::from_millis(DELAY - 10),
+            "{} then {} only {gap:?} apart (fetched per worker: {fetched:?})",
+            w[0].1,
+            w[1].1
+        );
+    }
     let _ = std::fs::remove_dir_all(&tmp);
 }

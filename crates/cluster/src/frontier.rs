@@ -273,6 +273,29 @@ end_lease(ARGV[3], now_ms(), tonumber(ARGV[4]), false)
 return 1
 ";
 
+/// Takes address ARGV[1]'s turn (hash KEYS[1], address → earliest next
+/// start, ms) if it has come: its next start is then ARGV[2] ms (delay and
+/// start slack) later; returns 0. Otherwise returns the ms to wait.
+const RESERVE: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local nxt = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+if now < nxt then return nxt - now end
+redis.call('HSET', KEYS[1], ARGV[1], now + tonumber(ARGV[2]))
+return 0
+";
+
+/// Address ARGV[1]'s request started ARGV[2] ms ago: its next start is at
+/// least ARGV[3] ms (delay and slack) after that.
+const PACED: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local nxt = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+local after = now - tonumber(ARGV[2]) + tonumber(ARGV[3])
+if after > nxt then redis.call('HSET', KEYS[1], ARGV[1], after) end
+return 1
+";
+
 /// Sets a key's own delay (ARGV[3], its key; ARGV[4], ms). Unfenced.
 const SET_DELAY: &str = r"
 redis.call('HSET', P .. 'delay', ARGV[3], ARGV[4])
@@ -290,6 +313,8 @@ static LEASE_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(LEASE, true));
 static ACK_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(ACK, true));
 static GIVE_BACK_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(GIVE_BACK, true));
 static SET_DELAY_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(SET_DELAY, false));
+static RESERVE_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(RESERVE));
+static PACED_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(PACED));
 
 /// How the shared frontier schedules: the same for every worker of a crawl.
 #[derive(Debug, Clone)]
@@ -673,6 +698,53 @@ impl SharedFrontier {
         ];
         let _: u8 = run(&self.con, &SET_DELAY_SCRIPT, self.key(p, "delay"), args).await?;
         Ok(())
+    }
+
+    /// Takes the turn of the server at `address` for a request that starts
+    /// now (`politeness.key = "ip"`: hosts of any partition that share an
+    /// address share its delay): None if taken, else how long until its
+    /// turn. `delay` is the host's (its Crawl-delay, or the default).
+    ///
+    /// Addresses are kept apart from the partitions, in `{CRAWL:aN}`
+    /// slots; a worker first leases a URL by its host, then takes its
+    /// address's turn, and gives the URL back when that has not come.
+    pub async fn reserve_address(
+        &self,
+        address: std::net::IpAddr,
+        delay: Duration,
+    ) -> Result<Option<Duration>, ClusterError> {
+        let spacing = delay + self.config.start_slack;
+        let args = vec![
+            address.to_string().into_bytes(),
+            spacing.as_millis().to_string().into_bytes(),
+        ];
+        let wait: u64 = run(&self.con, &RESERVE_SCRIPT, self.address_key(address), args).await?;
+        Ok((wait > 0).then(|| Duration::from_millis(wait)))
+    }
+
+    /// The request to `address` whose turn was taken started `started`
+    /// ago: its next one is a full delay after that, even if it went out
+    /// late.
+    pub async fn address_paced(
+        &self,
+        address: std::net::IpAddr,
+        started: Duration,
+        delay: Duration,
+    ) -> Result<(), ClusterError> {
+        let spacing = delay + self.config.start_slack;
+        let args = vec![
+            address.to_string().into_bytes(),
+            started.as_millis().to_string().into_bytes(),
+            spacing.as_millis().to_string().into_bytes(),
+        ];
+        let _: u8 = run(&self.con, &PACED_SCRIPT, self.address_key(address), args).await?;
+        Ok(())
+    }
+
+    fn address_key(&self, address: std::net::IpAddr) -> String {
+        let a = address.to_string();
+        let n = fnv1a(a.as_bytes()) % u64::from(self.config.partitions);
+        format!("{{{}:a{n}}}:next", self.crawl)
     }
 
     /// Whether lease `id` of `partition` was acknowledged.

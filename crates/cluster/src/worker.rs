@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use nearcrawl_crawl::canonical::Canonicalizer;
-use nearcrawl_crawl::config::Config;
+use nearcrawl_crawl::config::{Config, PolitenessKey};
 use nearcrawl_crawl::crawler::{
     capture, dedup_config, duplicate_outcomes, fetch_config, page_record, prepare,
 };
@@ -81,6 +81,8 @@ struct Stages {
     fingerprinter: Fingerprinter,
     gate: tokio::sync::Mutex<SharedGate>,
     wants_captures: bool,
+    /// With `politeness.key = "ip"`: where servers' turns are taken.
+    addresses: Option<SharedFrontier>,
 }
 
 /// One worker of a shared crawl.
@@ -132,6 +134,8 @@ struct Fetch {
     delay: Duration,
     /// When the request started, at the latest (none if none was sent).
     started: Option<Instant>,
+    /// The server whose turn the request took (`politeness.key = "ip"`).
+    address: Option<std::net::IpAddr>,
     /// The gate's verdict on the page (true: a duplicate), if judged.
     duplicate: Option<bool>,
     /// Not fetched after all, back to its queue: the key's turn went to
@@ -188,6 +192,7 @@ impl Worker {
             fingerprinter,
             gate: tokio::sync::Mutex::new(gate),
             wants_captures: sink.wants_captures(),
+            addresses: (config.politeness.key == PolitenessKey::Ip).then(|| frontier.clone()),
             config,
         };
         warn_unshared(&stages.config);
@@ -334,6 +339,7 @@ impl Worker {
     async fn commit(&mut self, mut group: Vec<Fetch>) -> Result<HashSet<u32>, ClusterError> {
         self.note_delays(&group).await?;
         self.add_sitemaps(&mut group).await?;
+        self.note_address_starts(&group).await;
         let (again, group): (Vec<Fetch>, Vec<Fetch>) = group.into_iter().partition(|f| f.again);
         for f in &again {
             not_stale(self.frontier.give_back(&f.lease, &f.leased).await)?;
@@ -467,6 +473,24 @@ impl Worker {
         let added = self.frontier.add(&links).await?;
         self.count_refused(&added);
         Ok(touched)
+    }
+
+    /// Requests that took a server's turn: its next turn is a full delay
+    /// after their real start. A failure is only logged: the turn taken
+    /// already ends a delay after it was taken.
+    async fn note_address_starts(&self, group: &[Fetch]) {
+        let notes = group.iter().filter_map(|f| {
+            let (address, started) = (f.address?, f.started?);
+            Some(
+                self.frontier
+                    .address_paced(address, started.elapsed(), f.delay),
+            )
+        });
+        for result in futures_util::future::join_all(notes).await {
+            if let Err(e) = result {
+                tracing::warn!("noting a request's start at its server failed: {e}");
+            }
+        }
     }
 
     /// Keys whose delay differs from the default (a Crawl-delay): the
@@ -870,10 +894,17 @@ async fn fetch(stages: Arc<Stages>, leased: Leased, lease: Lease) -> Fetch {
         return f;
     };
     if !stages.fetcher.has_rules(&url) {
+        // robots.txt is a request too: it takes the server's turn.
+        if !take_address_turn(&stages, &mut f, &url).await {
+            f.again = true;
+            return f;
+        }
+        let asked = Instant::now();
         // On an error the fetch below reports it (the answer decides).
         let rules = stages.fetcher.rules_for(&url).await;
         f.delay = stages.fetcher.delay_of(&url);
         if rules.is_ok() {
+            f.started = f.address.map(|_| asked);
             if stages.config.seeds.sitemaps {
                 f.sitemaps = robots_sitemaps(&stages, &url).await;
             }
@@ -883,6 +914,10 @@ async fn fetch(stages: Arc<Stages>, leased: Leased, lease: Lease) -> Fetch {
     }
     if stages.fetcher.ready_at(&url) > Instant::now() + START_SLACK {
         f.delay = stages.fetcher.delay_of(&url);
+        f.again = true;
+        return f;
+    }
+    if f.address.is_none() && !take_address_turn(&stages, &mut f, &url).await {
         f.again = true;
         return f;
     }
@@ -917,6 +952,32 @@ async fn fetch(stages: Arc<Stages>, leased: Leased, lease: Lease) -> Fetch {
         Err(e) => f.error(e.kind(), e.to_string(), url.as_str()),
     }
     f
+}
+
+/// With `politeness.key = "ip"`, takes the turn of `url`'s server, shared
+/// by the hosts on it whatever their partitions; false if it has not come
+/// (or the request could no longer start within the start slack of its
+/// lease): the URL then waits for its host's next turn.
+async fn take_address_turn(stages: &Stages, f: &mut Fetch, url: &Url) -> bool {
+    let Some(frontier) = &stages.addresses else {
+        return true;
+    };
+    // A name that does not resolve: the request reports it.
+    let Some(address) = stages.fetcher.address_of(url).await else {
+        return true;
+    };
+    f.delay = stages.fetcher.delay_of(url);
+    match frontier.reserve_address(address, f.delay).await {
+        Ok(None) if f.leased.startable(START_SLACK) => {
+            f.address = Some(address);
+            true
+        }
+        Ok(_) => false,
+        Err(e) => {
+            tracing::warn!(%address, "taking the server's turn failed, the URL goes back: {e}");
+            false
+        }
+    }
 }
 
 /// The sitemaps `url`'s robots.txt names (read already: the cached copy),
@@ -986,6 +1047,7 @@ impl Fetch {
             listed: Vec::new(),
             stats: Stats::default(),
             started: None,
+            address: None,
             duplicate: None,
             again: false,
         }

@@ -388,13 +388,6 @@ impl Config {
         if self.fetch.request_timeout_secs == 0 || self.fetch.connect_timeout_secs == 0 {
             return bad("fetch: timeouts must be at least 1 second".into());
         }
-        if !self.cluster.nodes.is_empty() && self.politeness.key == PolitenessKey::Ip {
-            return bad(
-                "politeness.key = \"ip\" is not supported with [cluster] nodes yet: the shared \
-                 frontier is partitioned by host"
-                    .into(),
-            );
-        }
         if self.dedup.trap_window > 64 {
             return bad("dedup.trap_window: at most 64 pages (0 turns trap detection off)".into());
         }

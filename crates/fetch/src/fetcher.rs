@@ -222,6 +222,24 @@ impl Fetcher {
         }
     }
 
+    /// The address `url`'s requests are paced by with `PolitenessKey::Ip`
+    /// (an IP literal, or the host name's first address, resolved once and
+    /// cached); none for a name that does not resolve, or with
+    /// `PolitenessKey::Host`.
+    pub async fn address_of(&self, url: &Url) -> Option<IpAddr> {
+        if self.config.politeness_key != PolitenessKey::Ip {
+            return None;
+        }
+        match url.host()? {
+            url::Host::Ipv4(ip) => Some(ip.into()),
+            url::Host::Ipv6(ip) => Some(ip.into()),
+            url::Host::Domain(name) => {
+                self.learn_address(url).await;
+                self.addresses.lock().unwrap().get(name).copied()
+            }
+        }
+    }
+
     /// With `PolitenessKey::Ip`, resolves `url`'s host (once; the resolver
     /// caches) so its requests are counted by address. A name that does
     /// not resolve is left to the request to report.
