@@ -11,7 +11,8 @@
 //! the pages it lists fetched once.
 //!
 //! And with `politeness.key = "ip"`: hosts on one server, crawled by two
-//! workers, keep that server's delay between all their requests.
+//! workers, keep that server's delay between all their requests (one of
+//! them serving live figures at `--metrics`).
 //!
 //! Needs `redis-server`, `redis-cli` and dnsmasq (installed by `.ci/run`).
 
@@ -133,12 +134,17 @@ fn write_config(dir: &Path, seed: &str, nodes: &[String]) -> PathBuf {
 /// Starts a worker; its log (leases and verdicts) goes beside its output,
 /// kept when the test fails.
 fn start_worker(config: &Path, out: &Path, name: &str) -> Child {
+    start_worker_with(config, out, name, &[])
+}
+
+fn start_worker_with(config: &Path, out: &Path, name: &str, more: &[&str]) -> Child {
     static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let log = std::fs::File::create(config.with_file_name(format!("{name}-{n}.log"))).unwrap();
     Command::new(nearcrawl_bin())
         .args(["crawl", "--config", config.to_str().unwrap()])
         .args(["--out", out.to_str().unwrap(), "--worker", name])
+        .args(more)
         .env("RUST_LOG", "nearcrawl_cluster=debug,nearcrawl_fetch=debug")
         .stdout(Stdio::null())
         .stderr(log)
@@ -594,9 +600,25 @@ fn hosts_on_one_server_keep_its_delay_over_two_workers_with_politeness_by_ip() {
     )
     .unwrap();
     let outs: Vec<PathBuf> = (0..2).map(|w| tmp.join(format!("out{w}"))).collect();
-    let mut workers: Vec<Child> = (0..2)
-        .map(|w| start_worker(&config, &outs[w], &format!("w{w}")))
-        .collect();
+    // The second serves its figures while it runs.
+    let metrics = {
+        let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        free.local_addr().unwrap().to_string()
+    };
+    let mut workers = vec![
+        start_worker(&config, &outs[0], "w0"),
+        start_worker_with(&config, &outs[1], "w1", &["--metrics", &metrics]),
+    ];
+    let scraped = scrape_until_fetched(&metrics);
+    for series in [
+        "nearcrawl_written_total ",
+        "nearcrawl_queued ",
+        "nearcrawl_in_flight ",
+        "nearcrawl_hosts_active ",
+        "nearcrawl_fetch_seconds_count ",
+    ] {
+        assert!(scraped.contains(series), "{series} missing:\n{scraped}");
+    }
     let deadline = Instant::now() + Duration::from_secs(60);
     for (w, child) in workers.iter_mut().enumerate() {
         loop {
@@ -640,4 +662,30 @@ fn hosts_on_one_server_keep_its_delay_over_two_workers_with_politeness_by_ip() {
         );
     }
     let _ = std::fs::remove_dir_all(&tmp);
+}
+
+/// `/metrics` of a worker, once it says a page was fetched.
+fn scrape_until_fetched(metrics: &str) -> String {
+    use std::io::{Read, Write};
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let text = std::net::TcpStream::connect(metrics)
+            .ok()
+            .and_then(|mut s| {
+                write!(s, "GET /metrics HTTP/1.1\r\nHost: test\r\n\r\n").ok()?;
+                let mut text = String::new();
+                s.read_to_string(&mut text).ok()?;
+                Some(text)
+            })
+            .unwrap_or_default();
+        let fetched = text
+            .lines()
+            .find_map(|l| l.strip_prefix("nearcrawl_fetched_total "))
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        if fetched.is_some_and(|n| n >= 1) {
+            return text;
+        }
+        assert!(Instant::now() < deadline, "no live figures: {text}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }

@@ -20,15 +20,17 @@
 //! the outputs, the outbox and the gate's replica durable.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use nearcrawl_crawl::canonical::Canonicalizer;
 use nearcrawl_crawl::config::{Config, PolitenessKey};
 use nearcrawl_crawl::crawler::{
-    capture, dedup_config, duplicate_outcomes, fetch_config, page_record, prepare,
+    Metrics, Progress, capture, dedup_config, duplicate_outcomes, fetch_config, page_record,
+    prepare,
 };
+use nearcrawl_crawl::latency::Latencies;
 use nearcrawl_crawl::scope::Scope;
 use nearcrawl_crawl::sink::{Capture, ErrorRecord, Outcome, Sink};
 use nearcrawl_crawl::state::{Stats, TrappedHost};
@@ -70,6 +72,8 @@ const FLIGHT: Duration = Duration::from_secs(60);
 /// the crawl is over after this many looks find nothing anywhere.
 const DONE_POLL: Duration = Duration::from_millis(250);
 const DONE_LOOKS: u32 = 3;
+/// How often the crawl's queue is read for the progress line.
+const QUEUE_EVERY: Duration = Duration::from_secs(2);
 
 /// What the stages share: read-only but for the gate and the pool.
 struct Stages {
@@ -83,6 +87,22 @@ struct Stages {
     wants_captures: bool,
     /// With `politeness.key = "ip"`: where servers' turns are taken.
     addresses: Option<SharedFrontier>,
+    /// What the worker shows while it runs.
+    shown: Arc<Shown>,
+}
+
+/// A running worker's figures for its progress line and `--metrics`,
+/// updated by its loop.
+#[derive(Default)]
+struct Shown {
+    /// This worker's counts, as of its last commit.
+    stats: Mutex<Stats>,
+    /// URLs queued or in flight in the whole crawl, as last read.
+    queued: AtomicUsize,
+    in_flight: AtomicUsize,
+    /// Politeness keys with a URL in flight here.
+    keys: AtomicUsize,
+    latencies: Latencies,
 }
 
 /// One worker of a shared crawl.
@@ -193,6 +213,10 @@ impl Worker {
             gate: tokio::sync::Mutex::new(gate),
             wants_captures: sink.wants_captures(),
             addresses: (config.politeness.key == PolitenessKey::Ip).then(|| frontier.clone()),
+            shown: Arc::new(Shown {
+                stats: Mutex::new(stats.clone()),
+                ..Shown::default()
+            }),
             config,
         };
         warn_unshared(&stages.config);
@@ -220,6 +244,39 @@ impl Worker {
     pub fn stopper(&self) -> impl Fn() + Send + Sync + 'static {
         let stop = self.stop.clone();
         move || stop.store(true, Ordering::SeqCst)
+    }
+
+    /// This worker's figures at the moment (its own counts; the queue is
+    /// the whole crawl's), for `--metrics`.
+    pub fn metrics(&self) -> impl Fn() -> Metrics + Send + Sync + 'static {
+        let stages = self.stages.clone();
+        move || {
+            let shown = &stages.shown;
+            Metrics {
+                stats: shown.stats.lock().unwrap().clone(),
+                queued: shown.queued.load(Ordering::Relaxed),
+                in_flight: shown.in_flight.load(Ordering::Relaxed),
+                active_hosts: shown.keys.load(Ordering::Relaxed),
+                fetch_latency: shown.latencies.snapshot(),
+            }
+        }
+    }
+
+    /// This worker's progress, for its progress line.
+    pub fn progress(&self) -> impl Fn() -> Progress + Send + Sync + 'static {
+        let metrics = self.metrics();
+        move || {
+            let m = metrics();
+            Progress {
+                fetched: m.stats.fetched,
+                written: m.stats.written,
+                duplicates: m.stats.exact_duplicates + m.stats.near_duplicates,
+                errors: m.stats.errors.values().sum(),
+                queued: m.queued,
+                in_flight: m.in_flight,
+                active_hosts: m.active_hosts,
+            }
+        }
     }
 
     /// This worker's name among the crawl's workers.
@@ -282,6 +339,7 @@ impl Worker {
                 crawl.lease_and_start(&self).await?;
             }
             crawl.collect().await;
+            crawl.show(&self).await?;
             if crawl.group_due() {
                 let group = std::mem::take(&mut crawl.group);
                 let touched = self.commit(group).await?;
@@ -358,6 +416,15 @@ impl Worker {
             })
             .collect();
         self.outbox.append(&entries)?;
+        self.acknowledge(group).await?;
+        Ok(touched)
+    }
+
+    /// Steps 3 and 4 for URLs whose outcomes are in the outbox: each is
+    /// acknowledged, and the outcomes of those acknowledged reach the
+    /// outputs and the counts (with the record of a duplicate trap an
+    /// acknowledgement made).
+    async fn acknowledge(&mut self, group: Vec<Fetch>) -> Result<(), ClusterError> {
         let acks = group.iter().map(|f| {
             let started = f.started.map(|t| t.elapsed());
             self.frontier.ack(&f.lease, &f.leased, started, f.duplicate)
@@ -391,7 +458,8 @@ impl Worker {
         if counted > 0 {
             self.frontier.count(counted).await?;
         }
-        Ok(touched)
+        *self.stages.shown.stats.lock().unwrap() = self.stats.clone();
+        Ok(())
     }
 
     /// Queues the sitemaps the group found, and the pages the sitemaps it
@@ -540,6 +608,10 @@ struct Crawl {
     got: u64,
     due: HashMap<u32, Instant>,
     in_flight: HashMap<u32, usize>,
+    /// URLs in flight per politeness key.
+    keys: HashMap<String, usize>,
+    /// When the crawl's queue was last read for the progress line.
+    shown_queue: Option<Instant>,
     /// Sections cut off as duplicate traps, per partition held (as many as
     /// the partition's last lease reply counted).
     trapped: HashMap<u32, HashSet<String>>,
@@ -569,6 +641,8 @@ impl Crawl {
             got: 0,
             due: HashMap::new(),
             in_flight: HashMap::new(),
+            keys: HashMap::new(),
+            shown_queue: None,
             trapped: HashMap::new(),
             tasks: JoinSet::new(),
             group: Vec::new(),
@@ -757,6 +831,7 @@ impl Crawl {
             "leased"
         );
         *self.in_flight.entry(lease.partition).or_default() += 1;
+        *self.keys.entry(leased.key.clone()).or_default() += 1;
         let stages = w.stages.clone();
         let lease = lease.clone();
         self.tasks
@@ -809,11 +884,31 @@ impl Crawl {
                     if let Some(n) = self.in_flight.get_mut(&f.leased.partition) {
                         *n -= 1;
                     }
+                    if let Some(n) = self.keys.get_mut(&f.leased.key) {
+                        *n -= 1;
+                        if *n == 0 {
+                            self.keys.remove(&f.leased.key);
+                        }
+                    }
                     self.take(f);
                 }
                 Err(e) => tracing::error!("a fetch task failed: {e}"),
             }
         }
+    }
+
+    /// Publishes what is in flight here, and every [`QUEUE_EVERY`] how
+    /// much the whole crawl has queued.
+    async fn show(&mut self, w: &Worker) -> Result<(), ClusterError> {
+        let shown = &w.stages.shown;
+        shown.in_flight.store(self.tasks.len(), Ordering::Relaxed);
+        shown.keys.store(self.keys.len(), Ordering::Relaxed);
+        if self.shown_queue.is_none_or(|t| t.elapsed() >= QUEUE_EVERY) {
+            self.shown_queue = Some(Instant::now());
+            let queued = w.frontier.pending().await?;
+            shown.queued.store(queued as usize, Ordering::Relaxed);
+        }
+        Ok(())
     }
 
     fn group_due(&self) -> bool {
@@ -933,6 +1028,9 @@ async fn fetch(stages: Arc<Stages>, leased: Leased, lease: Lease) -> Fetch {
             .is_some_and(|c| hop.scope.check(&c, depth).is_ok())
     };
     let result = stages.fetcher.fetch(&url, &hop_ok).await;
+    if let Ok(fetched) = &result {
+        stages.shown.latencies.observe(fetched.elapsed);
+    }
     let done = Instant::now();
     f.delay = stages.fetcher.delay_of(&url);
     f.started = Some(match &result {

@@ -9,8 +9,9 @@ pub const BOUNDS: [f64; 11] = [
     0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
 
+/// Observed latencies (shared by the tasks that fetch).
 #[derive(Debug, Default)]
-pub(crate) struct Latencies {
+pub struct Latencies {
     /// Per bucket, then the overflow: not cumulative.
     counts: [AtomicU64; BOUNDS.len() + 1],
     sum_micros: AtomicU64,
@@ -27,7 +28,7 @@ pub struct LatencyHistogram {
 }
 
 impl Latencies {
-    pub(crate) fn observe(&self, d: Duration) {
+    pub fn observe(&self, d: Duration) {
         let secs = d.as_secs_f64();
         let i = BOUNDS
             .iter()
@@ -38,7 +39,7 @@ impl Latencies {
             .fetch_add(d.as_micros() as u64, Ordering::Relaxed);
     }
 
-    pub(crate) fn snapshot(&self) -> LatencyHistogram {
+    pub fn snapshot(&self) -> LatencyHistogram {
         let mut total = 0;
         let mut buckets = Vec::with_capacity(BOUNDS.len() + 1);
         for (i, c) in self.counts.iter().enumerate() {

@@ -126,12 +126,7 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<ExitCode> {
         None => None,
     };
     if !config.cluster.nodes.is_empty() {
-        if metrics.is_some() {
-            eprintln!(
-                "nearcrawl: --metrics is not served by cluster workers yet (stats.json is written)"
-            );
-        }
-        let stats = runtime.block_on(run_worker(config, seeds, sink))?;
+        let stats = runtime.block_on(run_worker(config, seeds, sink, metrics, verbose))?;
         summarize(&stats, &out, Run::Worker);
         return Ok(ExitCode::SUCCESS);
     }
@@ -181,6 +176,8 @@ async fn run_worker(
     config: Config,
     seeds: Vec<url::Url>,
     sink: Box<dyn nearcrawl_crawl::sink::Sink>,
+    metrics: Option<tokio::net::TcpListener>,
+    verbose: bool,
 ) -> anyhow::Result<nearcrawl_crawl::state::Stats> {
     let crawl = config.cluster.name.clone();
     let worker = nearcrawl_cluster::Worker::new(config, &seeds, sink)
@@ -190,6 +187,10 @@ async fn run_worker(
         "nearcrawl: worker {} of the cluster crawl {crawl:?}",
         worker.name()
     );
+    if let Some(listener) = metrics {
+        tokio::spawn(crate::metrics::serve(listener, Arc::new(worker.metrics())));
+    }
+    let reporter = tokio::spawn(report_progress(worker.progress(), verbose));
     let stop = worker.stopper();
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
@@ -201,7 +202,10 @@ async fn run_worker(
             std::process::exit(130);
         }
     });
-    Ok(worker.run().await?)
+    let stats = worker.run().await;
+    reporter.abort();
+    let _ = reporter.await;
+    Ok(stats?)
 }
 
 /// A crawl of its own, or one worker of a shared one.
