@@ -605,7 +605,7 @@ fn hosts_on_one_server_keep_its_delay_over_two_workers_with_politeness_by_ip() {
         let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         free.local_addr().unwrap().to_string()
     };
-    let mut workers = vec![
+    let mut workers = [
         start_worker(&config, &outs[0], "w0"),
         start_worker_with(&config, &outs[1], "w1", &["--metrics", &metrics]),
     ];
