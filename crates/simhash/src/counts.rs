@@ -124,7 +124,11 @@ fn insert(slots: &mut [(u64, u32)], used: &mut [u32], mut len: usize, keys: &[u6
     let mask = slots.len() - 1;
     for &key in keys {
         let mut i = key as usize & mask;
-        while slots[i].1 != 0 && slots[i].0 != key {
+        // One exit test for "empty" and "found": zero when the count is
+        // (empty) or the keys agree (found). Two tests compile to two
+        // branches, and which one exits is a coin toss; this one branch
+        // rarely goes round.
+        while (slots[i].0 ^ key).min(u64::from(slots[i].1)) != 0 {
             i = (i + 1) & mask;
         }
         // New or seen before, without a branch on which: whether a feature
