@@ -134,7 +134,7 @@ fn run(workers: usize, hosts: usize, pages: usize) -> (f64, u64) {
             "frontier"
         }
     });
-    let (mut fetched, mut written) = (0, 0);
+    let (mut fetched, mut written, mut calls) = (0, 0, 0);
     let mut each = Vec::new();
     for w in 0..workers {
         let stats: serde_json::Value = serde_json::from_str(
@@ -149,10 +149,16 @@ fn run(workers: usize, hosts: usize, pages: usize) -> (f64, u64) {
                 .unwrap_or(0),
         ));
         written += stats["written"].as_u64().unwrap();
+        calls += stats["cluster"]["redis_calls"].as_u64().unwrap_or(0);
     }
     let _ = std::fs::remove_dir_all(&tmp);
     let total: u64 = memory.values().sum();
     println!("  pages and partitions received from busier workers, per worker: {each:?}");
+    println!(
+        "  Redis calls: {calls} in all, {:.1} per page (leases, acknowledgements, links, the \
+         gate's log, heartbeats and polls)",
+        calls as f64 / fetched.max(1) as f64
+    );
     println!(
         "  Redis after the crawl: seen set {} B, gate log {} B, frontier and leases {} B: \
          {:.0} B per URL seen, gate {:.0} B per document",

@@ -1,5 +1,6 @@
 //! Three `nearcrawl crawl --cluster` workers on a 3-node Redis Cluster, one
-//! worker killed with `kill -9` twice and a Redis node once, on a site of
+//! worker killed with `kill -9` twice and a Redis node once (at moments
+//! drawn at random), on a site of
 //! several loopback hosts with planted copies: every page counted once in
 //! the union of the workers' outputs, each copy pair judged once (its
 //! duplicate's links never followed), and every host's requests spaced by
@@ -152,6 +153,28 @@ fn start_worker_with(config: &Path, out: &Path, name: &str, more: &[&str]) -> Ch
         .expect("starts nearcrawl")
 }
 
+/// Pauses drawn from a seed (printed), in ms within each range given.
+fn pauses() -> impl FnMut((u64, u64)) -> u64 {
+    let seed = std::env::var("NEARCRAWL_TEST_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .subsec_nanos() as u64
+                | 1
+        });
+    eprintln!("kill moments: NEARCRAWL_TEST_SEED={seed}");
+    let mut x = seed;
+    move |(low, high)| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        low + x % (high - low + 1)
+    }
+}
+
 /// Every JSON record of `name*` files in the outputs.
 fn records(outs: &[PathBuf], prefix: &str) -> Vec<serde_json::Value> {
     let mut all = Vec::new();
@@ -188,19 +211,17 @@ fn three_workers_one_killed_twice_and_a_redis_node_killed_count_every_page_once(
         .collect();
 
     // Worker 0 is killed twice and started again; the node holding the
-    // gate's log is killed once and started again.
+    // gate's log is killed once and started again; each after a pause
+    // drawn at random (the seed is printed; NEARCRAWL_TEST_SEED repeats it).
     let gate_node = cluster.node_of("{e2e:gate}:log");
-    for (at_ms, what) in [
-        (1200, "worker"),
-        (1800, "node down"),
-        (2800, "node up"),
-        (3500, "worker"),
+    let mut pause = pauses();
+    for (range_ms, what) in [
+        ((600, 1600), "worker"),
+        ((300, 900), "node down"),
+        ((400, 1000), "node up"),
+        ((300, 1000), "worker"),
     ] {
-        std::thread::sleep(Duration::from_millis(if at_ms == 1200 {
-            1200
-        } else {
-            600
-        }));
+        std::thread::sleep(Duration::from_millis(pause(range_ms)));
         match what {
             "worker" => {
                 workers[0].kill().unwrap(); // SIGKILL

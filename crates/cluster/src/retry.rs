@@ -2,6 +2,7 @@
 //! `CLUSTERDOWN` for a few seconds, a dropped connection.
 
 use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use redis::RedisError;
@@ -10,6 +11,15 @@ use redis::cluster_async::ClusterConnection;
 /// How long a call keeps retrying a cluster that is failing over or a node
 /// that is restarting (Redis reports CLUSTERDOWN for a few seconds).
 pub(crate) const RETRY_FOR: Duration = Duration::from_secs(60);
+
+/// Calls sent to the cluster by this process (tries included), for the
+/// worker's `stats.json`: what a page costs in requests to Redis.
+static CALLS: AtomicU64 = AtomicU64::new(0);
+
+/// Calls this process has sent to the cluster so far.
+pub(crate) fn calls() -> u64 {
+    CALLS.load(Ordering::Relaxed)
+}
 
 /// Errors that pass: the same call may succeed once the cluster recovers.
 fn passing(e: &RedisError) -> bool {
@@ -32,6 +42,7 @@ where
     let start = Instant::now();
     let mut wait = Duration::from_millis(20);
     loop {
+        CALLS.fetch_add(1, Ordering::Relaxed);
         match call().await {
             Ok(v) => return Ok(v),
             Err(e) if !passing(&e) || start.elapsed() > RETRY_FOR => return Err(e),

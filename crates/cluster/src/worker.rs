@@ -97,8 +97,10 @@ struct Stages {
 struct Shown {
     /// This worker's counts, as of its last commit.
     stats: Mutex<Stats>,
-    /// URLs queued or in flight in the whole crawl, as last read.
+    /// URLs queued or in flight in the whole crawl, as last read (when
+    /// someone looked: reading it asks every partition).
     queued: AtomicUsize,
+    looked: AtomicBool,
     in_flight: AtomicUsize,
     /// Politeness keys with a URL in flight here.
     keys: AtomicUsize,
@@ -252,6 +254,7 @@ impl Worker {
         let stages = self.stages.clone();
         move || {
             let shown = &stages.shown;
+            shown.looked.store(true, Ordering::Relaxed);
             Metrics {
                 stats: shown.stats.lock().unwrap().clone(),
                 queued: shown.queued.load(Ordering::Relaxed),
@@ -387,6 +390,7 @@ impl Worker {
             "partitions_received": got,
             "gate_applied": self.stages.gate.lock().await.applied().to_string(),
             "gate_from_snapshot": self.from_snapshot,
+            "redis_calls": crate::retry::calls(),
         });
         self.sink.finish(&json)?;
         Ok(stats)
@@ -897,13 +901,15 @@ impl Crawl {
         }
     }
 
-    /// Publishes what is in flight here, and every [`QUEUE_EVERY`] how
-    /// much the whole crawl has queued.
+    /// Publishes what is in flight here, and, when the figures were looked
+    /// at, at most every [`QUEUE_EVERY`] how much the whole crawl has
+    /// queued.
     async fn show(&mut self, w: &Worker) -> Result<(), ClusterError> {
         let shown = &w.stages.shown;
         shown.in_flight.store(self.tasks.len(), Ordering::Relaxed);
         shown.keys.store(self.keys.len(), Ordering::Relaxed);
-        if self.shown_queue.is_none_or(|t| t.elapsed() >= QUEUE_EVERY) {
+        let due = self.shown_queue.is_none_or(|t| t.elapsed() >= QUEUE_EVERY);
+        if due && shown.looked.swap(false, Ordering::Relaxed) {
             self.shown_queue = Some(Instant::now());
             let queued = w.frontier.pending().await?;
             shown.queued.store(queued as usize, Ordering::Relaxed);
