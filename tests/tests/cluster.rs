@@ -262,6 +262,15 @@ fn three_workers_one_killed_twice_and_a_redis_node_killed_count_every_page_once(
             }
         }
     }
+    // Nothing is left queued or in flight in any partition.
+    let queued: Vec<(u32, String)> = (0..32)
+        .filter_map(|p| Some((p, cluster.get(&format!("{{e2e:p{p}}}:n"))?)))
+        .collect();
+    assert!(!queued.is_empty(), "no partition counted anything");
+    assert!(
+        queued.iter().all(|(_, n)| n == "0"),
+        "left in partitions: {queued:?}"
+    );
     let twice: Vec<_> = counted.iter().filter(|(_, n)| **n > 1).collect();
     assert!(twice.is_empty(), "counted more than once: {twice:?}");
     let missing: Vec<_> = asked.iter().filter(|u| !counted.contains_key(*u)).collect();
