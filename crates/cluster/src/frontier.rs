@@ -116,7 +116,9 @@ end
 /// seen) unless `admit` is 1: the caller holds a ticket for its key.
 /// Returns how many were queued, how many were new but over their key's
 /// and their domain's budgets (seen, not queued), how many tickets were
-/// not needed (the key was admitted meanwhile), then the keys skipped.
+/// not needed (the key was admitted meanwhile), the partition's owner
+/// (`WORKER EPOCH`, empty if none) when something was queued, then the
+/// keys skipped.
 const ADD: &str = r"
 local now, conc = now_ms(), tonumber(ARGV[3])
 local per_key, per_domain = tonumber(ARGV[4]), tonumber(ARGV[5])
@@ -152,7 +154,9 @@ for i = 6, #ARGV, 6 do
   end
 end
 redis.call('INCRBY', P .. 'n', added)
-local out = {added, over_key, over_domain, spare}
+local owner = ''
+if added > 0 then owner = redis.call('GET', P .. 'owner') or '' end
+local out = {added, over_key, over_domain, spare, owner}
 for _, key in ipairs(skipped) do out[#out + 1] = key end
 return out
 ";
@@ -428,12 +432,16 @@ pub struct Leases {
 /// Links added: new ones queued; new ones over their key's or their
 /// domain's budget (seen, not queued); links to keys refused for
 /// `max_keys`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Added {
     pub queued: usize,
     pub over_key_budget: usize,
     pub over_domain_budget: usize,
     pub over_max_keys: usize,
+    /// Partitions that got URLs, with their owners (worker names): an
+    /// owner polls a partition with nothing ready only now and then, so
+    /// the adder tells it ([`SharedFrontier::wake`]).
+    pub woken: Vec<(u32, String)>,
 }
 
 /// An acknowledgement's answer.
@@ -526,6 +534,7 @@ impl SharedFrontier {
             .copied()
             .collect();
         let (more, _) = self.add_admitted(&theirs, &admit, entry).await?;
+        added.woken.extend(more.woken);
         added.queued += more.queued;
         added.over_key_budget += more.over_key_budget;
         added.over_domain_budget += more.over_domain_budget;
@@ -584,15 +593,20 @@ impl SharedFrontier {
             let mut all = vec![b"0".to_vec(), self.prefix(p).into_bytes()];
             all.extend(head.iter().map(|a| a.clone().into_bytes()));
             all.append(&mut args);
-            run::<Vec<redis::Value>>(&self.con, &ADD_SCRIPT, self.key(p, "n"), all)
+            let reply = run::<Vec<redis::Value>>(&self.con, &ADD_SCRIPT, self.key(p, "n"), all);
+            async move { Ok::<_, ClusterError>((p, reply.await?)) }
         });
         let mut added = Added::default();
         let (mut new_keys, mut spare) = (Vec::new(), 0);
-        for reply in try_join_all(calls).await? {
+        for (p, reply) in try_join_all(calls).await? {
             let bad = || ClusterError::Corrupt("add reply".into());
-            let [queued, key, domain, unused, skipped @ ..] = reply.as_slice() else {
+            let [queued, key, domain, unused, owner, skipped @ ..] = reply.as_slice() else {
                 return Err(bad());
             };
+            let owner: String = redis::from_redis_value_ref(owner).map_err(|_| bad())?;
+            if let Some((worker, _epoch)) = owner.rsplit_once(' ') {
+                added.woken.push((p, worker.to_string()));
+            }
             let n = |v: &redis::Value| redis::from_redis_value_ref::<usize>(v).map_err(|_| bad());
             added.queued += n(queued)?;
             added.over_key_budget += n(key)?;
@@ -745,6 +759,34 @@ impl SharedFrontier {
         let a = address.to_string();
         let n = fnv1a(a.as_bytes()) % u64::from(self.config.partitions);
         format!("{{{}:a{n}}}:next", self.crawl)
+    }
+
+    /// Tells `worker` that `partitions` of its got URLs: it leases from
+    /// them at once instead of at its next poll.
+    pub async fn wake(&self, worker: &str, partitions: &[u32]) -> Result<(), ClusterError> {
+        let key = self.wake_key(worker);
+        let mut push = redis::cmd("RPUSH");
+        push.arg(&key).arg(partitions);
+        let mut con = self.con.clone();
+        let _: u64 = crate::retry::query_retrying(&mut con, &push).await?;
+        // A worker gone for good does not leave its list behind.
+        let mut expire = redis::cmd("PEXPIRE");
+        expire.arg(&key).arg(60_000);
+        let _: u64 = crate::retry::query_retrying(&mut con, &expire).await?;
+        Ok(())
+    }
+
+    /// The partitions other workers woke for `worker` since it last asked.
+    pub async fn woken(&self, worker: &str) -> Result<Vec<u32>, ClusterError> {
+        let mut pop = redis::cmd("LPOP");
+        pop.arg(self.wake_key(worker)).arg(4096);
+        let woken: Option<Vec<u32>> =
+            crate::retry::query_retrying(&mut self.con.clone(), &pop).await?;
+        Ok(woken.unwrap_or_default())
+    }
+
+    fn wake_key(&self, worker: &str) -> String {
+        format!("{{{}}}:wake:{worker}", self.crawl)
     }
 
     /// Whether lease `id` of `partition` was acknowledged.

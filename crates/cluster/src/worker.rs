@@ -51,9 +51,12 @@ const GROUP_URLS: usize = 64;
 const GROUP_AGE: Duration = Duration::from_millis(5);
 /// How often the crawl's page count over all workers is read.
 const BUDGET_EVERY: Duration = Duration::from_millis(100);
-/// A partition with no key ready is asked again after this long (links
-/// other workers add to it are seen then).
-const IDLE_POLL: Duration = Duration::from_secs(1);
+/// A partition with no key ready is asked again after this long. Links
+/// other workers add to it wake it at once (they tell this worker, which
+/// looks every [`WAKE_EVERY`]); the poll is there for a wake that was lost
+/// (the partition changed hands in between).
+const IDLE_POLL: Duration = Duration::from_secs(5);
+const WAKE_EVERY: Duration = Duration::from_millis(100);
 /// How often a worker looks at how many workers there are, to take or
 /// hand back partitions: a joining worker gets its share within about two
 /// of these.
@@ -324,7 +327,8 @@ impl Worker {
             .map(|(key, url)| Link { key, url, depth: 0 })
             .collect();
         for chunk in links.chunks(1000) {
-            self.frontier.add(chunk).await?;
+            let added = self.frontier.add(chunk).await?;
+            self.wake_owners(&added).await?;
         }
         Ok(())
     }
@@ -338,6 +342,7 @@ impl Worker {
         let mut crawl = Crawl::new(&self);
         loop {
             crawl.keep_share(&mut self).await?;
+            crawl.take_wakes(&self).await?;
             if !self.stop.load(Ordering::SeqCst) && crawl.budget_left(&self).await? {
                 crawl.lease_and_start(&self).await?;
             }
@@ -474,13 +479,31 @@ impl Worker {
             .flat_map(|f| f.sitemaps.iter().cloned())
             .collect();
         if !sitemaps.is_empty() {
-            self.frontier.add_sitemaps(&as_links(&sitemaps)).await?;
+            let added = self.frontier.add_sitemaps(&as_links(&sitemaps)).await?;
+            self.wake_owners(&added).await?;
         }
         for f in group.iter_mut().filter(|f| !f.listed.is_empty()) {
             let added = self.frontier.add(&as_links(&f.listed)).await?;
             f.stats.sitemap_urls += added.queued as u64;
             self.count_refused(&added);
+            self.wake_owners(&added).await?;
         }
+        Ok(())
+    }
+
+    /// Tells the other workers whose partitions got URLs, one call per
+    /// worker, all at once.
+    async fn wake_owners(&self, added: &crate::Added) -> Result<(), ClusterError> {
+        let mut by_owner: HashMap<&str, Vec<u32>> = HashMap::new();
+        for (p, owner) in &added.woken {
+            if owner != &self.worker {
+                by_owner.entry(owner).or_default().push(*p);
+            }
+        }
+        let calls = by_owner
+            .iter()
+            .map(|(owner, partitions)| self.frontier.wake(owner, partitions));
+        futures_util::future::try_join_all(calls).await?;
         Ok(())
     }
 
@@ -544,6 +567,7 @@ impl Worker {
             .collect();
         let added = self.frontier.add(&links).await?;
         self.count_refused(&added);
+        self.wake_owners(&added).await?;
         Ok(touched)
     }
 
@@ -616,6 +640,8 @@ struct Crawl {
     keys: HashMap<String, usize>,
     /// When the crawl's queue was last read for the progress line.
     shown_queue: Option<Instant>,
+    /// When this worker last looked at what other workers woke.
+    wakes: Option<Instant>,
     /// Sections cut off as duplicate traps, per partition held (as many as
     /// the partition's last lease reply counted).
     trapped: HashMap<u32, HashSet<String>>,
@@ -647,6 +673,7 @@ impl Crawl {
             in_flight: HashMap::new(),
             keys: HashMap::new(),
             shown_queue: None,
+            wakes: None,
             trapped: HashMap::new(),
             tasks: JoinSet::new(),
             group: Vec::new(),
@@ -696,6 +723,18 @@ impl Crawl {
         }
         self.give_work(w).await?;
         self.release_drained(w).await
+    }
+
+    /// Partitions of this worker's that others added URLs to are asked at
+    /// once (looked at every [`WAKE_EVERY`]).
+    async fn take_wakes(&mut self, w: &Worker) -> Result<(), ClusterError> {
+        if self.wakes.is_some_and(|t| t.elapsed() < WAKE_EVERY) {
+            return Ok(());
+        }
+        self.wakes = Some(Instant::now());
+        let woken: HashSet<u32> = w.frontier.woken(&w.worker).await?.into_iter().collect();
+        self.wake(&woken);
+        Ok(())
     }
 
     /// Answers another worker's ask for work: with work in two partitions

@@ -560,7 +560,12 @@ fn domain_and_key_budgets_hold_and_a_section_of_duplicates_becomes_a_trap() {
                 depth: 0,
             })
             .collect();
-        frontier.add(&links).await.unwrap();
+        let added = frontier.add(&links).await.unwrap();
+        // The adder learns whose partition got URLs, and tells it.
+        assert_eq!(added.woken, [(0, "a".to_string())]);
+        frontier.wake("a", &[0]).await.unwrap();
+        assert_eq!(frontier.woken("a").await.unwrap(), [0]);
+        assert!(frontier.woken("a").await.unwrap().is_empty());
         // The key's next start is the start slack after its last lease.
         let next = || async {
             for _ in 0..100 {
