@@ -153,6 +153,30 @@ fn start_worker_with(config: &Path, out: &Path, name: &str, more: &[&str]) -> Ch
         .expect("starts nearcrawl")
 }
 
+/// Each worker's `stats.json`.
+fn stats_of(outs: &[PathBuf]) -> Vec<serde_json::Value> {
+    outs.iter()
+        .map(|o| {
+            serde_json::from_str(&std::fs::read_to_string(o.join("stats.json")).unwrap()).unwrap()
+        })
+        .collect()
+}
+
+/// Waits for every worker to exit, successfully, within `limit`.
+fn wait_for(workers: &mut [Child], limit: Duration) {
+    let deadline = Instant::now() + limit;
+    for (w, child) in workers.iter_mut().enumerate() {
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                assert!(status.success(), "worker {w}");
+                break;
+            }
+            assert!(Instant::now() < deadline, "worker {w} did not finish");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
 /// Pauses drawn from a seed (printed), in ms within each range given.
 fn pauses() -> impl FnMut((u64, u64)) -> u64 {
     let seed = std::env::var("NEARCRAWL_TEST_SEED")
@@ -232,17 +256,7 @@ fn three_workers_one_killed_twice_and_a_redis_node_killed_count_every_page_once(
             _ => cluster.restart(gate_node),
         }
     }
-    let deadline = Instant::now() + Duration::from_secs(120);
-    for (w, child) in workers.iter_mut().enumerate() {
-        loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                assert!(status.success(), "worker {w}");
-                break;
-            }
-            assert!(Instant::now() < deadline, "worker {w} did not finish");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
+    wait_for(&mut workers, Duration::from_secs(120));
 
     // Every URL the servers were asked for (robots.txt aside) is counted
     // once over all outputs: a page, a duplicate or an error.
@@ -341,12 +355,7 @@ fn three_workers_one_killed_twice_and_a_redis_node_killed_count_every_page_once(
             "{host}: two requests {least:?} apart (delay {DELAY_MS} ms): {gaps:?}"
         );
     }
-    let stats: Vec<serde_json::Value> = outs
-        .iter()
-        .map(|o| {
-            serde_json::from_str(&std::fs::read_to_string(o.join("stats.json")).unwrap()).unwrap()
-        })
-        .collect();
+    let stats = stats_of(&outs);
     let sum = |s: &serde_json::Value| -> u64 {
         let errors: u64 = s["errors"]
             .as_object()
@@ -481,17 +490,7 @@ fn two_workers_cut_a_trap_off_once_keep_max_hosts_and_read_sitemaps_once() {
         std::thread::sleep(Duration::from_millis(50));
     }
     workers.push(start_worker(&config, &outs[2], "w2"));
-    let deadline = Instant::now() + Duration::from_secs(60);
-    for (w, child) in workers.iter_mut().enumerate() {
-        loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                assert!(status.success(), "worker {w}");
-                break;
-            }
-            assert!(Instant::now() < deadline, "worker {w} did not finish");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
+    wait_for(&mut workers, Duration::from_secs(60));
 
     let searches = trap_log
         .lock()
@@ -503,12 +502,7 @@ fn two_workers_cut_a_trap_off_once_keep_max_hosts_and_read_sitemaps_once() {
         (9..=20).contains(&searches),
         "{searches} filter pages fetched: the trap should be cut after about 10"
     );
-    let stats: Vec<serde_json::Value> = outs
-        .iter()
-        .map(|o| {
-            serde_json::from_str(&std::fs::read_to_string(o.join("stats.json")).unwrap()).unwrap()
-        })
-        .collect();
+    let stats = stats_of(&outs);
     assert!(
         stats[2]["cluster"]["gate_from_snapshot"].is_string(),
         "{:?}",
@@ -649,17 +643,7 @@ fn hosts_on_one_server_keep_its_delay_over_two_workers_with_politeness_by_ip() {
     ] {
         assert!(scraped.contains(series), "{series} missing:\n{scraped}");
     }
-    let deadline = Instant::now() + Duration::from_secs(60);
-    for (w, child) in workers.iter_mut().enumerate() {
-        loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                assert!(status.success(), "worker {w}");
-                break;
-            }
-            assert!(Instant::now() < deadline, "worker {w} did not finish");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
+    wait_for(&mut workers, Duration::from_secs(60));
     let mut requests = log.lock().unwrap().clone();
     requests.sort();
     let pages: HashSet<&String> = requests
@@ -668,14 +652,9 @@ fn hosts_on_one_server_keep_its_delay_over_two_workers_with_politeness_by_ip() {
         .filter(|p| p.contains("/p/"))
         .collect();
     assert_eq!(pages.len(), NAMES * PAGES_EACH, "{requests:?}");
-    let fetched: Vec<u64> = outs
+    let fetched: Vec<u64> = stats_of(&outs)
         .iter()
-        .map(|o| {
-            let stats: serde_json::Value =
-                serde_json::from_str(&std::fs::read_to_string(o.join("stats.json")).unwrap())
-                    .unwrap();
-            stats["fetched"].as_u64().unwrap()
-        })
+        .map(|s| s["fetched"].as_u64().unwrap())
         .collect();
     assert_eq!(fetched.iter().sum::<u64>() as usize, NAMES * PAGES_EACH);
     assert!(

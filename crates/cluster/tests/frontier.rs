@@ -59,6 +59,22 @@ async fn lease_all(
     Ok(out)
 }
 
+/// The frontier of crawl `crawl` (of one partition) and worker "a"
+/// holding that partition.
+async fn holding_one_partition(
+    nodes: &[&str],
+    crawl: &str,
+    cfg: FrontierConfig,
+) -> (SharedFrontier, Partitions, Vec<Lease>) {
+    let mut parts = Partitions::open(nodes, crawl, "a", Duration::from_secs(10))
+        .await
+        .unwrap();
+    let frontier = SharedFrontier::open(nodes, crawl, cfg).await.unwrap();
+    let mut held = Vec::new();
+    parts.balance(&mut held, 1).await.unwrap();
+    (frontier, parts, held)
+}
+
 /// Per key, the server times of its leases in order.
 fn starts_by_key(leased: &[Leased]) -> BTreeMap<String, Vec<u64>> {
     let mut by_key: BTreeMap<String, Vec<u64>> = BTreeMap::new();
@@ -441,12 +457,7 @@ fn a_key_admits_its_budget_a_lease_says_when_the_key_is_due_and_an_unsent_one_gi
             partitions: 1,
             ..config(500)
         };
-        let mut parts = Partitions::open(&nodes, "t5", "a", Duration::from_secs(10))
-            .await
-            .unwrap();
-        let frontier = SharedFrontier::open(&nodes, "t5", cfg).await.unwrap();
-        let mut held = Vec::new();
-        parts.balance(&mut held, 1).await.unwrap();
+        let (frontier, _parts, held) = holding_one_partition(&nodes, "t5", cfg).await;
         let urls: Vec<String> = (0..5).map(|i| format!("http://h/{i}")).collect();
         let links: Vec<Link<'_>> = urls
             .iter()
@@ -544,12 +555,7 @@ fn domain_and_key_budgets_hold_and_a_section_of_duplicates_becomes_a_trap() {
             trap_duplicates: 3,
             ..config(0)
         };
-        let mut parts = Partitions::open(&nodes, "t7", "a", Duration::from_secs(10))
-            .await
-            .unwrap();
-        let frontier = SharedFrontier::open(&nodes, "t7", cfg).await.unwrap();
-        let mut held = Vec::new();
-        parts.balance(&mut held, 1).await.unwrap();
+        let (frontier, _parts, held) = holding_one_partition(&nodes, "t7", cfg).await;
         let lease = &held[0];
         let urls: Vec<String> = (0..6).map(|i| format!("http://h/s/{i}")).collect();
         let links: Vec<Link<'_>> = urls
