@@ -59,6 +59,11 @@ async fn lease_all(
     Ok(out)
 }
 
+/// Links to `urls`, all of politeness key `key`, at depth 0.
+fn on_key<'a>(key: &'a str, urls: &'a [String]) -> Vec<Link<'a>> {
+    urls.iter().map(|url| Link { key, url, depth: 0 }).collect()
+}
+
 /// The frontier of crawl `crawl` (of one partition) and worker "a"
 /// holding that partition.
 async fn holding_one_partition(
@@ -459,14 +464,7 @@ fn a_key_admits_its_budget_a_lease_says_when_the_key_is_due_and_an_unsent_one_gi
         };
         let (frontier, _parts, held) = holding_one_partition(&nodes, "t5", cfg).await;
         let urls: Vec<String> = (0..5).map(|i| format!("http://h/{i}")).collect();
-        let links: Vec<Link<'_>> = urls
-            .iter()
-            .map(|url| Link {
-                key: "h",
-                url,
-                depth: 0,
-            })
-            .collect();
+        let links = on_key("h", &urls);
         let added = frontier.add(&links).await.unwrap();
         assert_eq!((added.queued, added.over_key_budget), (3, 2));
         assert_eq!(
@@ -558,14 +556,7 @@ fn domain_and_key_budgets_hold_and_a_section_of_duplicates_becomes_a_trap() {
         let (frontier, _parts, held) = holding_one_partition(&nodes, "t7", cfg).await;
         let lease = &held[0];
         let urls: Vec<String> = (0..6).map(|i| format!("http://h/s/{i}")).collect();
-        let links: Vec<Link<'_>> = urls
-            .iter()
-            .map(|url| Link {
-                key: "h",
-                url,
-                depth: 0,
-            })
-            .collect();
+        let links = on_key("h", &urls);
         let added = frontier.add(&links).await.unwrap();
         // The adder learns whose partition got URLs, and tells it.
         assert_eq!(added.woken, [(0, "a".to_string())]);
