@@ -16,19 +16,12 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use nearcrawl_tests::redis_cluster::Cluster;
-use nearcrawl_tests::{nearcrawl_bin, serve_slow};
+use nearcrawl_tests::{made_up_words, nearcrawl_bin, serve_slow};
 
 const LATENCY: Duration = Duration::from_millis(100);
 
 fn text(h: usize, i: usize) -> String {
-    let mut x = (h * 10_000 + i + 3) as u64;
-    (0..200)
-        .map(|_| {
-            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-            format!("w{}", (x >> 40) % 50_000)
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    made_up_words((h * 10_000 + i + 3) as u64, 200, 50_000)
 }
 
 fn page(h: usize, i: usize, pages: usize) -> Vec<u8> {

@@ -104,6 +104,19 @@ pub fn article_bodies(min_words: usize, ascii: bool) -> Vec<String> {
 
 /// What a test server answers: status, content type, body (for a 3xx, the
 /// body is the Location).
+/// `count` made-up words (`w` and a number below `vocabulary`) drawn from
+/// `seed`: text of its own for a generated page, the same every run.
+pub fn made_up_words(seed: u64, count: usize, vocabulary: u64) -> String {
+    let mut x = seed;
+    (0..count)
+        .map(|_| {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            format!("w{}", (x >> 40) % vocabulary)
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 pub type Response = (u16, &'static str, Vec<u8>);
 
 /// Requested paths, in order.

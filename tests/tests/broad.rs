@@ -6,19 +6,12 @@ use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
 use nearcrawl_tests::dns::Dnsmasq;
-use nearcrawl_tests::{TimedLog, crawl_ok, serve_named, serve_timed};
+use nearcrawl_tests::{TimedLog, crawl_ok, made_up_words, serve_named, serve_timed};
 
 /// Text of its own for page `i` of host `h` (so no page is a duplicate and
 /// every page's links are followed).
 fn text(h: usize, i: usize) -> String {
-    let mut x = (h * 1000 + i + 1) as u64;
-    (0..120)
-        .map(|_| {
-            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-            format!("w{}", (x >> 40) % 20_000)
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    made_up_words((h * 1000 + i + 1) as u64, 120, 20_000)
 }
 
 fn page(h: usize, i: usize, links: &str) -> Vec<u8> {

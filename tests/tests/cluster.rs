@@ -25,7 +25,9 @@ use std::time::{Duration, Instant};
 
 use nearcrawl_tests::dns::Dnsmasq;
 use nearcrawl_tests::redis_cluster::Cluster;
-use nearcrawl_tests::{TimedLog, json_lines, nearcrawl_bin, serve_named, serve_timed};
+use nearcrawl_tests::{
+    TimedLog, json_lines, made_up_words, nearcrawl_bin, serve_named, serve_timed,
+};
 
 const HOSTS: usize = 6;
 const PAGES: usize = 14;
@@ -33,14 +35,7 @@ const DELAY_MS: u64 = 80;
 
 /// Text of its own for page `i` of host `h`.
 fn text(h: usize, i: usize) -> String {
-    let mut x = (h * 1000 + i + 7) as u64;
-    (0..150)
-        .map(|_| {
-            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-            format!("w{}", (x >> 40) % 30_000)
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    made_up_words((h * 1000 + i + 7) as u64, 150, 30_000)
 }
 
 /// A title of its own: the gate compares names without their hosts'
