@@ -171,6 +171,22 @@ impl ClassFacts {
     fn negative(self, weak: bool) -> bool {
         self.has(STRONG) || self.has(TOKEN) || (weak && (self.has(WEAK) || self.has(WEAK_TOKEN)))
     }
+
+    /// Dropped by class or id: a boilerplate word and no container word.
+    fn is_named_junk(self, weak: bool) -> bool {
+        self.named && self.negative(weak) && !self.has(CONTAINS_CONTAINER)
+    }
+
+    fn weight(self) -> i32 {
+        if !self.named {
+            return 0;
+        }
+        let neg = self.negative(true);
+        if neg && !self.has(CONTAINS_CONTAINER) {
+            return -1;
+        }
+        i32::from(self.has(POS)) - i32::from(neg)
+    }
 }
 
 /// Every listed substring word, and what finding it means.
@@ -229,19 +245,6 @@ fn class_facts(el: &Element) -> ClassFacts {
     f
 }
 
-/// +1 for class/id words that mark content, -1 for boilerplate, 0 neither
-/// (or both).
-pub(crate) fn class_weight(el: &Element) -> i32 {
-    let f = class_facts(el);
-    if !f.named {
-        return 0;
-    }
-    let neg = f.negative(true);
-    if neg && !f.has(CONTAINS_CONTAINER) {
-        return -1;
-    }
-    i32::from(f.has(POS)) - i32::from(neg)
-}
 
 /// Words that keep a boilerplate-named element when dropping by name: the
 /// page's own content wrappers ("sidebar-and-content", "main-column").
@@ -249,17 +252,7 @@ const CONTAINER: &[&str] = &[
     "article", "body", "column", "content", "main", "shadow", "and",
 ];
 
-/// Dropped by class or id: a boilerplate word and no container word.
-/// Named for reader comments: those can hold most of a page's text and
-/// still not be its content.
-pub(crate) fn is_comment_named(el: &Element) -> bool {
-    class_facts(el).has(COMMENT)
-}
 
-fn is_named_junk(el: &Element, weak: bool) -> bool {
-    let f = class_facts(el);
-    f.named && f.negative(weak) && !f.has(CONTAINS_CONTAINER)
-}
 
 /// Which heuristics are on. Extraction starts strict and relaxes when the
 /// strict pass finds too little (readability's retry).
@@ -307,15 +300,83 @@ impl Rules {
 
 /// Dropped with everything inside it, wherever it is.
 pub(crate) fn is_junk(node: NodeRef<'_, Node>, el: &Element, rules: Rules) -> bool {
-    let tag = el.name();
-    if is_junk_by_markup(tag, |name| attr(el, name)) && !is_tabs_with_panels(node, el) {
-        return true;
+    Facts::of(node, el).is_junk(rules)
+}
+
+/// What the rules ask of one element, read from its tag and attributes
+/// once. Whether it is junk and how its class leans are asked of every
+/// element on every pass (and twice by a pass that spares wrappers):
+/// asking them of the attributes each time was a tenth of extraction time,
+/// so a page's elements are read once into a [`FactsMap`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Facts {
+    /// Junk by its tag and markup alone ([`is_junk_by_markup`]).
+    markup_junk: bool,
+    /// `html`, `body`, `article` or `main`: never dropped for a class name.
+    outer: bool,
+    /// `itemprop="articleBody"`.
+    content_container: bool,
+    class: ClassFacts,
+}
+
+impl Facts {
+    pub(crate) fn of(node: NodeRef<'_, Node>, el: &Element) -> Facts {
+        let tag = el.name();
+        Facts {
+            markup_junk: is_junk_by_markup(tag, |name| attr(el, name))
+                && !is_tabs_with_panels(node, el),
+            outer: matches!(tag, "html" | "body" | "article" | "main"),
+            content_container: looks_like_content_container(el),
+            class: class_facts(el),
+        }
     }
-    // Never drop the page's outer structure on a class name.
-    if matches!(tag, "html" | "body" | "article" | "main") {
-        return false;
+
+    /// Dropped with everything inside it, wherever it is.
+    pub(crate) fn is_junk(self, rules: Rules) -> bool {
+        if self.markup_junk {
+            return true;
+        }
+        // Never drop the page's outer structure on a class name.
+        if self.outer {
+            return false;
+        }
+        rules.class_junk && self.class.is_named_junk(rules.weak_junk) && !self.content_container
     }
-    rules.class_junk && is_named_junk(el, rules.weak_junk) && !looks_like_content_container(el)
+
+    /// +1 for class/id words that mark content, -1 for boilerplate, 0
+    /// neither (or both).
+    pub(crate) fn class_weight(self) -> i32 {
+        self.class.weight()
+    }
+
+    /// Named for reader comments: those can hold most of a page's text
+    /// and still not be its content.
+    pub(crate) fn is_comment_named(self) -> bool {
+        self.class.has(COMMENT)
+    }
+
+    /// Starting score of a candidate container, before its paragraphs
+    /// count.
+    pub(crate) fn base_score(self, tag: &str, rules: Rules) -> f64 {
+        let weight = if rules.class_weights { self.class_weight() } else { 0 };
+        let itemprop = if self.content_container { 30.0 } else { 0.0 };
+        tag_score(tag) + 25.0 * f64::from(weight) + itemprop
+    }
+}
+
+/// The [`Facts`] of a page's elements, read as they are first asked for.
+#[derive(Default)]
+pub(crate) struct FactsMap(std::cell::RefCell<crate::content::NodeMap<Facts>>);
+
+impl FactsMap {
+    pub(crate) fn get(&self, node: NodeRef<'_, Node>, el: &Element) -> Facts {
+        if let Some(f) = self.0.borrow().get(&node.id()) {
+            return *f;
+        }
+        let f = Facts::of(node, el);
+        self.0.borrow_mut().insert(node.id(), f);
+        f
+    }
 }
 
 /// A React server-rendered segment streamed in ahead of its place: React
@@ -432,9 +493,8 @@ fn looks_like_content_container(el: &Element) -> bool {
     attr(el, "itemprop").is_some_and(|p| p.eq_ignore_ascii_case("articleBody"))
 }
 
-/// Starting score of a candidate container, before its paragraphs count.
-pub(crate) fn base_score(el: &Element, rules: Rules) -> f64 {
-    let tag_score = match el.name() {
+fn tag_score(tag: &str) -> f64 {
+    match tag {
         "article" => 10.0,
         "main" => 5.0,
         "div" | "section" => 5.0,
@@ -442,16 +502,5 @@ pub(crate) fn base_score(el: &Element, rules: Rules) -> f64 {
         "address" | "ol" | "ul" | "dl" | "dd" | "dt" | "li" | "form" => -3.0,
         "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "th" => -5.0,
         _ => 0.0,
-    };
-    let itemprop = if looks_like_content_container(el) {
-        30.0
-    } else {
-        0.0
-    };
-    let weight = if rules.class_weights {
-        class_weight(el)
-    } else {
-        0
-    };
-    tag_score + 25.0 * f64::from(weight) + itemprop
+    }
 }

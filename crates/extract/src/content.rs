@@ -11,7 +11,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use ego_tree::{NodeId, NodeRef};
 use scraper::Node;
 
-use crate::classify::{Rules, attr, base_score, class_weight, is_block, is_comment_named, is_junk};
+use crate::classify::{FactsMap, Rules, attr, is_block};
 
 /// Hashes a node id (an index into the tree's arena) with one multiply:
 /// these maps are filled and read for every element on every pass, and
@@ -64,12 +64,23 @@ pub(crate) struct Analysis<'a> {
     /// Elements holding most of the page's text: never dropped for their
     /// class or id alone (a page wrapper named "ad-margins" is layout).
     pub wrappers: &'a NodeMap<()>,
+    pub facts: &'a FactsMap,
 }
 
 impl Analysis<'_> {
     /// Dropped with its subtree under these rules.
     pub(crate) fn is_junk(&self, node: NodeRef<'_, Node>, el: &scraper::node::Element) -> bool {
-        drops(node, el, self.rules, self.wrappers)
+        drops(node, el, self.rules, self.wrappers, self.facts)
+    }
+
+    /// As [`crate::classify::Facts::class_weight`], 0 when these rules
+    /// leave class weights out.
+    fn class_weight(&self, node: NodeRef<'_, Node>, el: &scraper::node::Element) -> i32 {
+        if self.rules.class_weights {
+            self.facts.get(node, el).class_weight()
+        } else {
+            0
+        }
     }
 }
 
@@ -78,19 +89,21 @@ fn drops(
     el: &scraper::node::Element,
     rules: Rules,
     wrappers: &NodeMap<()>,
+    facts: &FactsMap,
 ) -> bool {
-    if !is_junk(node, el, rules) {
+    let f = facts.get(node, el);
+    if !f.is_junk(rules) {
         return false;
     }
-    let by_name_only = !is_junk(node, el, Rules::FULL_TEXT);
-    !(by_name_only && wrappers.contains_key(&node.id()) && !is_comment_named(el))
+    let by_name_only = !f.is_junk(Rules::FULL_TEXT);
+    !(by_name_only && wrappers.contains_key(&node.id()) && !f.is_comment_named())
 }
 
 /// Elements holding at least 40% of the visible text of the page, and the
 /// page's visible (non-whitespace) characters.
-pub(crate) fn wrappers(root: NodeRef<'_, Node>) -> (NodeMap<()>, u32) {
+pub(crate) fn wrappers(root: NodeRef<'_, Node>, facts: &FactsMap) -> (NodeMap<()>, u32) {
     let none = NodeMap::default();
-    let full = analyze(root, Rules::FULL_TEXT, &none);
+    let full = analyze(root, Rules::FULL_TEXT, &none, facts);
     let total = full.stats.values().map(|s| s.text).max().unwrap_or(0);
     let wrappers = full
         .stats
@@ -128,6 +141,7 @@ pub(crate) fn analyze<'a>(
     root: NodeRef<'_, Node>,
     rules: Rules,
     wrappers: &'a NodeMap<()>,
+    facts: &'a FactsMap,
 ) -> Analysis<'a> {
     let mut stats: NodeMap<Stats> = NodeMap::default();
     // Open elements: (id, stats so far, is block).
@@ -142,7 +156,7 @@ pub(crate) fn analyze<'a>(
                 }
                 match node.value() {
                     Node::Element(el) => {
-                        if drops(node, el, rules, wrappers) {
+                        if drops(node, el, rules, wrappers, facts) {
                             skip = Some(node.id());
                             continue;
                         }
@@ -202,6 +216,7 @@ pub(crate) fn analyze<'a>(
         stats,
         rules,
         wrappers,
+        facts,
     }
 }
 
@@ -251,7 +266,7 @@ fn stacked_sections<'a>(top: NodeRef<'a, Node>, a: &Analysis<'_>) -> Option<Node
         let Node::Element(e) = n.value() else {
             return false;
         };
-        if a.rules.class_weights && class_weight(e) < 0 {
+        if a.class_weight(n, e) < 0 {
             return false;
         }
         a.stats
@@ -308,7 +323,7 @@ fn score_blocks(root: NodeRef<'_, Node>, a: &Analysis<'_>) -> (NodeMap<f64>, Vec
             }
             let entry = scores.entry(n.id()).or_insert_with(|| {
                 order.push(n.id());
-                base_score(e, a.rules)
+                a.facts.get(n, e).base_score(e.name(), a.rules)
             });
             *entry += score;
             if level > 0 {
@@ -410,11 +425,7 @@ fn around_winner<'a>(
             continue;
         };
         let score = scores.get(&sib.id()).copied().unwrap_or(0.0);
-        let weight = if a.rules.class_weights {
-            class_weight(el)
-        } else {
-            0
-        };
+        let weight = a.class_weight(sib, el);
         let keep = (score >= threshold && weight >= 0)
             || (el.name() == "p"
                 && ((s.text > 80 && s.link_density() < 0.25)

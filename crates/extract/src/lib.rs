@@ -249,16 +249,19 @@ fn noscript_view(doc: &Html, title: Option<&str>) -> Option<(String, ContentPath
 /// out; with the visible characters of the whole page.
 fn main_or_full_text(doc: &Html, title: Option<&str>) -> (String, ContentPath, usize) {
     let root = doc.tree.root();
+    let title = title.map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "));
+    let title = title.as_deref();
     // Strict rules first; relax them while the result is short of what the
     // page holds. Lengths count non-whitespace characters.
-    let (wrappers, full_chars) = content::wrappers(root);
+    let facts = classify::FactsMap::default();
+    let (wrappers, full_chars) = content::wrappers(root, &facts);
     let full_chars = full_chars as usize;
     let (mut best, mut best_len) = (String::new(), 0);
     // The strict pass drops blocks for words like "widget": not on a page
     // whose builder names every block so.
     let strict_passes = usize::from(content::built_from_widgets(root, &wrappers));
     for rules in classify::Rules::PASSES.into_iter().skip(strict_passes) {
-        let analysis = content::analyze(root, rules, &wrappers);
+        let analysis = content::analyze(root, rules, &wrappers, &facts);
         let mut main = render::TextBuilder::default();
         for node in content::select(root, &analysis) {
             let lists = render::link_lists_carry(node, &analysis);

@@ -212,16 +212,24 @@ pub(crate) fn link_lists_carry(root: NodeRef<'_, Node>, a: &Analysis<'_>) -> Lin
 
 /// A heading that repeats the page title (which is reported separately):
 /// the same words, or the title's first words before a " | Site" suffix.
+/// `title`'s words are single-spaced. Asked of every heading, paragraph and
+/// div of the content on every pass: the heading's text is read only as
+/// far as the title's length.
 fn repeats_title(node: NodeRef<'_, Node>, title: &str) -> bool {
-    let mut text = String::new();
+    let mut heading = String::with_capacity(title.len() + 1);
     for d in node.descendants().take(64) {
         if let Node::Text(t) = d.value() {
-            text.push_str(t);
-            text.push(' ');
+            for word in t.split_whitespace() {
+                if !heading.is_empty() {
+                    heading.push(' ');
+                }
+                heading.push_str(word);
+                if heading.len() > title.len() {
+                    return false;
+                }
+            }
         }
     }
-    let heading = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let title = title.split_whitespace().collect::<Vec<_>>().join(" ");
     !heading.is_empty()
         && (heading == title || (heading.len() * 2 >= title.len() && title.starts_with(&heading)))
 }

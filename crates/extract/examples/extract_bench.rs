@@ -1,0 +1,114 @@
+//! Extraction speed over a directory of HTML pages, as a crawl sees them.
+//!
+//! ```text
+//! cargo run --release -p nearcrawl-extract --example extract_bench -- DIR [--rounds N] [--digest FILE]
+//! ```
+//!
+//! Reads every `*.html` (and `*.html.gz`) under DIR into memory, then
+//! extracts each page (with its `file://` path as URL, so links resolve),
+//! N rounds (default 3). Prints per round: pages, MB of HTML, total
+//! seconds, pages/s, MB/s and the median ms/page. `--digest FILE` writes
+//! one line per page with a hash of everything the extractor returned, so
+//! a change meant to be faster only can be checked to change no output
+//! (`diff` two digests). DIR can be the Java SE API docs
+//! (`/usr/share/doc/openjdk-17-jre-headless/api`, apt-get install -y
+//! openjdk-17-doc) or `../shared/bench/wcxb-dev/html`.
+
+use std::hash::Hasher;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use nearcrawl_extract::{Input, extract};
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let mut dir = None;
+    let (mut rounds, mut digest) = (3usize, None);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--rounds" => {
+                rounds = args
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .expect("--rounds N")
+            }
+            "--digest" => digest = Some(PathBuf::from(args.next().expect("--digest FILE"))),
+            _ => dir = Some(PathBuf::from(arg)),
+        }
+    }
+    let dir = dir.expect("usage: extract_bench DIR [--rounds N] [--digest FILE]");
+    let mut files = Vec::new();
+    walk(&dir, &mut files);
+    files.sort();
+    let pages: Vec<(PathBuf, Vec<u8>)> = files.into_iter().map(|p| (p.clone(), read(&p))).collect();
+    let bytes: usize = pages.iter().map(|(_, b)| b.len()).sum();
+    println!(
+        "{} pages, {:.1} MB of HTML under {}",
+        pages.len(),
+        bytes as f64 / 1e6,
+        dir.display()
+    );
+    println!("round  total s  pages/s    MB/s  median ms");
+    for round in 1..=rounds {
+        let mut ms = Vec::with_capacity(pages.len());
+        let mut lines = String::new();
+        let start = Instant::now();
+        for (path, html) in &pages {
+            let url = url::Url::from_file_path(path).ok();
+            let input = Input {
+                url: url.as_ref(),
+                ..Input::default()
+            };
+            let t = Instant::now();
+            let page = extract(html, &input);
+            ms.push(t.elapsed().as_secs_f64() * 1e3);
+            if digest.is_some() && round == 1 {
+                let mut h = fnv::FnvHasher::default();
+                h.write(format!("{page:?}").as_bytes());
+                lines.push_str(&format!("{:016x} {}\n", h.finish(), path.display()));
+            }
+        }
+        let secs = start.elapsed().as_secs_f64();
+        ms.sort_by(f64::total_cmp);
+        println!(
+            "{round:5} {secs:8.2} {:8.0} {:7.1} {:10.3}",
+            pages.len() as f64 / secs,
+            bytes as f64 / 1e6 / secs,
+            ms[ms.len() / 2]
+        );
+        if let (Some(file), 1) = (&digest, round) {
+            std::fs::File::create(file)
+                .and_then(|mut f| f.write_all(lines.as_bytes()))
+                .expect("digest file");
+        }
+    }
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir)
+        .expect("a readable directory")
+        .flatten()
+    {
+        let path = entry.path();
+        if path.is_dir() {
+            walk(&path, out);
+        } else if path.to_string_lossy().ends_with(".html")
+            || path.to_string_lossy().ends_with(".html.gz")
+        {
+            out.push(path);
+        }
+    }
+}
+
+fn read(path: &Path) -> Vec<u8> {
+    let raw = std::fs::read(path).expect("a readable file");
+    if !path.to_string_lossy().ends_with(".gz") {
+        return raw;
+    }
+    let mut html = Vec::new();
+    flate2::read::GzDecoder::new(&raw[..])
+        .read_to_end(&mut html)
+        .expect("gzip");
+    html
+}
