@@ -245,14 +245,11 @@ fn class_facts(el: &Element) -> ClassFacts {
     f
 }
 
-
 /// Words that keep a boilerplate-named element when dropping by name: the
 /// page's own content wrappers ("sidebar-and-content", "main-column").
 const CONTAINER: &[&str] = &[
     "article", "body", "column", "content", "main", "shadow", "and",
 ];
-
-
 
 /// Which heuristics are on. Extraction starts strict and relaxes when the
 /// strict pass finds too little (readability's retry).
@@ -358,7 +355,11 @@ impl Facts {
     /// Starting score of a candidate container, before its paragraphs
     /// count.
     pub(crate) fn base_score(self, tag: &str, rules: Rules) -> f64 {
-        let weight = if rules.class_weights { self.class_weight() } else { 0 };
+        let weight = if rules.class_weights {
+            self.class_weight()
+        } else {
+            0
+        };
         let itemprop = if self.content_container { 30.0 } else { 0.0 };
         tag_score(tag) + 25.0 * f64::from(weight) + itemprop
     }
