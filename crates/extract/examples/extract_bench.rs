@@ -10,7 +10,9 @@
 //! seconds, pages/s, MB/s and the median ms/page. `--digest FILE` writes
 //! one line per page with a hash of everything the extractor returned, so
 //! a change meant to be faster only can be checked to change no output
-//! (`diff` two digests). DIR can be the Java SE API docs
+//! (`diff` two digests). With `EXTRACT_BENCH_EACH=1` set, each page's
+//! milliseconds, bytes and path go to stderr (first round), to see which
+//! pages the time goes to. DIR can be the Java SE API docs
 //! (`/usr/share/doc/openjdk-17-jre-headless/api`, apt-get install -y
 //! openjdk-17-doc) or `../shared/bench/wcxb-dev/html`.
 
@@ -25,6 +27,8 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let mut dir = None;
     let (mut rounds, mut digest) = (3usize, None);
+    // Each page's ms, bytes and path on stderr (first round).
+    let slowest = std::env::var_os("EXTRACT_BENCH_EACH").is_some();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--rounds" => {
@@ -63,6 +67,9 @@ fn main() {
             let t = Instant::now();
             let page = extract(html, &input);
             ms.push(t.elapsed().as_secs_f64() * 1e3);
+            if slowest && round == 1 {
+                eprintln!("{:.3} {} {}", ms[ms.len() - 1], html.len(), path.display());
+            }
             if digest.is_some() && round == 1 {
                 let mut h = fnv::FnvHasher::default();
                 h.write(format!("{page:?}").as_bytes());
