@@ -106,12 +106,13 @@ pub(crate) fn is_block(tag: &str) -> bool {
 }
 
 /// Class/id words of blocks that are never the content (matched anywhere:
-/// "sharebar", "comments-area").
+/// "sharebar", "comments-area"; a forum post's "signaturecontainer", a
+/// Q&A answer's "post-signature" author card).
 #[rustfmt::skip]
 const STRONG_NEGATIVE: &[&str] = &[
     "comment", "disqus", "cookie", "consent", "gdpr", "share", "sharing", "social", "related",
     "recommend", "newsletter", "subscribe", "signup", "advert", "sponsor", "breadcrumb",
-    "pagination", "popup", "modal", "footer", "navbar", "outbrain", "taboola",
+    "pagination", "popup", "modal", "footer", "navbar", "outbrain", "taboola", "signature",
     "more-stories", "most-read",
 ];
 /// Class/id words of blocks that are usually not the content.
