@@ -13,7 +13,8 @@
 //! `report_wcxb_by_page_type` (ignored too) scores `../shared/bench/wcxb-dev`
 //! (1,497 pages of seven types) the same way, per page type, on two fixed
 //! parts of it: `dev` (70% of the pages, by a hash of their id) to choose
-//! rules on, and `held` (the other 30%) to check that they generalize.
+//! rules on, and `held` (the other 30%) to check that they generalize;
+//! `all` scores both together (the figure to set beside other extractors').
 //! With `WCXB_WORST=N` it also lists each type's N worst `dev` pages (by
 //! F1, with P and R), and with `WCXB_DUMP=DIR` it writes every extracted
 //! text to `DIR/ID.txt`, to read beside the truth.
@@ -235,20 +236,23 @@ fn report_wcxb_by_page_type() {
     types.dedup();
     types.insert(0, "all".into());
     println!(
-        "{:<14} {:>14} {:>14}   median ms (dev)",
-        "type", "dev F1 (n)", "held F1 (n)"
+        "{:<14} {:>14} {:>14} {:>14}   median ms (dev)",
+        "type", "dev F1 (n)", "held F1 (n)", "all F1 (n)"
     );
     for ty in &types {
         let of_type = |id: &str| ty == "all" || gt[id]["pageType"].as_str() == Some(ty);
         let mut dev = score_set(&dir, &gt, |id| of_type(id) && !held_out(id));
         let held = score_set(&dir, &gt, |id| of_type(id) && held_out(id));
+        let all = score_set(&dir, &gt, of_type);
         dev.ms_per_page.sort_by(f64::total_cmp);
         println!(
-            "{ty:<14} {:>8.4} ({:>3}) {:>8.4} ({:>3})   {:.2}  empty {}+{}",
+            "{ty:<14} {:>8.4} ({:>3}) {:>8.4} ({:>3}) {:>8.4} ({:>4})   {:.2}  empty {}+{}",
             dev.f1,
             dev.pages,
             held.f1,
             held.pages,
+            all.f1,
+            all.pages,
             dev.ms_per_page[dev.pages / 2],
             dev.empty,
             held.empty
