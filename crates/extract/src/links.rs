@@ -1,7 +1,10 @@
 //! Outgoing links: `<a href>`, `<area href>`, `<link rel=next|prev>`.
 
+use html5ever::ns;
+use scraper::node::Element;
+use scraper::{ElementRef, Html};
+
 use crate::classify::attr;
-use scraper::{ElementRef, Html, Selector};
 use url::Url;
 
 use crate::meta::resolve;
@@ -27,21 +30,39 @@ pub enum LinkKind {
     Pagination,
 }
 
-fn rel_tokens(e: &ElementRef<'_>) -> Vec<String> {
-    e.value()
-        .attr("rel")
+/// An attribute in no namespace: what the selector `[name]` matches
+/// (`xlink:href` is not `href`).
+fn plain_attr<'a>(el: &'a Element, name: &str) -> Option<&'a str> {
+    el.attrs
+        .iter()
+        .find(|(q, _)| q.ns == ns!() && &*q.local == name)
+        .map(|(_, v)| &**v)
+}
+
+/// `rel` holds one of `words` (any case).
+fn rel_has(el: &Element, words: &[&str]) -> bool {
+    plain_attr(el, "rel")
         .unwrap_or("")
         .split_ascii_whitespace()
-        .map(str::to_ascii_lowercase)
-        .collect()
+        .any(|r| words.iter().any(|w| r.eq_ignore_ascii_case(w)))
+}
+
+/// The document's elements in the parser's order (detached ones too), as
+/// scraper's `Html::select` walks them: a walk by name and attribute, not a
+/// CSS selector, which cost a selector parse per page and a match per
+/// element.
+fn elements(doc: &Html) -> impl Iterator<Item = (ElementRef<'_>, &Element)> {
+    doc.tree.nodes().filter_map(|node| {
+        let el = ElementRef::wrap(node)?;
+        Some((el, el.value()))
+    })
 }
 
 /// The document's base: `<base href>` resolved against the page URL.
 pub(crate) fn base_url(doc: &Html, page: Option<&Url>) -> Option<Url> {
-    let from_base = doc
-        .select(&Selector::parse("base[href]").unwrap())
-        .next()
-        .and_then(|b| attr(b.value(), "href"))
+    let from_base = elements(doc)
+        .filter(|(_, e)| e.name() == "base")
+        .find_map(|(_, e)| plain_attr(e, "href"))
         .and_then(|h| match page {
             Some(p) => p.join(h.trim()).ok(),
             None => Url::parse(h.trim()).ok(),
@@ -49,30 +70,31 @@ pub(crate) fn base_url(doc: &Html, page: Option<&Url>) -> Option<Url> {
     from_base.or_else(|| page.cloned())
 }
 
+/// `<a href>`, `<area href>` and `<link href rel=next|prev>`, in the
+/// parser's order.
 pub(crate) fn collect(doc: &Html, base: Option<&Url>) -> Vec<Link> {
-    let sel = Selector::parse("a[href], area[href], link[href][rel]").unwrap();
     let mut out = Vec::new();
-    for e in doc.select(&sel) {
-        let rel = rel_tokens(&e);
-        let kind = match e.value().name() {
+    for (node, e) in elements(doc) {
+        let Some(href) = plain_attr(e, "href") else {
+            continue;
+        };
+        let kind = match e.name() {
             "a" => LinkKind::Anchor,
             "area" => LinkKind::Area,
-            _ if rel.iter().any(|r| r == "next" || r == "prev") => LinkKind::Pagination,
+            "link" if rel_has(e, &["next", "prev"]) => LinkKind::Pagination,
             _ => continue,
         };
-        let Some(url) = resolve(base, attr(e.value(), "href").unwrap_or("")) else {
+        let Some(url) = resolve(base, href) else {
             continue;
         };
         let text = match kind {
-            LinkKind::Area => attr(e.value(), "alt").unwrap_or("").to_string(),
-            _ => e.text().collect::<String>(),
+            LinkKind::Area => attr(e, "alt").unwrap_or("").to_string(),
+            _ => node.text().collect::<String>(),
         };
         out.push(Link {
             url,
             text: text.split_whitespace().collect::<Vec<_>>().join(" "),
-            nofollow: rel
-                .iter()
-                .any(|r| matches!(r.as_str(), "nofollow" | "ugc" | "sponsored")),
+            nofollow: rel_has(e, &["nofollow", "ugc", "sponsored"]),
             kind,
         });
     }
