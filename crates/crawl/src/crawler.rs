@@ -98,6 +98,13 @@ struct Group {
     since: Option<Instant>,
 }
 
+impl Group {
+    /// Holds URLs judged [`GROUP_AGE`] ago or more.
+    fn is_stale(&self) -> bool {
+        self.urls > 0 && self.since.is_some_and(|t| t.elapsed() >= GROUP_AGE)
+    }
+}
+
 /// Seeds queued per state batch.
 const SEED_BATCH: usize = 1000;
 
@@ -637,6 +644,17 @@ fn next(shared: &Shared, turns: &FetcherTurns) -> Next {
             shared.in_flight.fetch_add(1, Ordering::SeqCst);
             Next::Fetch(e)
         }
+        // Nothing ready yet: the links of pages judged since the last
+        // commit may be what is missing, and with few pages in flight no
+        // next commit comes to apply them.
+        Ok(Popped::WaitUntil(_)) if core.group.is_stale() => match flush_group(&mut core) {
+            Ok(()) => Next::Wait(Duration::ZERO),
+            Err(e) => {
+                drop(core);
+                fail(shared, format!("{e}"));
+                Next::Stop
+            }
+        },
         Ok(Popped::WaitUntil(at)) => Next::Wait(at.saturating_duration_since(Instant::now())),
         // Nothing to take: links may wait in the group.
         Ok(Popped::Empty) if core.group.urls > 0 => match flush_group(&mut core) {
@@ -709,8 +727,8 @@ fn apply(shared: &Shared, core: &mut Core, commit: Commit) -> bool {
         g.hosts.insert(commit.host);
     }
     g.urls += 1;
-    let since = *g.since.get_or_insert_with(Instant::now);
-    if g.urls >= GROUP_URLS || since.elapsed() >= GROUP_AGE {
+    g.since.get_or_insert_with(Instant::now);
+    if g.urls >= GROUP_URLS || g.is_stale() {
         if let Err(e) = flush_group(core) {
             fail(shared, format!("{e}"));
             return false;
