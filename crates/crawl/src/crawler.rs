@@ -1040,32 +1040,7 @@ pub fn page_name(page: &nearcrawl_extract::Page) -> Option<String> {
 /// duplicate is recorded and its links dropped; a new page goes to the
 /// corpus and its links to the frontier.
 fn judge(shared: &Shared, entry: Entry, mut fetched: nearcrawl_fetch::Fetched) {
-    let fetched_at = now();
-    let page = extract(
-        &fetched.body,
-        &Input {
-            url: Some(&fetched.final_url),
-            charset: fetched.charset.as_deref(),
-            x_robots_tag: fetched.x_robots_tag.as_deref(),
-        },
-    );
-    let links = scoped_links(shared, &page, entry.depth + 1);
-    let body_bytes = fetched.body.len() as u64;
-    let mut commit = Commit::new(&entry);
-    if shared.wants_captures {
-        commit.outcomes.push(Outcome::Capture(capture(
-            &shared.fetcher,
-            &mut fetched,
-            fetched_at,
-        )));
-    }
-    let prepared = prepare(
-        &shared.fingerprinters,
-        &shared.fingerprinter,
-        &page,
-        &fetched.final_url,
-    );
-
+    let (read, prepared, mut commit) = read_page(shared, &entry, &mut fetched);
     let mut guard = shared.core.lock();
     let core = &mut *guard;
     let state = &core.state;
@@ -1078,42 +1053,27 @@ fn judge(shared: &Shared, entry: Entry, mut fetched: nearcrawl_fetch::Fetched) {
             return;
         }
     };
-    let state = &mut core.state;
-    state.stats.count_fetch(body_bytes, entry.depth);
-    // Redirect targets count as seen.
-    if let Some(c) = shared.canon.canonicalize(&fetched.final_url) {
-        state.frontier.mark_seen(&mut core.group.adds, &c);
-    }
     let decision = &judgement.decision;
-    let noindex = page.robots.noindex;
-    let dup = decision.verdict.duplicate_of().map(|(of, ..)| of);
-    let verdict = HostVerdict {
-        duplicate: dup.is_some(),
-        written: dup.is_none() && !noindex,
-        delay: shared.fetcher.delay_of(&entry.url),
-    };
-    note_host_verdict(state, &mut core.traps, &mut commit, &entry.url, verdict);
+    tracing::debug!(url = %entry.url, status = fetched.status, verdict = ?decision.verdict, "page");
+    count_fetched(
+        shared,
+        core,
+        (&entry, &fetched, &read),
+        decision,
+        &mut commit,
+    );
+    let noindex = read.page.robots.noindex;
     let record = page_record(
         entry.url.as_str(),
         entry.depth,
         &fetched,
-        fetched_at,
-        page,
+        read.fetched_at,
+        read.page,
         decision,
     );
-    tracing::debug!(url = %entry.url, status = fetched.status, verdict = ?decision.verdict, "page");
-    let recorded = match dup {
-        Some(of) => {
-            let original = state.doc_url(of).ok().flatten().unwrap_or_default();
-            let policy = shared.config.dedup.policy;
-            let outcomes = duplicate_outcomes(
-                record,
-                &decision.verdict,
-                original,
-                policy,
-                &mut state.stats,
-            );
-            commit.outcomes.extend(outcomes);
+    let recorded = match decision.verdict.duplicate_of() {
+        Some((of, ..)) => {
+            record_duplicate(shared, core, &mut commit, record, of, decision);
             Ok(())
         }
         None => record_new(
@@ -1123,7 +1083,7 @@ fn judge(shared: &Shared, entry: Entry, mut fetched: nearcrawl_fetch::Fetched) {
             &judgement,
             record,
             noindex,
-            links,
+            read.links,
         ),
     };
     match recorded {
@@ -1135,6 +1095,99 @@ fn judge(shared: &Shared, entry: Entry, mut fetched: nearcrawl_fetch::Fetched) {
             fail(shared, why);
         }
     }
+}
+
+/// A fetched page as read before the commit lock is taken.
+struct ReadPage {
+    page: nearcrawl_extract::Page,
+    links: ScopedLinks,
+    body_bytes: u64,
+    fetched_at: Duration,
+}
+
+/// Extracts, scopes the links, captures (the body moves into the capture)
+/// and fingerprints: the work of a page that needs no lock. With the page,
+/// its fingerprints and its commit so far (its WARC capture, when captures
+/// are kept).
+fn read_page(
+    shared: &Shared,
+    entry: &Entry,
+    fetched: &mut nearcrawl_fetch::Fetched,
+) -> (ReadPage, nearcrawl_index::Prepared, Commit) {
+    let fetched_at = now();
+    let input = Input {
+        url: Some(&fetched.final_url),
+        charset: fetched.charset.as_deref(),
+        x_robots_tag: fetched.x_robots_tag.as_deref(),
+    };
+    let page = extract(&fetched.body, &input);
+    let links = scoped_links(shared, &page, entry.depth + 1);
+    let body_bytes = fetched.body.len() as u64;
+    let mut commit = Commit::new(entry);
+    if shared.wants_captures {
+        let capture = capture(&shared.fetcher, fetched, fetched_at);
+        commit.outcomes.push(Outcome::Capture(capture));
+    }
+    let prepared = prepare(
+        &shared.fingerprinters,
+        &shared.fingerprinter,
+        &page,
+        &fetched.final_url,
+    );
+    let read = ReadPage {
+        page,
+        links,
+        body_bytes,
+        fetched_at,
+    };
+    (read, prepared, commit)
+}
+
+/// Counts a judged page: the crawl's figures, the redirect target as seen,
+/// and its host's figures and trap window.
+fn count_fetched(
+    shared: &Shared,
+    core: &mut Core,
+    (entry, fetched, read): (&Entry, &nearcrawl_fetch::Fetched, &ReadPage),
+    decision: &nearcrawl_index::Decision,
+    commit: &mut Commit,
+) {
+    let state = &mut core.state;
+    state.stats.count_fetch(read.body_bytes, entry.depth);
+    // Redirect targets count as seen.
+    if let Some(c) = shared.canon.canonicalize(&fetched.final_url) {
+        state.frontier.mark_seen(&mut core.group.adds, &c);
+    }
+    let duplicate = decision.verdict.duplicate_of().is_some();
+    let verdict = HostVerdict {
+        duplicate,
+        written: !duplicate && !read.page.robots.noindex,
+        delay: shared.fetcher.delay_of(&entry.url),
+    };
+    note_host_verdict(state, &mut core.traps, commit, &entry.url, verdict);
+}
+
+/// A near or exact duplicate of document `of`: recorded as the duplicate
+/// policy says; its links go nowhere.
+fn record_duplicate(
+    shared: &Shared,
+    core: &mut Core,
+    commit: &mut Commit,
+    record: PageRecord,
+    of: u64,
+    decision: &nearcrawl_index::Decision,
+) {
+    let state = &mut core.state;
+    let original = state.doc_url(of).ok().flatten().unwrap_or_default();
+    let policy = shared.config.dedup.policy;
+    let outcomes = duplicate_outcomes(
+        record,
+        &decision.verdict,
+        original,
+        policy,
+        &mut state.stats,
+    );
+    commit.outcomes.extend(outcomes);
 }
 
 /// A page's links that may be queued (canonical, in scope, not seen long
