@@ -50,24 +50,59 @@ pub struct Args {
 }
 
 pub fn run(args: Args, verbose: bool) -> anyhow::Result<ExitCode> {
+    let Some(config) = config_of(&args)? else {
+        // A usage error, like clap's own.
+        eprintln!(
+            "nearcrawl: nothing to crawl: give seed URLs (nearcrawl crawl https://example.org/), \
+             --seeds FILE, or --config FILE"
+        );
+        return Ok(ExitCode::from(2));
+    };
+    let seeds = read_seeds(&config)?;
+    if args.dry_run {
+        println!("{config:#?}");
+        println!("seeds ({}):", seeds.len());
+        for s in &seeds {
+            println!("  {s}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let sink = nearcrawl_output::open(&config.output)
+        .with_context(|| format!("cannot write to {}", config.output.dir.display()))?;
+    let out = config.output.dir.clone();
+    let runtime = runtime()?;
+    let metrics = match args.metrics {
+        Some(addr) => Some(
+            runtime
+                .block_on(tokio::net::TcpListener::bind(addr))
+                .with_context(|| format!("cannot serve metrics on {addr}"))?,
+        ),
+        None => None,
+    };
+    if !config.cluster.nodes.is_empty() {
+        let stats = runtime.block_on(run_worker(config, seeds, sink, metrics, verbose))?;
+        summarize(&stats, &out, Run::Worker);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let stats = runtime.block_on(run_embedded(config, seeds, sink, metrics, verbose))?;
+    summarize(&stats, &out, Run::Embedded);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The config file's settings (defaults without one) with the command
+/// line's on top; None when nothing names anything to crawl.
+fn config_of(args: &Args) -> anyhow::Result<Option<Config>> {
     let mut config = match &args.config {
         Some(path) => Config::load(path)?,
-        None if args.urls.is_empty() && args.seeds.is_none() => {
-            // A usage error, like clap's own.
-            eprintln!(
-                "nearcrawl: nothing to crawl: give seed URLs (nearcrawl crawl https://example.org/), \
-                 --seeds FILE, or --config FILE"
-            );
-            return Ok(ExitCode::from(2));
-        }
+        None if args.urls.is_empty() && args.seeds.is_none() => return Ok(None),
         None => Config::default(),
     };
-    if let Some(s) = args.seeds {
-        config.seeds.file = Some(s);
+    if let Some(s) = &args.seeds {
+        config.seeds.file = Some(s.clone());
     }
     config.seeds.urls.extend(args.urls.iter().cloned());
-    match args.out {
-        Some(o) => config.output.dir = o,
+    match &args.out {
+        Some(o) => config.output.dir = o.clone(),
         None if args.config.is_none() => config.output.dir = default_out(&args.urls),
         None => {}
     }
@@ -80,9 +115,15 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<ExitCode> {
     if !args.cluster.is_empty() {
         config.cluster.nodes = args.cluster.clone();
     }
-    if let Some(w) = args.worker {
-        config.cluster.worker = w;
+    if let Some(w) = &args.worker {
+        config.cluster.worker = w.clone();
     }
+    Ok(Some(config))
+}
+
+/// The seeds of the seed file and of `seeds.urls`; bad lines are reported
+/// and skipped.
+fn read_seeds(config: &Config) -> anyhow::Result<Vec<url::Url>> {
     let mut seeds = Vec::new();
     if let Some(file) = &config.seeds.file {
         let text = std::fs::read_to_string(file)
@@ -98,76 +139,62 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<ExitCode> {
         eprintln!("nearcrawl: seeds.urls: {b}; skipped");
     }
     seeds.extend(inline);
-    if args.dry_run {
-        println!("{config:#?}");
-        println!("seeds ({}):", seeds.len());
-        for s in &seeds {
-            println!("  {s}");
-        }
-        return Ok(ExitCode::SUCCESS);
-    }
-    let sink = nearcrawl_output::open(&config.output)
-        .with_context(|| format!("cannot write to {}", config.output.dir.display()))?;
-    let out = config.output.dir.clone();
+    Ok(seeds)
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     // Extraction and the duplicate gate run on blocking threads; more of
     // them than cores only adds malloc arenas (memory) and lock contention.
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .max_blocking_threads(4 * cores)
         .build()
-        .context("cannot start the async runtime")?;
-    let metrics = match args.metrics {
-        Some(addr) => Some(
-            runtime
-                .block_on(tokio::net::TcpListener::bind(addr))
-                .with_context(|| format!("cannot serve metrics on {addr}"))?,
-        ),
-        None => None,
-    };
-    if !config.cluster.nodes.is_empty() {
-        let stats = runtime.block_on(run_worker(config, seeds, sink, metrics, verbose))?;
-        summarize(&stats, &out, Run::Worker);
-        return Ok(ExitCode::SUCCESS);
+        .context("cannot start the async runtime")
+}
+
+/// The crawl on this machine: progress on stderr, a sample of the figures
+/// in `series.jsonl` every few seconds, Ctrl-C to stop cleanly.
+async fn run_embedded(
+    config: Config,
+    seeds: Vec<url::Url>,
+    sink: Box<dyn nearcrawl_crawl::sink::Sink>,
+    metrics: Option<tokio::net::TcpListener>,
+    verbose: bool,
+) -> anyhow::Result<nearcrawl_crawl::state::Stats> {
+    let series_path = config.output.dir.join("series.jsonl");
+    let crawler = Crawler::new(config, &seeds, sink)?;
+    if let Some(listener) = metrics {
+        tokio::spawn(crate::metrics::serve(listener, Arc::new(crawler.metrics())));
     }
-    let series_path = out.join("series.jsonl");
-    let stats = runtime.block_on(async move {
-        let crawler = Crawler::new(config, &seeds, sink)?;
-        if let Some(listener) = metrics {
-            tokio::spawn(crate::metrics::serve(listener, Arc::new(crawler.metrics())));
+    let stop = crawler.stopper();
+    let reporter = tokio::spawn(report_progress(crawler.progress(), verbose));
+    let (metrics, run_start) = (crawler.metrics(), crate::series::unix_now());
+    let sampler = tokio::spawn(crate::series::record(
+        series_path.clone(),
+        crawler.metrics(),
+        run_start,
+    ));
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!(
+                "nearcrawl: stopping: open requests are left for the next run, fetched pages are finished (Ctrl-C again to abort)"
+            );
+            stop();
+            let _ = tokio::signal::ctrl_c().await;
+            std::process::exit(130);
         }
-        let stop = crawler.stopper();
-        let progress = crawler.progress();
-        let reporter = tokio::spawn(report_progress(progress, verbose));
-        let (metrics, run_start) = (crawler.metrics(), crate::series::unix_now());
-        let sampler = tokio::spawn(crate::series::record(
-            series_path.clone(),
-            crawler.metrics(),
-            run_start,
-        ));
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!(
-                    "nearcrawl: stopping: open requests are left for the next run, fetched pages are finished (Ctrl-C again to abort)"
-                );
-                stop();
-                let _ = tokio::signal::ctrl_c().await;
-                std::process::exit(130);
-            }
-        });
-        let stats = crawler.run().await;
-        reporter.abort();
-        let _ = reporter.await;
-        sampler.abort();
-        let _ = sampler.await;
-        let last = crate::series::Sample::of(&metrics(), run_start);
-        if let Err(e) = crate::series::append(&series_path, &last) {
-            eprintln!("nearcrawl: cannot write {}: {e}", series_path.display());
-        }
-        stats
-    })?;
-    summarize(&stats, &out, Run::Embedded);
-    Ok(ExitCode::SUCCESS)
+    });
+    let stats = crawler.run().await;
+    reporter.abort();
+    let _ = reporter.await;
+    sampler.abort();
+    let _ = sampler.await;
+    let last = crate::series::Sample::of(&metrics(), run_start);
+    if let Err(e) = crate::series::append(&series_path, &last) {
+        eprintln!("nearcrawl: cannot write {}: {e}", series_path.display());
+    }
+    Ok(stats?)
 }
 
 /// One worker of a shared crawl (`--cluster`): its own outputs, the
