@@ -57,52 +57,13 @@ struct Counts {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let mut config = DedupConfig::default();
-    if let Some(k) = args.k {
-        config.index.k = k;
-    }
-    if let Some(s) = args.min_similarity {
-        config.min_similarity = s;
-    }
-    // Without --index the index lives in a directory of its own under the
-    // system's temporary directory, removed at the end.
-    let temporary = match &args.index {
-        Some(_) => None,
-        None => Some(TemporaryDir::new()?),
-    };
-    let dir = match (&args.index, &temporary) {
-        (Some(dir), _) => dir.as_path(),
-        (None, Some(t)) => t.0.as_path(),
-        (None, None) => unreachable!("a temporary directory when no index is given"),
-    };
-    let db = sled::Config::new()
-        .path(dir)
-        .cache_capacity(64 << 20)
-        .open()
-        .with_context(|| format!("cannot open index {}", dir.display()))?;
-    let mut dedup =
-        Deduper::open_in(&db, dir, config).context("cannot open the duplicate index")?;
-    // Document numbers for the index, and the caller's ids behind them.
-    let ids = db.open_tree("cli.ids")?;
-    let mut next_doc = match ids.last()? {
-        Some((k, _)) => u64::from_be_bytes(k.as_ref().try_into().context("corrupt id record")?) + 1,
-        None => 0,
-    };
-
-    let input: Box<dyn BufRead> = if args.input.as_os_str() == "-" {
-        Box::new(BufReader::new(io::stdin().lock()))
-    } else {
-        let f = File::open(&args.input)
-            .with_context(|| format!("cannot open {}", args.input.display()))?;
-        Box::new(BufReader::new(f))
-    };
+    let mut index = Index::open(&args)?;
+    let mut reader = open_input(&args.input)?;
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let mut counts = Counts::default();
     let start = Instant::now();
-    let mut line = Vec::new();
-    let mut reader = input;
-    let mut lineno = 0u64;
+    let (mut line, mut lineno) = (Vec::new(), 0u64);
     loop {
         line.clear();
         // Bytes, not String: a line of invalid UTF-8 is one malformed line,
@@ -118,54 +79,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let (id, text, title, host) = match parse_line(&line, &args) {
-            Ok(v) => v,
+        match parse_line(&line, &args) {
+            Ok(parsed) => index.add(parsed, &mut counts, &mut out)?,
             Err(why) => {
                 eprintln!("nearcrawl dedup: line {lineno}: {why}; skipped");
                 counts.malformed += 1;
-                continue;
             }
-        };
-        let doc = next_doc;
-        next_doc += 1;
-        ids.insert(doc.to_be_bytes(), serde_json::to_vec(&id)?)?;
-        counts.documents += 1;
-        let decision = dedup.check_insert(
-            doc,
-            Doc {
-                text: &text,
-                title: title.as_deref(),
-                host: host.as_deref(),
-            },
-        )?;
-        counts.short += u64::from(decision.short);
-        let Some((of, kind, distance, similarity)) = decision.verdict.duplicate_of() else {
-            continue;
-        };
-        let check = decision.verdict.check().map_or("", |c| c.name());
-        if kind == "exact" {
-            counts.exact += 1;
-        } else {
-            counts.near += 1;
-        }
-        // Ids are stored as JSON text; the fields are written in the
-        // documented order.
-        let original = match ids.get(of.to_be_bytes())? {
-            Some(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            None => "null".to_string(),
-        };
-        writeln!(
-            out,
-            r#"{{"id":{},"duplicate_of":{original},"distance":{distance},"kind":"{kind}","similarity":{},"check":"{check}"}}"#,
-            serde_json::to_string(&id)?,
-            json!((f64::from(similarity) * 1000.0).round() / 1000.0),
-        )?;
-        if args.index.is_some() && counts.documents % FLUSH_EVERY == 0 {
-            dedup.flush()?;
         }
     }
     out.flush()?;
-    dedup.flush()?;
+    index.dedup.flush()?;
     let elapsed = start.elapsed().as_secs_f64();
     eprintln!(
         "nearcrawl dedup: {} documents, {} exact, {} near, {} short, {} malformed lines, \
@@ -178,6 +101,120 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         counts.documents as f64 / elapsed.max(1e-9)
     );
     Ok(ExitCode::SUCCESS)
+}
+
+fn open_input(path: &std::path::Path) -> anyhow::Result<Box<dyn BufRead>> {
+    if path.as_os_str() == "-" {
+        return Ok(Box::new(BufReader::new(io::stdin().lock())));
+    }
+    let f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    Ok(Box::new(BufReader::new(f)))
+}
+
+/// The duplicate index of a run, with the callers' ids of its documents.
+struct Index {
+    dedup: Deduper,
+    /// Document numbers for the index, and the caller's ids behind them.
+    ids: sled::Tree,
+    next_doc: u64,
+    /// Flushed every [`FLUSH_EVERY`] documents (an index kept after the run).
+    kept: bool,
+    _db: sled::Db,
+    /// Removed at the end (dropped last).
+    _temporary: Option<TemporaryDir>,
+}
+
+impl Index {
+    fn open(args: &Args) -> anyhow::Result<Index> {
+        let mut config = DedupConfig::default();
+        if let Some(k) = args.k {
+            config.index.k = k;
+        }
+        if let Some(s) = args.min_similarity {
+            config.min_similarity = s;
+        }
+        // Without --index the index lives in a directory of its own under
+        // the system's temporary directory, removed at the end.
+        let temporary = match &args.index {
+            Some(_) => None,
+            None => Some(TemporaryDir::new()?),
+        };
+        let dir = match (&args.index, &temporary) {
+            (Some(dir), _) => dir.clone(),
+            (None, Some(t)) => t.0.clone(),
+            (None, None) => unreachable!("a temporary directory when no index is given"),
+        };
+        let db = sled::Config::new()
+            .path(&dir)
+            .cache_capacity(64 << 20)
+            .open()
+            .with_context(|| format!("cannot open index {}", dir.display()))?;
+        let dedup =
+            Deduper::open_in(&db, &dir, config).context("cannot open the duplicate index")?;
+        let ids = db.open_tree("cli.ids")?;
+        let next_doc = match ids.last()? {
+            Some((k, _)) => {
+                u64::from_be_bytes(k.as_ref().try_into().context("corrupt id record")?) + 1
+            }
+            None => 0,
+        };
+        Ok(Index {
+            dedup,
+            ids,
+            next_doc,
+            kept: args.index.is_some(),
+            _db: db,
+            _temporary: temporary,
+        })
+    }
+
+    /// Judges and indexes one document; a duplicate's line goes to `out`.
+    fn add(
+        &mut self,
+        (id, text, title, host): Line,
+        counts: &mut Counts,
+        out: &mut impl Write,
+    ) -> anyhow::Result<()> {
+        let doc = self.next_doc;
+        self.next_doc += 1;
+        self.ids
+            .insert(doc.to_be_bytes(), serde_json::to_vec(&id)?)?;
+        counts.documents += 1;
+        let decision = self.dedup.check_insert(
+            doc,
+            Doc {
+                text: &text,
+                title: title.as_deref(),
+                host: host.as_deref(),
+            },
+        )?;
+        counts.short += u64::from(decision.short);
+        if self.kept && counts.documents % FLUSH_EVERY == 0 {
+            self.dedup.flush()?;
+        }
+        let Some((of, kind, distance, similarity)) = decision.verdict.duplicate_of() else {
+            return Ok(());
+        };
+        let check = decision.verdict.check().map_or("", |c| c.name());
+        if kind == "exact" {
+            counts.exact += 1;
+        } else {
+            counts.near += 1;
+        }
+        // Ids are stored as JSON text; the fields are written in the
+        // documented order.
+        let original = match self.ids.get(of.to_be_bytes())? {
+            Some(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            None => "null".to_string(),
+        };
+        writeln!(
+            out,
+            r#"{{"id":{},"duplicate_of":{original},"distance":{distance},"kind":"{kind}","similarity":{},"check":"{check}"}}"#,
+            serde_json::to_string(&id)?,
+            json!((f64::from(similarity) * 1000.0).round() / 1000.0),
+        )?;
+        Ok(())
+    }
 }
 
 /// The id, text, title and host of one JSONL line, or why not.
