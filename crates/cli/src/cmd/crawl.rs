@@ -175,16 +175,10 @@ async fn run_embedded(
         crawler.metrics(),
         run_start,
     ));
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!(
-                "nearcrawl: stopping: open requests are left for the next run, fetched pages are finished (Ctrl-C again to abort)"
-            );
-            stop();
-            let _ = tokio::signal::ctrl_c().await;
-            std::process::exit(130);
-        }
-    });
+    stop_on_ctrl_c(
+        stop,
+        "open requests are left for the next run, fetched pages are finished",
+    );
     let stats = crawler.run().await;
     reporter.abort();
     let _ = reporter.await;
@@ -219,20 +213,24 @@ async fn run_worker(
     }
     let reporter = tokio::spawn(report_progress(worker.progress(), verbose));
     let stop = worker.stopper();
+    stop_on_ctrl_c(stop, "pages in flight are finished and committed");
+    let stats = worker.run().await;
+    reporter.abort();
+    let _ = reporter.await;
+    Ok(stats?)
+}
+
+/// Ctrl-C stops the run cleanly (`finished` says what is done before it
+/// ends); a second Ctrl-C aborts.
+fn stop_on_ctrl_c(stop: impl FnOnce() + Send + 'static, finished: &'static str) {
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!(
-                "nearcrawl: stopping: pages in flight are finished and committed (Ctrl-C again to abort)"
-            );
+            eprintln!("nearcrawl: stopping: {finished} (Ctrl-C again to abort)");
             stop();
             let _ = tokio::signal::ctrl_c().await;
             std::process::exit(130);
         }
     });
-    let stats = worker.run().await;
-    reporter.abort();
-    let _ = reporter.await;
-    Ok(stats?)
 }
 
 /// A crawl of its own, or one worker of a shared one.
