@@ -298,7 +298,17 @@ impl Rules {
 
 /// Dropped with everything inside it, wherever it is.
 pub(crate) fn is_junk(node: NodeRef<'_, Node>, el: &Element, rules: Rules) -> bool {
+    if !rules.class_junk {
+        // The markup alone decides: no need to read the class words.
+        return is_markup_junk(node, el);
+    }
     Facts::of(node, el).is_junk(rules)
+}
+
+/// Junk by its tag and markup alone ([`is_junk_by_markup`]), but for tabs
+/// that hold their panels.
+fn is_markup_junk(node: NodeRef<'_, Node>, el: &Element) -> bool {
+    is_junk_by_markup(el.name(), |name| attr(el, name)) && !is_tabs_with_panels(node, el)
 }
 
 /// What the rules ask of one element, read from its tag and attributes
@@ -308,7 +318,7 @@ pub(crate) fn is_junk(node: NodeRef<'_, Node>, el: &Element, rules: Rules) -> bo
 /// so a page's elements are read once into a [`FactsMap`].
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Facts {
-    /// Junk by its tag and markup alone ([`is_junk_by_markup`]).
+    /// Junk by its tag and markup alone ([`is_markup_junk`]).
     markup_junk: bool,
     /// `html`, `body`, `article` or `main`: never dropped for a class name.
     outer: bool,
@@ -321,8 +331,7 @@ impl Facts {
     pub(crate) fn of(node: NodeRef<'_, Node>, el: &Element) -> Facts {
         let tag = el.name();
         Facts {
-            markup_junk: is_junk_by_markup(tag, |name| attr(el, name))
-                && !is_tabs_with_panels(node, el),
+            markup_junk: is_markup_junk(node, el),
             outer: matches!(tag, "html" | "body" | "article" | "main"),
             content_container: looks_like_content_container(el),
             class: class_facts(el),
