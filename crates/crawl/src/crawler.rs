@@ -1055,10 +1055,13 @@ fn judge(shared: &Shared, entry: Entry, mut fetched: nearcrawl_fetch::Fetched) {
     };
     let decision = &judgement.decision;
     tracing::debug!(url = %entry.url, status = fetched.status, verdict = ?decision.verdict, "page");
+    let final_url = &fetched.final_url;
     count_fetched(
         shared,
         core,
-        (&entry, &fetched, &read),
+        &entry,
+        final_url,
+        &read,
         decision,
         &mut commit,
     );
@@ -1148,14 +1151,16 @@ fn read_page(
 fn count_fetched(
     shared: &Shared,
     core: &mut Core,
-    (entry, fetched, read): (&Entry, &nearcrawl_fetch::Fetched, &ReadPage),
+    entry: &Entry,
+    final_url: &Url,
+    read: &ReadPage,
     decision: &nearcrawl_index::Decision,
     commit: &mut Commit,
 ) {
     let state = &mut core.state;
     state.stats.count_fetch(read.body_bytes, entry.depth);
     // Redirect targets count as seen.
-    if let Some(c) = shared.canon.canonicalize(&fetched.final_url) {
+    if let Some(c) = shared.canon.canonicalize(final_url) {
         state.frontier.mark_seen(&mut core.group.adds, &c);
     }
     let duplicate = decision.verdict.duplicate_of().is_some();
