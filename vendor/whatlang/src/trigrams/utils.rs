@@ -81,13 +81,36 @@ pub fn ranked_trigrams(text: &LowercaseText) -> Vec<u64> {
     let mut counts: HashMap<u64, u32> =
         HashMap::with_capacity(calculate_initial_hash_capacity(text));
     for_each_trigram(text, |t| *counts.entry(pack(t)).or_insert(0) += 1);
-    let mut keyed: Vec<u128> = counts
-        .into_iter()
-        .map(|(k, count)| u128::from(count) << 64 | u128::from(k))
-        .collect();
-    keyed.sort_unstable_by(|a, b| b.cmp(a));
-    keyed.truncate(TEXT_TRIGRAMS_SIZE);
-    let ranked: Vec<u64> = keyed.into_iter().map(|k| k as u64).collect();
+    // Most frequent first: the trigrams are placed in groups by count, most
+    // frequent group first (a counting sort), and each group is sorted as
+    // plain integers, greater first. Most of a sample's trigrams occur once
+    // or twice, so this sorts a few short runs of u64s where sorting every
+    // trigram as a 128-bit (count, trigram) took a fifth of detection.
+    let most = counts.values().copied().max().unwrap_or(0) as usize;
+    let mut group_len = vec![0usize; most + 1];
+    for &count in counts.values() {
+        group_len[count as usize] += 1;
+    }
+    let mut group_start = vec![0usize; most + 1];
+    let mut at = 0;
+    for count in (1..=most).rev() {
+        group_start[count] = at;
+        at += group_len[count];
+    }
+    let mut ranked = vec![0u64; counts.len()];
+    let mut next = group_start.clone();
+    for (&k, &count) in &counts {
+        ranked[next[count as usize]] = k;
+        next[count as usize] += 1;
+    }
+    for count in (1..=most).rev() {
+        let start = group_start[count];
+        if start >= TEXT_TRIGRAMS_SIZE {
+            break;
+        }
+        ranked[start..start + group_len[count]].sort_unstable_by(|a, b| b.cmp(a));
+    }
+    ranked.truncate(TEXT_TRIGRAMS_SIZE);
     #[cfg(debug_assertions)]
     {
         assert_eq!(
