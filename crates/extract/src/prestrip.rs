@@ -74,13 +74,13 @@ pub(crate) fn cap_nesting(html: &str) -> Cow<'_, str> {
         };
         let tag = &bytes[lt + 1..gt];
         let closing = tag.first() == Some(&b'/');
-        let name: Vec<u8> = tag[usize::from(closing)..]
+        let name = &tag[usize::from(closing)..];
+        let name = &name[..name
             .iter()
-            .take_while(|b| b.is_ascii_alphanumeric())
-            .map(u8::to_ascii_lowercase)
-            .collect();
+            .position(|b| !b.is_ascii_alphanumeric())
+            .unwrap_or(name.len())];
         i = gt + 1;
-        if name.is_empty() || !counts_for_depth(&name) || (!closing && tag.ends_with(b"/")) {
+        if name.is_empty() || !counts_for_depth(name) || (!closing && tag.ends_with(b"/")) {
             continue;
         }
         let drop = if closing {
@@ -108,10 +108,20 @@ pub(crate) fn cap_nesting(html: &str) -> Cow<'_, str> {
 
 /// Elements that nest: not void ones, and not those the parser closes by
 /// itself when the next one starts (`<p>`, `<li>`, table cells...), which
-/// pages often leave open.
+/// pages often leave open. `name` in any case; lowercased on the stack, as
+/// this is asked of every tag of every page.
 fn counts_for_depth(name: &[u8]) -> bool {
+    // No listed name is longer.
+    const LONGEST: usize = 8;
+    if name.len() > LONGEST {
+        return true;
+    }
+    let mut lower = [0u8; LONGEST];
+    for (l, b) in lower.iter_mut().zip(name) {
+        *l = b.to_ascii_lowercase();
+    }
     !matches!(
-        name,
+        &lower[..name.len()],
         b"area"
             | b"base"
             | b"br"
