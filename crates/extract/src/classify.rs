@@ -464,8 +464,11 @@ pub(crate) fn is_hiding_class(class: &str) -> bool {
 }
 
 /// Junk by its tag and markup alone, whatever the rules: never text,
-/// boilerplate tags and roles, hidden. (All of the full-text rules: the
-/// streaming extractor, which has no element tree, asks this.)
+/// boilerplate tags and roles, hidden. The roles of form controls built
+/// from plain elements (a listbox, a radio group of variants, a tooltip)
+/// count as `<select>` and `<button>` do: their words are choices and
+/// labels, not the page's text. (All of the full-text rules: the streaming
+/// extractor, which has no element tree, asks this.)
 pub(crate) fn is_junk_by_markup<'a>(tag: &str, attr: impl Fn(&str) -> Option<&'a str>) -> bool {
     if is_never_text(tag) || is_boilerplate_tag(tag) {
         return true;
@@ -486,6 +489,15 @@ pub(crate) fn is_junk_by_markup<'a>(tag: &str, attr: impl Fn(&str) -> Option<&'a
                 | "search"
                 | "alertdialog"
                 | "tablist"
+                | "listbox"
+                | "option"
+                | "radiogroup"
+                | "combobox"
+                | "tooltip"
+                | "slider"
+                | "searchbox"
+                | "checkbox"
+                | "progressbar"
         )
     })
 }

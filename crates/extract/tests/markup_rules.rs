@@ -195,6 +195,46 @@ fn a_posts_author_panel_is_not_its_text() {
 }
 
 #[test]
+fn a_posts_signature_is_not_its_text() {
+    // vBulletin's signature under each post, and Stack Exchange's author
+    // card.
+    let post = |i: usize| {
+        format!(
+            "<div class=postbody><div class=content>Post {i}: {SENTENCE}</div>\
+             <div class=signaturecontainer>220 gallon cichlid tank. 90 gallon planted.</div>\
+             <div class=\"post-signature owner\">answered Feb 4, 2014 at 13:02</div></div>"
+        )
+    };
+    let posts: String = (0..4).map(post).collect();
+    let html = page(&format!(
+        "<h1>What to look for before buying fish</h1>{posts}"
+    ));
+    let page = extract(html.as_bytes(), &Input::default());
+    assert!(page.text.contains("Post 0: Logging"), "{}", page.text);
+    assert!(page.text.contains("Post 3: Logging"), "{}", page.text);
+    assert!(!page.text.contains("cichlid"), "{}", page.text);
+    assert!(!page.text.contains("answered Feb"), "{}", page.text);
+}
+
+#[test]
+fn form_controls_built_from_divs_are_not_text() {
+    // A product's variant pickers: ARIA widget roles on plain elements,
+    // whose words are the choices, not the description.
+    let html = page(&format!(
+        "<h1>Rambler 30 oz Tumbler</h1><p>{SENTENCE}</p><p>{SENTENCE}</p>\
+         <div role=radiogroup aria-label=Color><div role=radio>Black Forest Green</div>\
+         <div role=radio>Cherry Blossom</div></div>\
+         <ul role=listbox><li role=option>Medium</li><li role=option>Extra Large</li></ul>\
+         <div role=tooltip>Free shipping over $75</div><p>Made of steel. {SENTENCE}</p>"
+    ));
+    let page = extract(html.as_bytes(), &Input::default());
+    assert!(page.text.contains("Made of steel."), "{}", page.text);
+    for control in ["Forest Green", "Extra Large", "Free shipping"] {
+        assert!(!page.text.contains(control), "{control}: {}", page.text);
+    }
+}
+
+#[test]
 fn closed_accordion_panels_are_read_like_open_ones() {
     // WAI-ARIA's accordion: a button names its panel (aria-controls) and
     // says whether it is open (aria-expanded); closed panels are hidden.
