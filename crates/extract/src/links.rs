@@ -51,18 +51,15 @@ fn rel_has(el: &Element, words: &[&str]) -> bool {
 /// scraper's `Html::select` walks them: a walk by name and attribute, not a
 /// CSS selector, which cost a selector parse per page and a match per
 /// element.
-fn elements(doc: &Html) -> impl Iterator<Item = (ElementRef<'_>, &Element)> {
-    doc.tree.nodes().filter_map(|node| {
-        let el = ElementRef::wrap(node)?;
-        Some((el, el.value()))
-    })
+fn elements(doc: &Html) -> impl Iterator<Item = ElementRef<'_>> {
+    doc.tree.nodes().filter_map(ElementRef::wrap)
 }
 
 /// The document's base: `<base href>` resolved against the page URL.
 pub(crate) fn base_url(doc: &Html, page: Option<&Url>) -> Option<Url> {
     let from_base = elements(doc)
-        .filter(|(_, e)| e.name() == "base")
-        .find_map(|(_, e)| plain_attr(e, "href"))
+        .filter(|e| e.value().name() == "base")
+        .find_map(|e| plain_attr(e.value(), "href"))
         .and_then(|h| match page {
             Some(p) => p.join(h.trim()).ok(),
             None => Url::parse(h.trim()).ok(),
@@ -74,7 +71,8 @@ pub(crate) fn base_url(doc: &Html, page: Option<&Url>) -> Option<Url> {
 /// parser's order.
 pub(crate) fn collect(doc: &Html, base: Option<&Url>) -> Vec<Link> {
     let mut out = Vec::new();
-    for (node, e) in elements(doc) {
+    for node in elements(doc) {
+        let e = node.value();
         let Some(href) = plain_attr(e, "href") else {
             continue;
         };
