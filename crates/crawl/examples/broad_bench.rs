@@ -394,6 +394,7 @@ fn main() {
     let server_cpu = cpu_seconds("self") - server_cpu_before;
     assert!(status.success(), "crawl failed: {status}");
     report(&site, &reach, &log.lock().unwrap(), wall, bound, peak);
+    outside_requests(&log.lock().unwrap(), t, wall);
     where_the_time_goes(&site, &log.lock().unwrap(), &ideal_first);
     // BENCH_LOG=FILE: every request as the servers saw it (seconds from
     // the first, host, path), to study a schedule.
@@ -431,6 +432,25 @@ fn main() {
         stats["this_run"]["worker_secs"]
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The wall time before the first request (the crawler starting, opening
+/// its state) and after the last (finishing its outputs, exiting): the
+/// bound counts neither.
+fn outside_requests(log: &[(Instant, u32, String)], spawned: Instant, wall: Duration) {
+    let (Some(first), Some(last)) = (
+        log.iter().map(|(t, ..)| *t).min(),
+        log.iter().map(|(t, ..)| *t).max(),
+    ) else {
+        return;
+    };
+    println!(
+        "first request {:.2} s after the crawler started; it exited {:.2} s after the last request",
+        (first - spawned).as_secs_f64(),
+        (spawned + wall)
+            .saturating_duration_since(last)
+            .as_secs_f64()
+    );
 }
 
 /// Where the crawl falls behind the ideal one: how late each host's first
