@@ -567,6 +567,9 @@ impl Turns for FetcherTurns<'_> {
     fn gap(&self, url: &Url) -> Duration {
         self.0.delay_of(url)
     }
+    fn needs_turn(&self, url: &Url) -> bool {
+        !self.0.forbids(url)
+    }
 }
 
 /// What a worker does next.

@@ -103,6 +103,8 @@ fn shrink_if_sparse<V>(map: &mut HashMap<String, V>) {
 struct CachedRobots {
     expires: Instant,
     robots: Arc<Robots>,
+    /// Its rules for this fetcher's agent.
+    rules: AgentRules,
     /// The store holds it too, so it can be dropped and read back.
     stored: bool,
 }
@@ -706,6 +708,30 @@ impl Fetcher {
         })
     }
 
+    /// Whether `url`'s robots.txt, fresh in the cache, forbids it: a fetch
+    /// of it would then make no request, so it needs no turn of its host.
+    /// False when the rules are not at hand (nothing is fetched here).
+    pub fn forbids(&self, url: &Url) -> bool {
+        if !self.config.obey_robots {
+            return false;
+        }
+        let origin = url.origin().ascii_serialization();
+        let slot = self
+            .robots
+            .lock()
+            .unwrap()
+            .get(&origin)
+            .map(|e| e.1.clone());
+        slot.is_some_and(|slot| {
+            slot.try_lock().is_ok_and(|g| {
+                g.as_ref().is_some_and(|cached| {
+                    Instant::now() < cached.expires
+                        && !cached.rules.is_allowed(&path_and_query(url))
+                })
+            })
+        })
+    }
+
     /// The robots.txt rules for `url`'s origin: cached for the TTL; an
     /// unreachable or 5xx robots.txt disallows for now and is asked again
     /// after a minute; a 4xx allows everything.
@@ -755,6 +781,7 @@ impl Fetcher {
                 let robots = Arc::new(robots);
                 *guard = Some(CachedRobots {
                     expires: Instant::now() + ttl,
+                    rules: robots.for_agent(&self.config.agent),
                     robots: robots.clone(),
                     stored,
                 });

@@ -14,8 +14,8 @@ use url::Url;
 
 type Log = Arc<Mutex<Vec<(String, Instant)>>>;
 
-/// A server whose robots.txt says `Crawl-delay: 1`; it logs each request's
-/// path and arrival time.
+/// A server whose robots.txt says `Crawl-delay: 1` and disallows
+/// `/private/`; it logs each request's path and arrival time.
 async fn server() -> (SocketAddr, Log) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -37,7 +37,10 @@ async fn server() -> (SocketAddr, Log) {
                 let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
                 log.lock().unwrap().push((path.clone(), Instant::now()));
                 let (ctype, body) = if path == "/robots.txt" {
-                    ("text/plain", "User-agent: *\nCrawl-delay: 1\n")
+                    (
+                        "text/plain",
+                        "User-agent: *\nCrawl-delay: 1\nDisallow: /private/\n",
+                    )
                 } else {
                     ("text/html", "<p>page</p>")
                 };
@@ -127,4 +130,23 @@ async fn without_a_store_robots_txt_is_kept_until_it_expires() {
     assert_eq!(f.forget_idle(), (1, 0), "the host goes, its rules stay");
     f.fetch(&page("/b"), ANY).await.unwrap();
     assert_eq!(starts(&log, "/robots.txt").len(), 1);
+}
+
+/// `forbids` tells a scheduler which URLs would make no request; it reads
+/// only the cache, so it never asks the server anything itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forbids_answers_from_cached_rules_only() {
+    let (addr, log) = server().await;
+    let f = Fetcher::new(config()).unwrap();
+    let page = |p: &str| Url::parse(&format!("http://{addr}{p}")).unwrap();
+    assert!(!f.forbids(&page("/private/1")), "rules not at hand yet");
+    assert!(log.lock().unwrap().is_empty(), "and nothing asked for them");
+    f.fetch(&page("/a"), ANY).await.unwrap();
+    assert!(f.forbids(&page("/private/1")));
+    assert!(f.forbids(&page("/private/2?q=1")));
+    assert!(!f.forbids(&page("/b")));
+    assert!(!f.forbids(&page("/robots.txt")));
+    let other = Url::parse("http://127.0.0.2:1/private/1").unwrap();
+    assert!(!f.forbids(&other), "another origin's rules are not known");
+    assert_eq!(log.lock().unwrap().len(), 2, "robots.txt and /a only");
 }

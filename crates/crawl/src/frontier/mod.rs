@@ -73,6 +73,13 @@ pub trait Turns {
     fn ready_at(&self, url: &Url) -> Instant;
     /// Least time between the starts of two requests to `url`'s host.
     fn gap(&self, url: &Url) -> Duration;
+    /// Whether taking `url` asks its host anything. A URL its robots.txt
+    /// forbids is not requested, so it waits for no turn: it would
+    /// otherwise hold its host, and at the end the whole crawl, for a
+    /// delay with nothing asked.
+    fn needs_turn(&self, _url: &Url) -> bool {
+        true
+    }
 }
 
 /// Every host always ready (tests, and tools that do not fetch).
@@ -675,7 +682,9 @@ impl Frontier {
             // older `now` would make a ready host look early, after a long
             // pass or a preempted thread.
             let now = Instant::now();
-            if at > now + SLACK {
+            let ready = at <= now + SLACK;
+            // Checked only when it matters: it reads the robots.txt cache.
+            if !ready && turns.needs_turn(&url) {
                 tracing::trace!(
                     host = &*host,
                     wait_ms = (at - now).as_millis() as u64,
@@ -695,15 +704,42 @@ impl Frontier {
             if turn.in_flight >= self.per_host_in_flight {
                 turn.place = Place::Full;
             } else {
-                self.wait(host, at.max(now) + turns.gap(&url), now);
+                // The host's next start: a gap after this one, unless this
+                // URL asks nothing (then as the fetcher has it) or the next
+                // one asks nothing (then now).
+                let next = if !self.head_needs_turn(&host, turns) {
+                    now
+                } else if ready && turns.needs_turn(&url) {
+                    at.max(now) + turns.gap(&url)
+                } else {
+                    at
+                };
+                self.wait(host, next, now);
             }
             let (depth, seq) = (q.depth, q.seq);
             return Ok(Popped::Entry(Entry { url, depth, seq }));
+        }
+        // Hosts whose last URL was taken still wait out their gap, with
+        // nothing to hand out after it: the crawl would wait for them.
+        if self.queued == 0 {
+            return Ok(Popped::Empty);
         }
         Ok(match self.waiting.first_key_value() {
             Some(((at, _), _)) => Popped::WaitUntil(*at),
             None => Popped::Empty,
         })
+    }
+
+    /// Whether `host`'s next URL, if any, needs a turn of it (a URL that
+    /// cannot be read is left to [`pop`](Frontier::pop) to drop).
+    fn head_needs_turn(&self, host: &str, turns: &dyn Turns) -> bool {
+        let Some(&head) = self.hosts.get(host).and_then(|t| t.queue.front()) else {
+            return true;
+        };
+        let url = read_queued(&self.queue, slot_offset(head))
+            .ok()
+            .and_then(|q| Url::parse(&q.url).ok());
+        url.is_none_or(|u| turns.needs_turn(&u))
     }
 
     fn take_head(&mut self, host: &str) {
@@ -724,9 +760,22 @@ impl Frontier {
         let turn = self.hosts.get_mut(&name).expect("just found");
         turn.in_flight = turn.in_flight.saturating_sub(1);
         match place {
+            // Nothing queued: out of the turn (a URL found later joins it
+            // at once, and the turn waits only if that URL needs one).
+            Place::Full if turn.queue.is_empty() => {
+                turn.place = Place::Idle;
+                if turn.in_flight == 0 {
+                    self.hosts.remove(&name);
+                }
+            }
             Place::Full => {
-                let at = turns.ready_at(&entry.url);
-                self.wait(name, at, Instant::now());
+                let now = Instant::now();
+                let at = if self.head_needs_turn(&name, turns) {
+                    turns.ready_at(&entry.url)
+                } else {
+                    now
+                };
+                self.wait(name, at, now);
             }
             Place::Idle if turn.in_flight == 0 => {
                 self.hosts.remove(&name);
@@ -1173,6 +1222,84 @@ mod tests {
         let clock = Clock(HashMap::new(), Duration::from_secs(60));
         assert!(matches!(f.pop(&clock).unwrap(), Popped::Entry(_)));
         assert!(matches!(f.pop(&clock).unwrap(), Popped::WaitUntil(_)));
+    }
+
+    /// [`Clock`], and some URLs forbidden by their robots.txt.
+    struct Forbidding(Clock, &'static [&'static str]);
+
+    impl Turns for Forbidding {
+        fn ready_at(&self, url: &Url) -> Instant {
+            self.0.ready_at(url)
+        }
+        fn gap(&self, url: &Url) -> Duration {
+            self.0.gap(url)
+        }
+        fn needs_turn(&self, url: &Url) -> bool {
+            !self.1.contains(&url.as_str())
+        }
+    }
+
+    #[test]
+    fn a_url_that_asks_its_host_nothing_waits_for_no_turn() {
+        let forbidden = &["https://a.example/private/1", "https://a.example/private/2"];
+        let gap = Duration::from_secs(60);
+        let now = Forbidding(Clock(HashMap::new(), gap), forbidden);
+        // After a request the fetcher has the host's next start.
+        let later = Instant::now() + gap;
+        let after = Forbidding(
+            Clock(HashMap::from([("a.example".into(), later)]), gap),
+            forbidden,
+        );
+        let took = |f: &mut Frontier, turns: &Forbidding| match f.pop(turns).unwrap() {
+            Popped::Entry(e) => e.url.to_string(),
+            other => format!("{other:?}"),
+        };
+        // Queued behind a page: taken at once, not a gap later.
+        let p = place();
+        let mut f = p.open();
+        f.push_now(&u("https://a.example/1"), 0).unwrap();
+        f.push_now(&u(forbidden[0]), 0).unwrap();
+        f.push_now(&u("https://a.example/2"), 0).unwrap();
+        assert_eq!(took(&mut f, &now), "https://a.example/1");
+        assert_eq!(took(&mut f, &after), forbidden[0]);
+        assert!(matches!(f.pop(&after).unwrap(), Popped::WaitUntil(at) if at == later));
+        // One request at a time: found while the host's page was in flight,
+        // it is taken when that request is over.
+        let q = place();
+        let mut f = q.open();
+        f.set_limits(1, u64::MAX);
+        let take = |f: &mut Frontier, turns: &Forbidding| match f.pop(turns).unwrap() {
+            Popped::Entry(e) => {
+                f.done(&e, turns);
+                e.url.to_string()
+            }
+            other => format!("{other:?}"),
+        };
+        f.push_now(&u("https://a.example/1"), 0).unwrap();
+        let Popped::Entry(page) = f.pop(&now).unwrap() else {
+            panic!("the page is ready")
+        };
+        f.push_now(&u(forbidden[0]), 1).unwrap();
+        f.done(&page, &after);
+        assert_eq!(take(&mut f, &after), forbidden[0]);
+        // Found after that, with nothing else queued.
+        assert_eq!(take(&mut f, &after), "Empty");
+        f.push_now(&u(forbidden[1]), 1).unwrap();
+        assert_eq!(take(&mut f, &after), forbidden[1]);
+        // A page found then waits for the host's turn.
+        f.push_now(&u("https://a.example/3"), 1).unwrap();
+        assert!(matches!(f.pop(&after).unwrap(), Popped::WaitUntil(at) if at == later));
+    }
+
+    #[test]
+    fn nothing_queued_is_nothing_to_wait_for() {
+        let p = place();
+        let mut f = p.open();
+        f.push_now(&u("https://a.example/1"), 0).unwrap();
+        let clock = Clock(HashMap::new(), Duration::from_secs(60));
+        assert!(matches!(f.pop(&clock).unwrap(), Popped::Entry(_)));
+        // The host waits out its gap, but has nothing left to hand out.
+        assert!(matches!(f.pop(&clock).unwrap(), Popped::Empty));
     }
 
     #[test]
