@@ -7,7 +7,10 @@
 //! allows a request now (asked of [`Turns`], which the fetcher answers):
 //! hosts that must wait sleep in a time-ordered set, and a host at its
 //! in-flight limit leaves the turn until a request finishes. So workers are
-//! not parked on hosts that are not ready while others are.
+//! not parked on hosts that are not ready while others are. A URL that asks
+//! its host nothing (its robots.txt forbids it) waits for no turn, and a
+//! host with nothing queued is out of the turn: the crawl never waits out a
+//! delay with nothing to ask after it.
 //!
 //! Where the bytes are: the URLs themselves are in an append-only file
 //! (`state/queue.N`), as records "queued" (sequence number, depth, URL) and
