@@ -99,9 +99,17 @@ fn drops(
     !(by_name_only && wrappers.contains_key(&node.id()) && !f.is_comment_named())
 }
 
-/// Elements holding at least 40% of the visible text of the page, and the
-/// page's visible (non-whitespace) characters.
-pub(crate) fn wrappers(root: NodeRef<'_, Node>, facts: &FactsMap) -> (NodeMap<()>, u32) {
+/// What the structure-only pass finds: elements holding at least 40% of
+/// the visible text of the page, the page's visible (non-whitespace)
+/// characters, and those of its declared main content (`<main>` or
+/// `role="main"`, the largest; 0 if none).
+pub(crate) struct Outline {
+    pub wrappers: NodeMap<()>,
+    pub chars: u32,
+    pub declared_main_chars: u32,
+}
+
+pub(crate) fn outline(root: NodeRef<'_, Node>, facts: &FactsMap) -> Outline {
     let none = NodeMap::default();
     let full = analyze(root, Rules::FULL_TEXT, &none, facts);
     let total = full.stats.values().map(|s| s.text).max().unwrap_or(0);
@@ -111,7 +119,26 @@ pub(crate) fn wrappers(root: NodeRef<'_, Node>, facts: &FactsMap) -> (NodeMap<()
         .filter(|(_, s)| total > 0 && u64::from(s.text) * 10 >= u64::from(total) * 4)
         .map(|(id, _)| (*id, ()))
         .collect();
-    (wrappers, total)
+    let declared_main_chars = root
+        .tree()
+        .nodes()
+        .filter(|n| is_declared_main(*n))
+        .filter_map(|n| full.stats.get(&n.id()))
+        .map(|s| s.text)
+        .max()
+        .unwrap_or(0);
+    Outline {
+        wrappers,
+        chars: total,
+        declared_main_chars,
+    }
+}
+
+fn is_declared_main(n: NodeRef<'_, Node>) -> bool {
+    match n.value() {
+        Node::Element(e) => e.name() == "main" || attr(e, "role") == Some("main"),
+        _ => false,
+    }
 }
 
 /// The page is built from widgets: an element holding 40% of its text
@@ -485,10 +512,7 @@ fn repeated_items<'a>(top: NodeRef<'a, Node>, a: &Analysis<'_>) -> Option<NodeRe
 /// block (javadoc: the method summary table alone). Boilerplate inside it
 /// is still cleaned when rendering.
 fn declared_main<'a>(top: NodeRef<'a, Node>, a: &Analysis<'_>) -> Option<NodeRef<'a, Node>> {
-    let main = top.ancestors().find(|n| match n.value() {
-        Node::Element(e) => e.name() == "main" || attr(e, "role") == Some("main"),
-        _ => false,
-    })?;
+    let main = top.ancestors().find(|n| is_declared_main(*n))?;
     let (m, t) = (a.stats.get(&main.id())?, a.stats.get(&top.id())?);
     // What main adds must be a real part of the page, not what surrounds
     // an article (a news page's main adds a dateline, a byline, a share

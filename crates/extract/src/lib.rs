@@ -175,6 +175,13 @@ const MIN_MAIN_CHARS: usize = 200;
 /// A pass that finds this much main text (or half the page) is kept; a
 /// shorter one makes the next, more lenient pass run.
 const ENOUGH_MAIN_CHARS: usize = 500;
+/// A page that declares its main content (`<main>`) needs half of it too,
+/// up to this much. A strict pass that finds a paragraph or two of a long
+/// declared main has dropped the page's own sections for a word that
+/// names boilerplate elsewhere (a landing page's "teaser" sections, a
+/// buying guide's product "widget"s); one that finds this much has found
+/// the text (what the next pass adds is then mostly reviews and buy boxes).
+const ENOUGH_OF_DECLARED_MAIN: usize = 2000;
 
 /// Extracts the main text, metadata and links of an HTML document.
 ///
@@ -254,14 +261,17 @@ fn main_or_full_text(doc: &Html, title: Option<&str>) -> (String, ContentPath, u
     // Strict rules first; relax them while the result is short of what the
     // page holds. Lengths count non-whitespace characters.
     let facts = classify::FactsMap::default();
-    let (wrappers, full_chars) = content::wrappers(root, &facts);
-    let full_chars = full_chars as usize;
+    let outline = content::outline(root, &facts);
+    let (wrappers, full_chars) = (&outline.wrappers, outline.chars as usize);
+    let enough = ENOUGH_MAIN_CHARS
+        .min(full_chars / 2)
+        .max((outline.declared_main_chars as usize / 2).min(ENOUGH_OF_DECLARED_MAIN));
     let (mut best, mut best_len) = (String::new(), 0);
     // The strict pass drops blocks for words like "widget": not on a page
     // whose builder names every block so.
-    let strict_passes = usize::from(content::built_from_widgets(root, &wrappers));
+    let strict_passes = usize::from(content::built_from_widgets(root, wrappers));
     for rules in classify::Rules::PASSES.into_iter().skip(strict_passes) {
-        let analysis = content::analyze(root, rules, &wrappers, &facts);
+        let analysis = content::analyze(root, rules, wrappers, &facts);
         let mut main = render::TextBuilder::default();
         for node in content::select(root, &analysis) {
             let lists = render::link_lists_carry(node, &analysis);
@@ -275,7 +285,7 @@ fn main_or_full_text(doc: &Html, title: Option<&str>) -> (String, ContentPath, u
         if len * 2 > best_len * 3 + 400 || best_len == 0 {
             (best, best_len) = (main, len);
         }
-        if best_len >= ENOUGH_MAIN_CHARS.min(full_chars / 2) {
+        if best_len >= enough {
             break;
         }
     }

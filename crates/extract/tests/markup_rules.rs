@@ -310,6 +310,35 @@ fn a_page_built_from_widgets_keeps_all_of_them() {
 }
 
 #[test]
+fn a_landing_page_keeps_the_sections_it_names_teasers() {
+    // Its declared main is a stack of sections, most of them named
+    // "teaser-…" (a word that names links to other stories on a news
+    // page). The strict pass keeps only the one section with another name:
+    // more than 500 characters, but under half of main.
+    let features: String = (0..5)
+        .map(|i| format!("<p>Feature {i}: {SENTENCE}</p>"))
+        .collect();
+    let teasers: String = (0..6)
+        .map(|i| {
+            format!(
+                "<section class=\"sc-91c lfLxMo\" id=teaser-{i}f41><h2>Part {i}</h2>\
+                 <p>Teaser {i}: {SENTENCE} {SENTENCE}</p></section>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<html><body><header><nav><a href=/>Home</a></nav></header><main>\
+         <section id=benefits><h2>Benefits</h2>{features}</section>{teasers}</main>\
+         <footer>Copyright 2026</footer></body></html>"
+    );
+    let page = extract(html.as_bytes(), &Input::default());
+    for part in ["Feature 4:", "Teaser 0:", "Teaser 5:"] {
+        assert!(page.text.contains(part), "{part} missing: {}", page.text);
+    }
+    assert!(!page.text.contains("Copyright"), "{}", page.text);
+}
+
+#[test]
 fn a_span_around_one_link_stays_in_its_sentence() {
     // ArchWiki's man page template: <span class="plainlinks ..."><a>..</a></span>.
     let ps: String = (0..4).map(|i| format!("<p>{i}: {SENTENCE}</p>")).collect();
