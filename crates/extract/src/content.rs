@@ -101,36 +101,40 @@ fn drops(
 
 /// What the structure-only pass finds: elements holding at least 40% of
 /// the visible text of the page, the page's visible (non-whitespace)
-/// characters, and those of its declared main content (`<main>` or
-/// `role="main"`, the largest; 0 if none).
+/// characters, and every element's statistics.
 pub(crate) struct Outline {
     pub wrappers: NodeMap<()>,
     pub chars: u32,
-    pub declared_main_chars: u32,
+    full: NodeMap<Stats>,
+}
+
+impl Outline {
+    /// Visible characters of the page's declared main content (`<main>` or
+    /// `role="main"`, the largest), 0 if it declares none.
+    pub(crate) fn declared_main_chars(&self, root: NodeRef<'_, Node>) -> u32 {
+        root.tree()
+            .nodes()
+            .filter(|n| is_declared_main(*n))
+            .filter_map(|n| self.full.get(&n.id()))
+            .map(|s| s.text)
+            .max()
+            .unwrap_or(0)
+    }
 }
 
 pub(crate) fn outline(root: NodeRef<'_, Node>, facts: &FactsMap) -> Outline {
     let none = NodeMap::default();
-    let full = analyze(root, Rules::FULL_TEXT, &none, facts);
-    let total = full.stats.values().map(|s| s.text).max().unwrap_or(0);
+    let full = analyze(root, Rules::FULL_TEXT, &none, facts).stats;
+    let total = full.values().map(|s| s.text).max().unwrap_or(0);
     let wrappers = full
-        .stats
         .iter()
         .filter(|(_, s)| total > 0 && u64::from(s.text) * 10 >= u64::from(total) * 4)
         .map(|(id, _)| (*id, ()))
         .collect();
-    let declared_main_chars = root
-        .tree()
-        .nodes()
-        .filter(|n| is_declared_main(*n))
-        .filter_map(|n| full.stats.get(&n.id()))
-        .map(|s| s.text)
-        .max()
-        .unwrap_or(0);
     Outline {
         wrappers,
         chars: total,
-        declared_main_chars,
+        full,
     }
 }
 

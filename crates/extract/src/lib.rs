@@ -263,9 +263,14 @@ fn main_or_full_text(doc: &Html, title: Option<&str>) -> (String, ContentPath, u
     let facts = classify::FactsMap::default();
     let outline = content::outline(root, &facts);
     let (wrappers, full_chars) = (&outline.wrappers, outline.chars as usize);
-    let enough = ENOUGH_MAIN_CHARS
-        .min(full_chars / 2)
-        .max((outline.declared_main_chars as usize / 2).min(ENOUGH_OF_DECLARED_MAIN));
+    // Asked only of a pass that found between the two amounts.
+    let declared_main = std::cell::OnceCell::new();
+    let enough = |len: usize| {
+        len >= ENOUGH_MAIN_CHARS.min(full_chars / 2)
+            && (len >= ENOUGH_OF_DECLARED_MAIN
+                || len * 2
+                    >= *declared_main.get_or_init(|| outline.declared_main_chars(root)) as usize)
+    };
     let (mut best, mut best_len) = (String::new(), 0);
     // The strict pass drops blocks for words like "widget": not on a page
     // whose builder names every block so.
@@ -285,7 +290,7 @@ fn main_or_full_text(doc: &Html, title: Option<&str>) -> (String, ContentPath, u
         if len * 2 > best_len * 3 + 400 || best_len == 0 {
             (best, best_len) = (main, len);
         }
-        if best_len >= enough {
+        if enough(best_len) {
             break;
         }
     }
