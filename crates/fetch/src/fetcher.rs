@@ -690,46 +690,34 @@ impl Fetcher {
     /// Whether `url`'s robots.txt rules are at hand (fresh in the cache, or
     /// not obeyed): a fetch then makes no request before the page's own.
     pub fn has_rules(&self, url: &Url) -> bool {
-        if !self.config.obey_robots {
-            return true;
-        }
-        let origin = url.origin().ascii_serialization();
-        let slot = self
-            .robots
-            .lock()
-            .unwrap()
-            .get(&origin)
-            .map(|e| e.1.clone());
-        slot.is_some_and(|slot| {
-            slot.try_lock().is_ok_and(|g| {
-                g.as_ref()
-                    .is_some_and(|cached| Instant::now() < cached.expires)
-            })
-        })
+        !self.config.obey_robots || self.fresh_robots(url, |_| ()).is_some()
     }
 
     /// Whether `url`'s robots.txt, fresh in the cache, forbids it: a fetch
     /// of it would then make no request, so it needs no turn of its host.
     /// False when the rules are not at hand (nothing is fetched here).
     pub fn forbids(&self, url: &Url) -> bool {
-        if !self.config.obey_robots {
-            return false;
-        }
+        self.config.obey_robots
+            && self
+                .fresh_robots(url, |r| !r.rules.is_allowed(&path_and_query(url)))
+                .unwrap_or(false)
+    }
+
+    /// `read` of `url`'s robots.txt if it is fresh in the cache and not
+    /// being fetched; never waits.
+    fn fresh_robots<T>(&self, url: &Url, read: impl FnOnce(&CachedRobots) -> T) -> Option<T> {
         let origin = url.origin().ascii_serialization();
         let slot = self
             .robots
             .lock()
             .unwrap()
             .get(&origin)
-            .map(|e| e.1.clone());
-        slot.is_some_and(|slot| {
-            slot.try_lock().is_ok_and(|g| {
-                g.as_ref().is_some_and(|cached| {
-                    Instant::now() < cached.expires
-                        && !cached.rules.is_allowed(&path_and_query(url))
-                })
-            })
-        })
+            .map(|e| e.1.clone())?;
+        let cached = slot.try_lock().ok()?;
+        cached
+            .as_ref()
+            .filter(|c| Instant::now() < c.expires)
+            .map(read)
     }
 
     /// The robots.txt rules for `url`'s origin: cached for the TTL; an
