@@ -123,9 +123,11 @@ const NEGATIVE: &[&str] = &[
     "popular",
 ];
 /// Short words that are boilerplate only as whole tokens of a class or id
-/// ("nav" but not "canvas", "pager" but not "PageBuilder-pageRow").
+/// ("nav" but not "canvas", "pager" but not "PageBuilder-pageRow"). A block
+/// of "reviews" is customers' words on a product, as comments are readers'
+/// on an article (a review article's own "review" is not the plural).
 #[rustfmt::skip]
-const NEGATIVE_WHOLE_WORDS: &[&str] = &["pager", "menu", "nav", "skip", "tags", "hide", "date", "dateline", "timestamp"];
+const NEGATIVE_WHOLE_WORDS: &[&str] = &["pager", "menu", "nav", "skip", "tags", "hide", "date", "dateline", "timestamp", "reviews"];
 /// Whole tokens (so that "ad" does not hit "header" or "read"), always
 /// boilerplate.
 const NEGATIVE_TOKENS: &[&str] = &["ad", "ads", "adv", "dfp", "gpt", "visually"];

@@ -217,6 +217,26 @@ fn a_posts_signature_is_not_its_text() {
 }
 
 #[test]
+fn a_products_reviews_are_not_its_description() {
+    // Customers' reviews are to a product page what comments are to an
+    // article: other people's words about the content.
+    let reviews: String = (0..4)
+        .map(|i| format!("<div class=review-card><p>Review {i}: {SENTENCE}</p></div>"))
+        .collect();
+    let html = format!(
+        "<html><body><nav><a href=/>Home</a></nav><div class=product>\
+         <h1>Studio condenser microphone</h1><div class=product-description>\
+         <p>About: {SENTENCE}</p><p>Sound: {SENTENCE}</p><p>Build: {SENTENCE}</p>\
+         <p>Use: {SENTENCE}</p></div>\
+         <div class=\"product-reviews js-reviews\"><h2>51 Reviews</h2>{reviews}</div></div>\
+         <footer>Copyright 2026</footer></body></html>"
+    );
+    let page = extract(html.as_bytes(), &Input::default());
+    assert!(page.text.contains("Use: Logging"), "{}", page.text);
+    assert!(!page.text.contains("Review 0:"), "{}", page.text);
+}
+
+#[test]
 fn form_controls_built_from_divs_are_not_text() {
     // A product's variant pickers: ARIA widget roles on plain elements,
     // whose words are the choices, not the description.
