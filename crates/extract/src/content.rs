@@ -521,11 +521,28 @@ fn declared_main<'a>(top: NodeRef<'a, Node>, a: &Analysis<'_>) -> Option<NodeRef
     // What main adds must be a real part of the page, not what surrounds
     // an article (a news page's main adds a dateline, a byline, a share
     // bar, related links): at least a third as much text outside links as
-    // the winner has. Link lists inside main are still cleaned when
-    // rendering.
+    // the winner has, or a paragraph ahead of the winner. Link lists
+    // inside main are still cleaned when rendering.
     let plain = |s: &Stats| s.text.saturating_sub(s.link_text);
     let extra = plain(m).saturating_sub(plain(t));
-    (extra * 3 >= t.text).then_some(main)
+    (extra * 3 >= t.text || has_intro(main, top, a)).then_some(main)
+}
+
+/// `main` holds a paragraph (a couple of sentences, mostly outside links)
+/// before `top`: the page's introduction, set apart from the body that
+/// scoring picks (MDN and rustdoc put a page's summary in main's header,
+/// a service page its pitch in a hero). What follows the body is not
+/// asked: there, a paragraph is as often an author's bio or a sign-up
+/// pitch.
+fn has_intro(main: NodeRef<'_, Node>, top: NodeRef<'_, Node>, a: &Analysis<'_>) -> bool {
+    main.descendants()
+        .take_while(|n| n.id() != top.id())
+        .any(|n| {
+            matches!(n.value(), Node::Element(e) if is_block(e.name()))
+                && a.stats
+                    .get(&n.id())
+                    .is_some_and(|s| s.own_text >= SECTION_CHARS && s.link_density() < 0.25)
+        })
 }
 
 fn ends_sentence(node: NodeRef<'_, Node>) -> bool {

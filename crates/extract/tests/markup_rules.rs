@@ -377,3 +377,35 @@ fn a_span_around_one_link_stays_in_its_sentence() {
     );
     assert!(!page.text.contains("Share on"), "{}", page.text);
 }
+
+#[test]
+fn a_documentation_pages_introduction_before_its_body_is_kept() {
+    // MDN's layout: main holds a header (the title and the page's
+    // introduction) and, beside it, the body that scoring picks. The
+    // introduction is far less than a third of the body.
+    let body: String = (0..12)
+        .map(|i| format!("<h2>Section {i}</h2><p>Body {i}: {SENTENCE}, {SENTENCE}</p>"))
+        .collect();
+    let html = format!(
+        "<html><body><header><nav><a href=/>Home</a></nav></header><main>\
+         <div class=layout__header><h1>Using promises</h1><section>\
+         <p>Introduction: {SENTENCE} {SENTENCE}</p></section></div>\
+         <aside><nav><a href=#a>On this page</a></nav></aside>\
+         <div class=layout__body>{body}</div>\
+         <div class=meta><p>Last modified: 2026.</p></div></main>\
+         <footer>Copyright 2026</footer></body></html>"
+    );
+    let page = extract(html.as_bytes(), &Input::default());
+    for part in ["Introduction:", "Body 0:", "Body 11:"] {
+        assert!(page.text.contains(part), "{part} missing: {}", page.text);
+    }
+    assert!(!page.text.contains("Copyright"), "{}", page.text);
+
+    // Without the introduction, what main adds (a date line after the
+    // body) is not enough to take main whole.
+    let intro = format!("<p>Introduction: {SENTENCE} {SENTENCE}</p>");
+    let html = html.replace(&intro, "");
+    let page = extract(html.as_bytes(), &Input::default());
+    assert!(page.text.contains("Body 11:"), "{}", page.text);
+    assert!(!page.text.contains("Last modified"), "{}", page.text);
+}
