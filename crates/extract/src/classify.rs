@@ -217,8 +217,7 @@ static WORDS: LazyLock<(AhoCorasick, Vec<u8>)> = LazyLock::new(|| {
     (automaton, words.iter().map(|(_, b)| *b).collect())
 });
 
-fn class_facts(el: &Element) -> ClassFacts {
-    let (automaton, bits) = &*WORDS;
+fn class_facts(node: NodeRef<'_, Node>, el: &Element) -> ClassFacts {
     let mut f = ClassFacts::default();
     // Split here: `Element::classes` interns every class name of the
     // element (string_cache atoms), 4% of extraction time when asked of
@@ -230,22 +229,66 @@ fn class_facts(el: &Element) -> ClassFacts {
         f.named = true;
         f.bits |= STRONG;
     }
-    for part in el.id().into_iter().chain(classes) {
+    if let Some(id) = el.id() {
         f.named = true;
-        for m in automaton.find_overlapping_iter(part) {
-            f.bits |= bits[m.pattern().as_usize()];
-        }
-        for token in part.split(|c: char| !c.is_ascii_alphanumeric()) {
-            let is = |list: &[&str]| list.iter().any(|w| token.eq_ignore_ascii_case(w));
-            if is(NEGATIVE_TOKENS) && !(is(AD_TOKENS) && is_text_element(el.name())) {
-                f.bits |= TOKEN;
-            }
-            if is(NEGATIVE_WHOLE_WORDS) {
-                f.bits |= WEAK_TOKEN;
-            }
+        let bits = word_bits(id, el);
+        if !(negative_bits(bits) && is_permalinked(node, el, id)) {
+            f.bits |= bits;
         }
     }
+    for class in classes {
+        f.named = true;
+        f.bits |= word_bits(class, el);
+    }
     f
+}
+
+/// What the listed words found in one class name or id say.
+fn word_bits(part: &str, el: &Element) -> u8 {
+    let (automaton, bits) = &*WORDS;
+    let mut found = 0;
+    for m in automaton.find_overlapping_iter(part) {
+        found |= bits[m.pattern().as_usize()];
+    }
+    for token in part.split(|c: char| !c.is_ascii_alphanumeric()) {
+        let is = |list: &[&str]| list.iter().any(|w| token.eq_ignore_ascii_case(w));
+        if is(NEGATIVE_TOKENS) && !(is(AD_TOKENS) && is_text_element(el.name())) {
+            found |= TOKEN;
+        }
+        if is(NEGATIVE_WHOLE_WORDS) {
+            found |= WEAK_TOKEN;
+        }
+    }
+    found
+}
+
+fn negative_bits(bits: u8) -> bool {
+    bits & (STRONG | WEAK | TOKEN | WEAK_TOKEN) != 0
+}
+
+/// A section whose heading links to it (`<section id="cookies"><h3>Cookies
+/// <a href="#cookies">¶</a>`, or a heading with its own permalink): a part
+/// of a document that readers are sent to, as documentation generators
+/// (Sphinx, MkDocs, rustdoc, MDN) and blog engines mark every section. Its
+/// id is then the heading's words, not what kind of block it is: "Cookies"
+/// in a web framework's guide is not a cookie banner. A widget has no
+/// permalink to itself.
+fn is_permalinked(node: NodeRef<'_, Node>, el: &Element, id: &str) -> bool {
+    let is_heading = |tag: &str| matches!(tag, "h1" | "h2" | "h3" | "h4" | "h5" | "h6");
+    let heading = if is_heading(el.name()) {
+        Some(node)
+    } else {
+        node.children()
+            .filter(|n| n.value().is_element())
+            .take(2)
+            .find(|n| matches!(n.value(), Node::Element(e) if is_heading(e.name())))
+    };
+    heading.is_some_and(|h| {
+        h.descendants().any(|n| {
+            matches!(n.value(), Node::Element(e) if e.name() == "a"
+                && attr(e, "href").and_then(|href| href.strip_prefix('#')) == Some(id))
+        })
+    })
 }
 
 /// Words that keep a boilerplate-named element when dropping by name: the
@@ -336,7 +379,7 @@ impl Facts {
             markup_junk: is_markup_junk(node, el),
             outer: matches!(tag, "html" | "body" | "article" | "main"),
             content_container: looks_like_content_container(el),
-            class: class_facts(el),
+            class: class_facts(node, el),
         }
     }
 

@@ -409,3 +409,34 @@ fn a_documentation_pages_introduction_before_its_body_is_kept() {
     assert!(page.text.contains("Body 11:"), "{}", page.text);
     assert!(!page.text.contains("Last modified"), "{}", page.text);
 }
+
+#[test]
+fn a_section_its_heading_links_to_is_read_whatever_its_id_says() {
+    // Sphinx names each section by its heading and gives the heading a
+    // permalink: a guide's section on cookies is `id="cookies"`. A cookie
+    // notice and a comments block, named the same way but without a link
+    // to themselves, are still boilerplate.
+    let section = |id: &str, title: &str| {
+        format!(
+            "<section id=\"{id}\"><h3>{title}<a class=headerlink href=\"#{id}\">¶</a></h3>\
+             <p>{title} text: {SENTENCE}</p></section>"
+        )
+    };
+    let html = page(&format!(
+        "<h1>Quickstart</h1>{}{}{}\
+         <div id=cookies><h3>Cookies</h3><p>Cookie notice: we use cookies to improve \
+         your experience, and by browsing on you accept them all.</p></div>\
+         <div id=comments><h3>Comments</h3><p>Reader comment: this guide helped me a lot, \
+         thank you for writing it all down.</p></div>",
+        section("routing", "Routing"),
+        section("cookies", "Cookies"),
+        section("sessions", "Sessions"),
+    ));
+    let page = extract(html.as_bytes(), &Input::default());
+    for part in ["Routing text:", "Cookies text:", "Sessions text:"] {
+        assert!(page.text.contains(part), "{part} missing: {}", page.text);
+    }
+    for part in ["Cookie notice:", "Reader comment:"] {
+        assert!(!page.text.contains(part), "{part} kept: {}", page.text);
+    }
+}
