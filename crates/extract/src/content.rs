@@ -254,9 +254,20 @@ pub(crate) fn analyze<'a>(
 /// Paragraph-like blocks shorter than this don't vote.
 const MIN_PARAGRAPH: u32 = 25;
 
+/// What the page says of itself, as selection needs it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Declared {
+    /// It declares itself an article (`og:type`).
+    pub article: bool,
+}
+
 /// The elements holding the main content, in document order; empty when
 /// nothing scores.
-pub(crate) fn select<'a>(root: NodeRef<'a, Node>, a: &Analysis<'_>) -> Vec<NodeRef<'a, Node>> {
+pub(crate) fn select<'a>(
+    root: NodeRef<'a, Node>,
+    a: &Analysis<'_>,
+    declared: Declared,
+) -> Vec<NodeRef<'a, Node>> {
     let (scores, ranked) = score_blocks(root, a);
     let Some(&(best_id, best_score)) = ranked.first() else {
         return Vec::new();
@@ -274,7 +285,70 @@ pub(crate) fn select<'a>(root: NodeRef<'a, Node>, a: &Analysis<'_>) -> Vec<NodeR
     };
     let out = widen(out, repeated_items(top, a));
     let first = out.first().copied();
-    widen(out, first.and_then(|n| stacked_sections(n, a)))
+    let out = widen(out, first.and_then(|n| stacked_sections(n, a)));
+    if declared.article {
+        out
+    } else {
+        with_opening(root, out, a)
+    }
+}
+
+/// The content with the blocks that open it: from the page's `<h1>` down
+/// to the content, those that hold a paragraph. A landing page puts its
+/// title and pitch in a hero apart from the sections that score; a
+/// listing or a thread, its introduction above the items. Not on a page
+/// that declares itself an article: there, what stands between the
+/// headline and the body is the story's furniture (a standfirst, a
+/// dateline, a photo's caption), not its text. Blocks are only added
+/// before the content, inside the nearest element holding both it and
+/// the `<h1>`, and never when that is the body (a site header's `<h1>` is
+/// the site's name).
+fn with_opening<'a>(
+    root: NodeRef<'a, Node>,
+    out: Vec<NodeRef<'a, Node>>,
+    a: &Analysis<'_>,
+) -> Vec<NodeRef<'a, Node>> {
+    let Some(&first) = out.first() else {
+        return out;
+    };
+    let is_h1 = |n: &NodeRef<'_, Node>| {
+        matches!(n.value(), Node::Element(e) if e.name() == "h1") && a.stats.contains_key(&n.id())
+    };
+    let Some(h1) = root
+        .descendants()
+        .take_while(|n| n.id() != first.id())
+        .find(is_h1)
+    else {
+        return out;
+    };
+    let Some(holder) = first.ancestors().find(|anc| is_under(h1, anc.id())) else {
+        return out;
+    };
+    if !matches!(holder.value(), Node::Element(e) if !matches!(e.name(), "body" | "html")) {
+        return out;
+    }
+    // Up from the content to the holder: at each level, the earlier
+    // siblings back to the one holding the `<h1>`.
+    let mut opening: Vec<NodeRef<'a, Node>> = Vec::new();
+    let mut cur = first;
+    while cur.id() != holder.id() {
+        let mut level: Vec<NodeRef<'a, Node>> = Vec::new();
+        for sib in cur.prev_siblings() {
+            if sib.descendants().any(|n| is_paragraph(n, a)) {
+                level.push(sib);
+            }
+            if is_under(h1, sib.id()) {
+                break;
+            }
+        }
+        level.reverse();
+        level.append(&mut opening);
+        opening = level;
+        let Some(parent) = cur.parent() else { break };
+        cur = parent;
+    }
+    opening.extend(out);
+    opening
 }
 
 /// Text outside links (non-whitespace characters) that makes a block a
@@ -537,12 +611,15 @@ fn declared_main<'a>(top: NodeRef<'a, Node>, a: &Analysis<'_>) -> Option<NodeRef
 fn has_intro(main: NodeRef<'_, Node>, top: NodeRef<'_, Node>, a: &Analysis<'_>) -> bool {
     main.descendants()
         .take_while(|n| n.id() != top.id())
-        .any(|n| {
-            matches!(n.value(), Node::Element(e) if is_block(e.name()))
-                && a.stats
-                    .get(&n.id())
-                    .is_some_and(|s| s.own_text >= SECTION_CHARS && s.link_density() < 0.25)
-        })
+        .any(|n| is_paragraph(n, a))
+}
+
+/// A block with a couple of sentences of its own, mostly outside links.
+fn is_paragraph(n: NodeRef<'_, Node>, a: &Analysis<'_>) -> bool {
+    matches!(n.value(), Node::Element(e) if is_block(e.name()))
+        && a.stats
+            .get(&n.id())
+            .is_some_and(|s| s.own_text >= SECTION_CHARS && s.link_density() < 0.25)
 }
 
 fn ends_sentence(node: NodeRef<'_, Node>) -> bool {

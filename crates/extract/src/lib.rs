@@ -206,9 +206,13 @@ pub fn extract(bytes: &[u8], input: &Input<'_>) -> Page {
     let meta = meta::read(&doc, base.as_ref(), input.x_robots_tag);
     let mut links = links::collect(&doc, base.as_ref());
     let title = meta.title.as_deref();
-    let (mut text, mut path, full_chars) = main_or_full_text(&doc, title);
+    let declared = content::Declared {
+        article: meta.declares_article,
+    };
+    let (mut text, mut path, full_chars) = main_or_full_text(&doc, title, declared);
     if path == ContentPath::FullText {
-        let noscript = noscript_view(&doc, title).filter(|(t, ..)| visible_chars(t) > full_chars);
+        let noscript =
+            noscript_view(&doc, title, declared).filter(|(t, ..)| visible_chars(t) > full_chars);
         if let Some((noscript_text, noscript_path, inner)) = noscript {
             (text, path) = (noscript_text, noscript_path);
             let known: std::collections::HashSet<Url> =
@@ -217,7 +221,7 @@ pub fn extract(bytes: &[u8], input: &Input<'_>) -> Page {
             links.extend(inner.into_iter().filter(|l| !known.contains(&l.url)));
         } else if full_chars < MIN_MAIN_CHARS {
             repair::unhide(&mut doc);
-            let (shown, shown_path, shown_chars) = main_or_full_text(&doc, title);
+            let (shown, shown_path, shown_chars) = main_or_full_text(&doc, title, declared);
             if shown_chars > full_chars {
                 (text, path) = (shown, shown_path);
             }
@@ -245,16 +249,24 @@ fn described_better(text: &str, summary: Option<&str>) -> Option<String> {
 /// elements hold markup: main or full text, and the parsed markup (for its
 /// links). Parsed once more, as such a client would; noscript elements
 /// inside are left as they are (no second fallback).
-fn noscript_view(doc: &Html, title: Option<&str>) -> Option<(String, ContentPath, Html)> {
+fn noscript_view(
+    doc: &Html,
+    title: Option<&str>,
+    declared: content::Declared,
+) -> Option<(String, ContentPath, Html)> {
     let markup = noscript_markup(doc)?;
     let inner = Html::parse_document(&prestrip::cap_nesting(&prestrip::strip_raw_text(&markup)));
-    let (text, path, _) = main_or_full_text(&inner, title);
+    let (text, path, _) = main_or_full_text(&inner, title, declared);
     Some((text, path, inner))
 }
 
 /// The page's main text, or its full visible text when no main part stands
 /// out; with the visible characters of the whole page.
-fn main_or_full_text(doc: &Html, title: Option<&str>) -> (String, ContentPath, usize) {
+fn main_or_full_text(
+    doc: &Html,
+    title: Option<&str>,
+    declared: content::Declared,
+) -> (String, ContentPath, usize) {
     let root = doc.tree.root();
     let title = title.map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "));
     let title = title.as_deref();
@@ -278,7 +290,7 @@ fn main_or_full_text(doc: &Html, title: Option<&str>) -> (String, ContentPath, u
     for rules in classify::Rules::PASSES.into_iter().skip(strict_passes) {
         let analysis = content::analyze(root, rules, wrappers, &facts);
         let mut main = render::TextBuilder::default();
-        for node in content::select(root, &analysis) {
+        for node in content::select(root, &analysis, declared) {
             let lists = render::link_lists_carry(node, &analysis);
             let cleaning = render::Cleaning::Content(&analysis, title, lists);
             render::render(node, cleaning, &mut main);

@@ -59,6 +59,8 @@ pub(crate) struct Meta {
     pub canonical: Option<Url>,
     pub published: Option<String>,
     pub robots: Robots,
+    /// `og:type` is `article`: the page says it is a story or a post.
+    pub declares_article: bool,
 }
 
 pub(crate) fn clean(s: &str) -> Option<String> {
@@ -94,6 +96,7 @@ struct Found {
     published_meta: [Option<String>; PUBLISHED_META.len()],
     published_time: Option<String>,
     robots: Robots,
+    og_type_article: bool,
 }
 
 fn element_text(el: ElementRef<'_>) -> Option<String> {
@@ -161,6 +164,10 @@ impl Found {
             (Some("description"), _) => set(&mut self.description, &content),
             (_, Some("og:title")) => set(&mut self.og_title, &content),
             (_, Some("og:description")) => set(&mut self.og_description, &content),
+            (_, Some("og:type")) => {
+                self.og_type_article |=
+                    attr(e, "content").is_some_and(|c| c.trim().eq_ignore_ascii_case("article"));
+            }
             _ => {}
         }
         if attr(e, "http-equiv").is_some_and(|v| v.eq_ignore_ascii_case("content-language")) {
@@ -212,6 +219,7 @@ pub(crate) fn read(doc: &Html, base: Option<&Url>, x_robots_tag: Option<&str>) -
             .next()
             .or(found.published_time),
         robots,
+        declares_article: found.og_type_article,
     }
 }
 

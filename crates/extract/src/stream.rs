@@ -97,6 +97,7 @@ struct State {
     canonical: Option<String>,
     published: Option<String>,
     robots: Robots,
+    og_type_article: bool,
     link: Option<OpenLink>,
     /// (href, rel, text, kind), resolved at the end against the base.
     links: Vec<(String, String, String, LinkKind)>,
@@ -247,6 +248,10 @@ impl State {
                     (n, _) if PUBLISHED_NAMES.contains(&n) => set(&mut self.published, content),
                     (_, "og:title") => set(&mut self.og_title, content),
                     (_, "og:description") => set(&mut self.og_description, content),
+                    (_, "og:type") => {
+                        self.og_type_article |=
+                            content.is_some_and(|c| c.trim().eq_ignore_ascii_case("article"));
+                    }
                     (_, "article:published_time") => set(&mut self.published, content),
                     _ => {}
                 }
@@ -393,6 +398,7 @@ impl State {
             canonical: self.canonical.and_then(|c| resolve(base, &c)),
             published: self.published,
             robots: self.robots,
+            declares_article: self.og_type_article,
         };
         Streamed {
             meta,

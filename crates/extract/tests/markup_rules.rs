@@ -440,3 +440,33 @@ fn a_section_its_heading_links_to_is_read_whatever_its_id_says() {
         assert!(!page.text.contains(part), "{part} kept: {}", page.text);
     }
 }
+
+#[test]
+fn a_landing_pages_hero_opens_its_content_but_an_articles_standfirst_does_not() {
+    // The hero (the page's h1 and its pitch) sits apart from the body that
+    // scoring picks, inside one page container.
+    let body: String = (0..8)
+        .map(|i| format!("<p>Body {i}: {SENTENCE}, {SENTENCE}</p>"))
+        .collect();
+    let html = |head: &str| {
+        format!(
+            "<html><head>{head}</head><body><header><nav><a href=/>Home</a></nav></header>\
+             <div class=wrap><div class=hero><h1>Cybersecurity consulting</h1>\
+             <p>Pitch: {SENTENCE} {SENTENCE}</p><a href=/contact>Contact us</a></div>\
+             <div class=cols><div class=copy>{body}</div></div></div>\
+             <footer>Copyright 2026</footer></body></html>"
+        )
+    };
+    let page = extract(html("").as_bytes(), &Input::default());
+    for part in ["Pitch:", "Body 0:", "Body 7:"] {
+        assert!(page.text.contains(part), "{part} missing: {}", page.text);
+    }
+    assert!(!page.text.contains("Copyright"), "{}", page.text);
+
+    // The same layout on a page that declares itself an article: the
+    // paragraph under the headline is its standfirst, not its text.
+    let article = html("<meta property=\"og:type\" content=\"article\">");
+    let page = extract(article.as_bytes(), &Input::default());
+    assert!(page.text.contains("Body 7:"), "{}", page.text);
+    assert!(!page.text.contains("Pitch:"), "{}", page.text);
+}
