@@ -118,7 +118,7 @@ const STRONG_NEGATIVE: &[&str] = &[
 /// Class/id words of blocks that are usually not the content.
 #[rustfmt::skip]
 const NEGATIVE: &[&str] = &[
-    "promo", "sidebar", "widget", "masthead", "toolbar", "banner", "byline", "author",
+    "promo", "sidebar", "masthead", "toolbar", "banner", "byline", "author",
     "tagcloud", "rating", "login", "subscription", "caption", "credit", "teaser", "trending",
     "popular",
 ];
@@ -165,26 +165,31 @@ const WEAK_TOKEN: u8 = 8;
 const POS: u8 = 16;
 const CONTAINS_CONTAINER: u8 = 32;
 const COMMENT: u8 = 64;
+/// "widget": a weak boilerplate word, but for a page built from widgets
+/// ([`Rules::widgets_are_layout`]).
+const WIDGET: u8 = 128;
 
 impl ClassFacts {
     fn has(self, bit: u8) -> bool {
         self.bits & bit != 0
     }
 
-    fn negative(self, weak: bool) -> bool {
-        self.has(STRONG) || self.has(TOKEN) || (weak && (self.has(WEAK) || self.has(WEAK_TOKEN)))
+    fn negative(self, weak: bool, widget: bool) -> bool {
+        self.has(STRONG)
+            || self.has(TOKEN)
+            || (weak && (self.has(WEAK) || self.has(WEAK_TOKEN) || (widget && self.has(WIDGET))))
     }
 
     /// Dropped by class or id: a boilerplate word and no container word.
-    fn is_named_junk(self, weak: bool) -> bool {
-        self.named && self.negative(weak) && !self.has(CONTAINS_CONTAINER)
+    fn is_named_junk(self, weak: bool, widget: bool) -> bool {
+        self.named && self.negative(weak, widget) && !self.has(CONTAINS_CONTAINER)
     }
 
-    fn weight(self) -> i32 {
+    fn weight(self, widget: bool) -> i32 {
         if !self.named {
             return 0;
         }
-        let neg = self.negative(true);
+        let neg = self.negative(true, widget);
         if neg && !self.has(CONTAINS_CONTAINER) {
             return -1;
         }
@@ -195,11 +200,12 @@ impl ClassFacts {
 /// Every listed substring word, and what finding it means.
 static WORDS: LazyLock<(AhoCorasick, Vec<u8>)> = LazyLock::new(|| {
     let mut words: Vec<(&str, u8)> = Vec::new();
-    let lists: [(&[&str], u8); 5] = [
+    let lists: [(&[&str], u8); 6] = [
         (STRONG_NEGATIVE, STRONG),
         (NEGATIVE, WEAK),
         (POSITIVE, POS),
         (CONTAINER, CONTAINS_CONTAINER),
+        (&["widget"], WIDGET),
         (&["comment", "disqus"], COMMENT),
     ];
     for (list, bit) in lists {
@@ -263,7 +269,7 @@ fn word_bits(part: &str, el: &Element) -> u8 {
 }
 
 fn negative_bits(bits: u8) -> bool {
-    bits & (STRONG | WEAK | TOKEN | WEAK_TOKEN) != 0
+    bits & (STRONG | WEAK | TOKEN | WEAK_TOKEN | WIDGET) != 0
 }
 
 /// A section whose heading links to it (`<section id="cookies"><h3>Cookies
@@ -309,6 +315,9 @@ pub(crate) struct Rules {
     pub class_weights: bool,
     /// Drop link lists and share bars inside the content.
     pub conditional: bool,
+    /// The page is built from widgets: "widget" names its every block,
+    /// so it says nothing of one ([`crate::content::Outline::built_from_widgets`]).
+    pub widgets_are_layout: bool,
 }
 
 impl Rules {
@@ -318,18 +327,21 @@ impl Rules {
             weak_junk: true,
             class_weights: true,
             conditional: true,
+            widgets_are_layout: false,
         },
         Rules {
             class_junk: true,
             weak_junk: false,
             class_weights: true,
             conditional: true,
+            widgets_are_layout: false,
         },
         Rules {
             class_junk: true,
             weak_junk: false,
             class_weights: false,
             conditional: true,
+            widgets_are_layout: false,
         },
     ];
     /// For the full visible text: structure only.
@@ -338,6 +350,7 @@ impl Rules {
         weak_junk: false,
         class_weights: false,
         conditional: false,
+        widgets_are_layout: false,
     };
 }
 
@@ -392,13 +405,22 @@ impl Facts {
         if self.outer {
             return false;
         }
-        rules.class_junk && self.class.is_named_junk(rules.weak_junk) && !self.content_container
+        rules.class_junk
+            && self
+                .class
+                .is_named_junk(rules.weak_junk, !rules.widgets_are_layout)
+            && !self.content_container
     }
 
     /// +1 for class/id words that mark content, -1 for boilerplate, 0
     /// neither (or both).
-    pub(crate) fn class_weight(self) -> i32 {
-        self.class.weight()
+    pub(crate) fn class_weight(self, rules: Rules) -> i32 {
+        self.class.weight(!rules.widgets_are_layout)
+    }
+
+    /// Named a widget.
+    pub(crate) fn is_widget_named(self) -> bool {
+        self.class.has(WIDGET)
     }
 
     /// Named for reader comments: those can hold most of a page's text
@@ -411,7 +433,7 @@ impl Facts {
     /// count.
     pub(crate) fn base_score(self, tag: &str, rules: Rules) -> f64 {
         let weight = if rules.class_weights {
-            self.class_weight()
+            self.class_weight(rules)
         } else {
             0
         };
@@ -422,16 +444,28 @@ impl Facts {
 
 /// The [`Facts`] of a page's elements, read as they are first asked for.
 #[derive(Default)]
-pub(crate) struct FactsMap(std::cell::RefCell<crate::content::NodeMap<Facts>>);
+pub(crate) struct FactsMap {
+    map: std::cell::RefCell<crate::content::NodeMap<Facts>>,
+    /// An element read so far is named a widget.
+    widget_seen: std::cell::Cell<bool>,
+}
 
 impl FactsMap {
     pub(crate) fn get(&self, node: NodeRef<'_, Node>, el: &Element) -> Facts {
-        if let Some(f) = self.0.borrow().get(&node.id()) {
+        if let Some(f) = self.map.borrow().get(&node.id()) {
             return *f;
         }
         let f = Facts::of(node, el);
-        self.0.borrow_mut().insert(node.id(), f);
+        self.widget_seen
+            .set(self.widget_seen.get() || f.is_widget_named());
+        self.map.borrow_mut().insert(node.id(), f);
         f
+    }
+
+    /// An element read so far is named a widget: asked after a pass over
+    /// the page, it spares pages without one (most) a second walk.
+    pub(crate) fn widget_seen(&self) -> bool {
+        self.widget_seen.get()
     }
 }
 

@@ -77,7 +77,7 @@ impl Analysis<'_> {
     /// leave class weights out.
     fn class_weight(&self, node: NodeRef<'_, Node>, el: &scraper::node::Element) -> i32 {
         if self.rules.class_weights {
-            self.facts.get(node, el).class_weight()
+            self.facts.get(node, el).class_weight(self.rules)
         } else {
             0
         }
@@ -145,22 +145,49 @@ fn is_declared_main(n: NodeRef<'_, Node>) -> bool {
     }
 }
 
-/// The page is built from widgets: an element holding 40% of its text
-/// (a wrapper) is named a widget, which Elementor and other page builders
-/// call every block. "Widget" then marks nothing, where it usually marks a
-/// sidebar's boxes, and the pass that drops blocks for such words would
-/// drop all of the page's own text but the largest block.
-pub(crate) fn built_from_widgets(root: NodeRef<'_, Node>, wrappers: &NodeMap<()>) -> bool {
-    wrappers.keys().any(|id| {
-        root.tree().get(*id).is_some_and(|n| match n.value() {
-            Node::Element(e) => attr(e, "class").is_some_and(|c| {
-                c.as_bytes()
-                    .windows(6)
-                    .any(|w| w.eq_ignore_ascii_case(b"widget"))
-            }),
-            _ => false,
-        })
-    })
+impl Outline {
+    /// The page is built from widgets, as Elementor and other page
+    /// builders call every block: blocks named so hold 40% of its text
+    /// (the share of a wrapper), and the block with the most text of its
+    /// own is one of them. "Widget" then marks nothing, where it usually
+    /// marks a sidebar's boxes; a sidebar of widgets beside an article
+    /// does not make its page one (the article's body is not in them).
+    pub(crate) fn built_from_widgets(&self, root: NodeRef<'_, Node>, facts: &FactsMap) -> bool {
+        // The outline read every element's facts.
+        if !facts.widget_seen() {
+            return false;
+        }
+        let mut in_widgets = 0u32;
+        let (mut most_in, mut most_out) = (0u32, 0u32);
+        let mut widget: Option<NodeId> = None;
+        for edge in root.traverse() {
+            match edge {
+                ego_tree::iter::Edge::Open(n) => {
+                    let Node::Element(e) = n.value() else {
+                        continue;
+                    };
+                    let Some(s) = self.full.get(&n.id()) else {
+                        continue;
+                    };
+                    if widget.is_none() && facts.get(n, e).is_widget_named() {
+                        in_widgets += s.text;
+                        widget = Some(n.id());
+                    }
+                    let most = if widget.is_some() {
+                        &mut most_in
+                    } else {
+                        &mut most_out
+                    };
+                    *most = (*most).max(s.own_text);
+                }
+                ego_tree::iter::Edge::Close(n) if widget == Some(n.id()) => widget = None,
+                _ => {}
+            }
+        }
+        u64::from(in_widgets) * 10 >= u64::from(self.chars) * 4
+            && in_widgets > 0
+            && most_in >= most_out
+    }
 }
 
 fn is_comma(c: char) -> bool {
@@ -286,6 +313,32 @@ pub(crate) fn select<'a>(
     let out = widen(out, repeated_items(top, a));
     let first = out.first().copied();
     let out = widen(out, first.and_then(|n| stacked_sections(n, a)));
+    if std::env::var_os("XDBG").is_some() {
+        let d = |n: NodeRef<'_, Node>| match n.value() {
+            Node::Element(e) => format!(
+                "{}#{:?}.{:?} {:?} score {:?}",
+                e.name(),
+                attr(e, "id"),
+                attr(e, "class").map(|c| c.chars().take(30).collect::<String>()),
+                a.stats.get(&n.id()).map(|s| (s.text, s.link_text)),
+                scores.get(&n.id())
+            ),
+            _ => "?".into(),
+        };
+        eprintln!(
+            "rules {:?} article {}: winner {} ({best_score:.1})\n  top {}",
+            a.rules,
+            declared.article,
+            d(winner),
+            d(top)
+        );
+        for (id, sc) in ranked.iter().take(8) {
+            eprintln!("  ranked {sc:.1} {}", d(root.tree().get(*id).unwrap()));
+        }
+        for n in &out {
+            eprintln!("  out {}", d(*n));
+        }
+    }
     if declared.article {
         out
     } else {

@@ -284,10 +284,14 @@ fn main_or_full_text(
                     >= *declared_main.get_or_init(|| outline.declared_main_chars(root)) as usize)
     };
     let (mut best, mut best_len) = (String::new(), 0);
-    // The strict pass drops blocks for words like "widget": not on a page
-    // whose builder names every block so.
-    let strict_passes = usize::from(content::built_from_widgets(root, wrappers));
-    for rules in classify::Rules::PASSES.into_iter().skip(strict_passes) {
+    // "Widget" names boilerplate, but not on a page whose builder names
+    // every block so.
+    let widgets_are_layout = outline.built_from_widgets(root, &facts);
+    for rules in classify::Rules::PASSES {
+        let rules = classify::Rules {
+            widgets_are_layout,
+            ..rules
+        };
         let analysis = content::analyze(root, rules, wrappers, &facts);
         let mut main = render::TextBuilder::default();
         for node in content::select(root, &analysis, declared) {

@@ -470,3 +470,53 @@ fn a_landing_pages_hero_opens_its_content_but_an_articles_standfirst_does_not() 
     assert!(page.text.contains("Body 7:"), "{}", page.text);
     assert!(!page.text.contains("Pitch:"), "{}", page.text);
 }
+
+#[test]
+fn a_post_in_widgets_is_read_but_sidebar_widgets_stay_out() {
+    // An Elementor post: its body is three text widgets, none with 40% of
+    // the page's text (no wrapper is named a widget), beside a grid of
+    // teasers for other posts.
+    let part = |n: usize| {
+        format!(
+            "<div class=\"elementor-element elementor-widget elementor-widget-text-editor\">\
+             <div class=elementor-widget-container><p>Body {n}: {SENTENCE}, {SENTENCE}</p>\
+             <p>More {n}: {SENTENCE}</p></div></div>"
+        )
+    };
+    let teasers: String = (0..4)
+        .map(|i| {
+            format!(
+                "<article class=\"elementor-post elementor-grid-item\">\
+                 <h3><a href=/p{i}>Other post {i}</a></h3><p>Teaser {i}: {SENTENCE}</p></article>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<html><body><div class=\"elementor elementor-3902\"><h1>Getting hurt at a gym</h1>\
+         <div class=\"elementor-element e-con\">{}{}{}</div>\
+         <div class=elementor-posts-container>{teasers}</div></div></body></html>",
+        part(0),
+        part(1),
+        part(2)
+    );
+    let page = extract(html.as_bytes(), &Input::default());
+    for part in ["Body 0:", "More 1:", "Body 2:"] {
+        assert!(page.text.contains(part), "{part} missing: {}", page.text);
+    }
+
+    // An article beside a sidebar of widgets that hold more text than it:
+    // the widgets are still boilerplate.
+    let body: String = (0..5)
+        .map(|i| format!("<p>Article {i}: {SENTENCE}, {SENTENCE}</p>"))
+        .collect();
+    let sidebar: String = (0..14)
+        .map(|i| format!("<div class=\"widget widget_text\"><p>Widget {i}: {SENTENCE}</p></div>"))
+        .collect();
+    let html = format!(
+        "<html><body><div class=site><div class=entry>{body}</div>\
+         <div class=aside-col>{sidebar}</div></div></body></html>"
+    );
+    let page = extract(html.as_bytes(), &Input::default());
+    assert!(page.text.contains("Article 4:"), "{}", page.text);
+    assert!(!page.text.contains("Widget 0:"), "{}", page.text);
+}
