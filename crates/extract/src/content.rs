@@ -668,7 +668,7 @@ fn has_intro(main: NodeRef<'_, Node>, top: NodeRef<'_, Node>, a: &Analysis<'_>) 
 }
 
 /// A block with a couple of sentences of its own, mostly outside links.
-fn is_paragraph(n: NodeRef<'_, Node>, a: &Analysis<'_>) -> bool {
+pub(crate) fn is_paragraph(n: NodeRef<'_, Node>, a: &Analysis<'_>) -> bool {
     matches!(n.value(), Node::Element(e) if is_block(e.name()))
         && a.stats
             .get(&n.id())

@@ -295,7 +295,7 @@ fn main_or_full_text(
         let analysis = content::analyze(root, rules, wrappers, &facts);
         let mut main = render::TextBuilder::default();
         for node in content::select(root, &analysis, declared) {
-            let lists = render::link_lists_carry(node, &analysis);
+            let lists = render::link_lists_carry(node, &analysis, declared.article);
             let cleaning = render::Cleaning::Content(&analysis, title, lists);
             render::render(node, cleaning, &mut main);
         }

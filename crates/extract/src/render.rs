@@ -118,7 +118,13 @@ fn drop_in_content(node: NodeRef<'_, Node>, cleaning: Cleaning<'_>) -> bool {
     ) {
         return false;
     }
-    lists == LinkLists::Drop && is_link_list(node, a)
+    match lists {
+        LinkLists::Keep => false,
+        LinkLists::Drop => is_link_list(node, a),
+        LinkLists::DropAtEdges(first, last) => {
+            is_link_list(node, a) && !(node.id() > first && node.id() < last && follows_p(node))
+        }
+    }
 }
 
 /// Link-dense blocks shorter than this are navigation inside the content.
@@ -131,6 +137,19 @@ pub(crate) enum LinkLists {
     Drop,
     /// The content itself (a category, an index, a listing): kept.
     Keep,
+    /// Dropped before the content's first paragraph and after its last
+    /// (navigation, related links), kept between them right after a
+    /// paragraph: there a list goes on with what the paragraph says (an
+    /// index's links under each of its headings, a guide's "see also").
+    /// The two paragraphs, in document order (node ids follow it).
+    DropAtEdges(ego_tree::NodeId, ego_tree::NodeId),
+}
+
+/// The element before `node` is a paragraph.
+fn follows_p(node: NodeRef<'_, Node>) -> bool {
+    node.prev_siblings()
+        .find(|n| n.value().is_element())
+        .is_some_and(|n| matches!(n.value(), Node::Element(e) if e.name() == "p"))
 }
 
 /// A block of mostly link text, short enough to be navigation.
@@ -180,11 +199,20 @@ fn is_inside_link(node: NodeRef<'_, Node>) -> bool {
 /// margins keep the reading stable, so that a copy of a page with a line
 /// added reads the same (the gate compares the texts): the lists must hold
 /// two thirds of the text, and more than one navigation block can hold.
-pub(crate) fn link_lists_carry(root: NodeRef<'_, Node>, a: &Analysis<'_>) -> LinkLists {
+/// Otherwise the lists between paragraphs stay ([`LinkLists::DropAtEdges`]),
+/// but on a page that declares itself an `article`: there a list set
+/// between paragraphs is an insert pointing to other stories ("Related:",
+/// "Don't miss").
+pub(crate) fn link_lists_carry(
+    root: NodeRef<'_, Node>,
+    a: &Analysis<'_>,
+    article: bool,
+) -> LinkLists {
     let Some(total) = a.stats.get(&root.id()).map(|s| s.text) else {
         return LinkLists::Drop;
     };
     let mut in_lists = 0;
+    let mut paragraphs: Option<(ego_tree::NodeId, ego_tree::NodeId)> = None;
     let mut skip: Option<ego_tree::NodeId> = None;
     for edge in root.traverse() {
         match edge {
@@ -197,6 +225,9 @@ pub(crate) fn link_lists_carry(root: NodeRef<'_, Node>, a: &Analysis<'_>) -> Lin
                 } else if node.id() != root.id() && is_link_list(node, a) {
                     in_lists += a.stats.get(&node.id()).map_or(0, |s| s.text);
                     skip = Some(node.id());
+                } else if crate::content::is_paragraph(node, a) {
+                    let first = paragraphs.map_or(node.id(), |p| p.0);
+                    paragraphs = Some((first, node.id()));
                 }
             }
             Edge::Close(node) if skip == Some(node.id()) => skip = None,
@@ -205,6 +236,8 @@ pub(crate) fn link_lists_carry(root: NodeRef<'_, Node>, a: &Analysis<'_>) -> Lin
     }
     if in_lists * 3 > total * 2 && in_lists > NAV_BLOCK_CHARS {
         LinkLists::Keep
+    } else if let (Some((first, last)), false) = (paragraphs, article) {
+        LinkLists::DropAtEdges(first, last)
     } else {
         LinkLists::Drop
     }

@@ -520,3 +520,36 @@ fn a_post_in_widgets_is_read_but_sidebar_widgets_stay_out() {
     assert!(page.text.contains("Article 4:"), "{}", page.text);
     assert!(!page.text.contains("Widget 0:"), "{}", page.text);
 }
+
+#[test]
+fn links_listed_under_a_paragraph_between_paragraphs_are_text_but_not_in_an_article() {
+    // A tutorial index: under each heading a sentence and the links it
+    // introduces. The list after the last paragraph is the site's.
+    let section = |i: usize| {
+        format!(
+            "<h2>Topic {i}</h2><p>Topic {i} text: {SENTENCE}, {SENTENCE}</p>\
+             <ul><li><a href=/t{i}a>Lesson {i}a</a></li><li><a href=/t{i}b>Lesson {i}b</a></li></ul>"
+        )
+    };
+    let sections: String = (0..4).map(section).collect();
+    let html = |head: &str| {
+        format!(
+            "<html><head>{head}</head><body><div class=tutorial>{sections}\
+             <p>Closing: {SENTENCE}, {SENTENCE}</p>\
+             <ul><li><a href=/x>Trending now</a></li><li><a href=/y>Most viewed</a></li></ul>\
+             </div></body></html>"
+        )
+    };
+    let page = extract(html("").as_bytes(), &Input::default());
+    for part in ["Topic 0 text:", "Lesson 0a", "Lesson 3b", "Closing:"] {
+        assert!(page.text.contains(part), "{part} missing: {}", page.text);
+    }
+    assert!(!page.text.contains("Trending now"), "{}", page.text);
+
+    // In a page that declares itself an article, such lists are inserts
+    // pointing to other stories.
+    let article = html("<meta property=\"og:type\" content=\"article\">");
+    let page = extract(article.as_bytes(), &Input::default());
+    assert!(page.text.contains("Topic 3 text:"), "{}", page.text);
+    assert!(!page.text.contains("Lesson 0a"), "{}", page.text);
+}
