@@ -366,7 +366,28 @@ pub(crate) fn is_junk(node: NodeRef<'_, Node>, el: &Element, rules: Rules) -> bo
 /// Junk by its tag and markup alone ([`is_junk_by_markup`]), but for tabs
 /// that hold their panels.
 fn is_markup_junk(node: NodeRef<'_, Node>, el: &Element) -> bool {
+    if el.name() == "header" && heads_a_section(node) {
+        // Junk only by its attributes (hidden, a role).
+        return is_junk_by_markup("div", |name| attr(el, name));
+    }
     is_junk_by_markup(el.name(), |name| attr(el, name)) && !is_tabs_with_panels(node, el)
+}
+
+/// A `<header>` inside a `<section>` or `<main>` heads that part of the
+/// page (its heading, its introduction: a landing page's pitch), where
+/// one outside them is the site's banner, as HTML maps the element to the
+/// banner role only there. Inside an `<article>` it stays boilerplate:
+/// there it holds the story's headline, byline and date.
+fn heads_a_section(node: NodeRef<'_, Node>) -> bool {
+    let mut sectioned = false;
+    for anc in node.ancestors() {
+        match anc.value() {
+            Node::Element(e) if e.name() == "article" => return false,
+            Node::Element(e) if matches!(e.name(), "section" | "main") => sectioned = true,
+            _ => {}
+        }
+    }
+    sectioned
 }
 
 /// What the rules ask of one element, read from its tag and attributes

@@ -553,3 +553,37 @@ fn links_listed_under_a_paragraph_between_paragraphs_are_text_but_not_in_an_arti
     assert!(page.text.contains("Topic 3 text:"), "{}", page.text);
     assert!(!page.text.contains("Lesson 0a"), "{}", page.text);
 }
+
+#[test]
+fn a_sections_header_is_its_text_but_the_sites_and_a_storys_are_not() {
+    let sections: String = (0..4)
+        .map(|i| {
+            format!(
+                "<section><header><h2>Feature {i}</h2><p>Intro {i}: {SENTENCE}</p></header>\
+                 <div><p>Detail {i}: {SENTENCE}, {SENTENCE}</p></div></section>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<html><body><header><p>Site banner: free shipping on all orders this week.</p>\
+         <nav><a href=/>Home</a></nav></header><main>{sections}</main></body></html>"
+    );
+    let page = extract(html.as_bytes(), &Input::default());
+    for part in ["Intro 0:", "Intro 3:", "Detail 3:"] {
+        assert!(page.text.contains(part), "{part} missing: {}", page.text);
+    }
+    assert!(!page.text.contains("Site banner"), "{}", page.text);
+
+    // A story's header holds its byline.
+    let body: String = (0..5)
+        .map(|i| format!("<p>Story {i}: {SENTENCE}, {SENTENCE}</p>"))
+        .collect();
+    let html = format!(
+        "<html><body><main><article><header><h1>Headline</h1>\
+         <p>By Jane Doe, staff writer, reporting from the city hall this morning.</p></header>\
+         {body}</article></main></body></html>"
+    );
+    let page = extract(html.as_bytes(), &Input::default());
+    assert!(page.text.contains("Story 4:"), "{}", page.text);
+    assert!(!page.text.contains("Jane Doe"), "{}", page.text);
+}
