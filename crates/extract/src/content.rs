@@ -120,32 +120,7 @@ impl Outline {
             .max()
             .unwrap_or(0)
     }
-}
 
-pub(crate) fn outline(root: NodeRef<'_, Node>, facts: &FactsMap) -> Outline {
-    let none = NodeMap::default();
-    let full = analyze(root, Rules::FULL_TEXT, &none, facts).stats;
-    let total = full.values().map(|s| s.text).max().unwrap_or(0);
-    let wrappers = full
-        .iter()
-        .filter(|(_, s)| total > 0 && u64::from(s.text) * 10 >= u64::from(total) * 4)
-        .map(|(id, _)| (*id, ()))
-        .collect();
-    Outline {
-        wrappers,
-        chars: total,
-        full,
-    }
-}
-
-fn is_declared_main(n: NodeRef<'_, Node>) -> bool {
-    match n.value() {
-        Node::Element(e) => e.name() == "main" || attr(e, "role") == Some("main"),
-        _ => false,
-    }
-}
-
-impl Outline {
     /// The page is built from widgets, as Elementor and other page
     /// builders call every block: blocks named so hold 40% of its text
     /// (the share of a wrapper), and the block with the most text of its
@@ -187,6 +162,29 @@ impl Outline {
         u64::from(in_widgets) * 10 >= u64::from(self.chars) * 4
             && in_widgets > 0
             && most_in >= most_out
+    }
+}
+
+pub(crate) fn outline(root: NodeRef<'_, Node>, facts: &FactsMap) -> Outline {
+    let none = NodeMap::default();
+    let full = analyze(root, Rules::FULL_TEXT, &none, facts).stats;
+    let total = full.values().map(|s| s.text).max().unwrap_or(0);
+    let wrappers = full
+        .iter()
+        .filter(|(_, s)| total > 0 && u64::from(s.text) * 10 >= u64::from(total) * 4)
+        .map(|(id, _)| (*id, ()))
+        .collect();
+    Outline {
+        wrappers,
+        chars: total,
+        full,
+    }
+}
+
+fn is_declared_main(n: NodeRef<'_, Node>) -> bool {
+    match n.value() {
+        Node::Element(e) => e.name() == "main" || attr(e, "role") == Some("main"),
+        _ => false,
     }
 }
 
@@ -313,32 +311,6 @@ pub(crate) fn select<'a>(
     let out = widen(out, repeated_items(top, a));
     let first = out.first().copied();
     let out = widen(out, first.and_then(|n| stacked_sections(n, a)));
-    if std::env::var_os("XDBG").is_some() {
-        let d = |n: NodeRef<'_, Node>| match n.value() {
-            Node::Element(e) => format!(
-                "{}#{:?}.{:?} {:?} score {:?}",
-                e.name(),
-                attr(e, "id"),
-                attr(e, "class").map(|c| c.chars().take(30).collect::<String>()),
-                a.stats.get(&n.id()).map(|s| (s.text, s.link_text)),
-                scores.get(&n.id())
-            ),
-            _ => "?".into(),
-        };
-        eprintln!(
-            "rules {:?} article {}: winner {} ({best_score:.1})\n  top {}",
-            a.rules,
-            declared.article,
-            d(winner),
-            d(top)
-        );
-        for (id, sc) in ranked.iter().take(8) {
-            eprintln!("  ranked {sc:.1} {}", d(root.tree().get(*id).unwrap()));
-        }
-        for n in &out {
-            eprintln!("  out {}", d(*n));
-        }
-    }
     if declared.article {
         out
     } else {
