@@ -141,7 +141,9 @@ pub(crate) enum LinkLists {
     /// (navigation, related links), kept between them right after a
     /// paragraph: there a list goes on with what the paragraph says (an
     /// index's links under each of its headings, a guide's "see also").
-    /// The two paragraphs, in document order (node ids follow it).
+    /// The two paragraphs. Node ids are compared for document order: the
+    /// parser numbers nodes as it creates them, which is that order but
+    /// for the few it moves when it repairs broken markup.
     DropAtEdges(ego_tree::NodeId, ego_tree::NodeId),
 }
 
@@ -225,7 +227,9 @@ pub(crate) fn link_lists_carry(
                 } else if node.id() != root.id() && is_link_list(node, a) {
                     in_lists += a.stats.get(&node.id()).map_or(0, |s| s.text);
                     skip = Some(node.id());
-                } else if crate::content::is_paragraph(node, a) {
+                } else if !article && crate::content::is_paragraph(node, a) {
+                    // An article's lists go wherever they stand: its
+                    // paragraphs are not looked for.
                     let first = paragraphs.map_or(node.id(), |p| p.0);
                     paragraphs = Some((first, node.id()));
                 }
@@ -236,7 +240,7 @@ pub(crate) fn link_lists_carry(
     }
     if in_lists * 3 > total * 2 && in_lists > NAV_BLOCK_CHARS {
         LinkLists::Keep
-    } else if let (Some((first, last)), false) = (paragraphs, article) {
+    } else if let Some((first, last)) = paragraphs {
         LinkLists::DropAtEdges(first, last)
     } else {
         LinkLists::Drop
