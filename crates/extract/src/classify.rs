@@ -366,11 +366,13 @@ pub(crate) fn is_junk(node: NodeRef<'_, Node>, el: &Element, rules: Rules) -> bo
 /// Junk by its tag and markup alone ([`is_junk_by_markup`]), but for tabs
 /// that hold their panels.
 fn is_markup_junk(node: NodeRef<'_, Node>, el: &Element) -> bool {
-    if el.name() == "header" && heads_a_section(node) {
-        // Junk only by its attributes (hidden, a role).
-        return is_junk_by_markup("div", |name| attr(el, name));
-    }
-    is_junk_by_markup(el.name(), |name| attr(el, name)) && !is_tabs_with_panels(node, el)
+    let attr = |name: &str| attr(el, name);
+    let junk = if el.name() == "header" && heads_a_section(node) {
+        is_junk_by_attributes(attr)
+    } else {
+        is_junk_by_markup(el.name(), attr)
+    };
+    junk && !is_tabs_with_panels(node, el)
 }
 
 /// A `<header>` inside a `<section>` or `<main>` heads that part of the
@@ -570,9 +572,11 @@ pub(crate) fn is_hiding_class(class: &str) -> bool {
 /// labels, not the page's text. (All of the full-text rules: the streaming
 /// extractor, which has no element tree, asks this.)
 pub(crate) fn is_junk_by_markup<'a>(tag: &str, attr: impl Fn(&str) -> Option<&'a str>) -> bool {
-    if is_never_text(tag) || is_boilerplate_tag(tag) {
-        return true;
-    }
+    is_never_text(tag) || is_boilerplate_tag(tag) || is_junk_by_attributes(attr)
+}
+
+/// Junk whatever its tag: hidden, or a boilerplate or form-control role.
+fn is_junk_by_attributes<'a>(attr: impl Fn(&str) -> Option<&'a str>) -> bool {
     if is_hidden(&attr) {
         return true;
     }

@@ -349,7 +349,8 @@ fn with_opening<'a>(
     let Some(holder) = first.ancestors().find(|anc| is_under(h1, anc.id())) else {
         return out;
     };
-    if !matches!(holder.value(), Node::Element(e) if !matches!(e.name(), "body" | "html")) {
+    let is_page = matches!(holder.value(), Node::Element(e) if matches!(e.name(), "body" | "html"));
+    if is_page || !holder.value().is_element() {
         return out;
     }
     // Up from the content to the holder: at each level, the earlier
