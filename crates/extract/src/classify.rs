@@ -164,10 +164,9 @@ const TOKEN: u8 = 4;
 const WEAK_TOKEN: u8 = 8;
 const POS: u8 = 16;
 const CONTAINS_CONTAINER: u8 = 32;
-const COMMENT: u8 = 64;
 /// "widget": a weak boilerplate word, but for a page built from widgets
 /// ([`Rules::widgets_are_layout`]).
-const WIDGET: u8 = 128;
+const WIDGET: u8 = 64;
 
 impl ClassFacts {
     fn has(self, bit: u8) -> bool {
@@ -200,13 +199,12 @@ impl ClassFacts {
 /// Every listed substring word, and what finding it means.
 static WORDS: LazyLock<(AhoCorasick, Vec<u8>)> = LazyLock::new(|| {
     let mut words: Vec<(&str, u8)> = Vec::new();
-    let lists: [(&[&str], u8); 6] = [
+    let lists: [(&[&str], u8); 5] = [
         (STRONG_NEGATIVE, STRONG),
         (NEGATIVE, WEAK),
         (POSITIVE, POS),
         (CONTAINER, CONTAINS_CONTAINER),
         (&["widget"], WIDGET),
-        (&["comment", "disqus"], COMMENT),
     ];
     for (list, bit) in lists {
         for w in list {
@@ -444,12 +442,6 @@ impl Facts {
     /// Named a widget.
     pub(crate) fn is_widget_named(self) -> bool {
         self.class.has(WIDGET)
-    }
-
-    /// Named for reader comments: those can hold most of a page's text
-    /// and still not be its content.
-    pub(crate) fn is_comment_named(self) -> bool {
-        self.class.has(COMMENT)
     }
 
     /// Starting score of a candidate container, before its paragraphs

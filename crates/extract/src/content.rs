@@ -62,7 +62,10 @@ pub(crate) struct Analysis<'a> {
     pub stats: NodeMap<Stats>,
     pub rules: Rules,
     /// Elements holding most of the page's text: never dropped for their
-    /// class or id alone (a page wrapper named "ad-margins" is layout).
+    /// class or id alone (a page wrapper named "ad-margins" is layout; a
+    /// thread's replies in a block named "comments" are the thread).
+    /// Where each comment is named so, as blog engines name them, the
+    /// comments inside are still dropped.
     pub wrappers: &'a NodeMap<()>,
     pub facts: &'a FactsMap,
 }
@@ -96,7 +99,7 @@ fn drops(
         return false;
     }
     let by_name_only = !f.is_junk(Rules::FULL_TEXT);
-    !(by_name_only && wrappers.contains_key(&node.id()) && !f.is_comment_named())
+    !(by_name_only && wrappers.contains_key(&node.id()))
 }
 
 /// What the structure-only pass finds: elements holding at least 40% of

@@ -587,3 +587,49 @@ fn a_sections_header_is_its_text_but_the_sites_and_a_storys_are_not() {
     assert!(page.text.contains("Story 4:"), "{}", page.text);
     assert!(!page.text.contains("Jane Doe"), "{}", page.text);
 }
+
+#[test]
+fn a_threads_replies_in_a_block_named_comments_are_its_text_but_a_blogs_comments_are_not() {
+    // A forum names the block of replies "comments" (warriorforum.com);
+    // the replies are the thread.
+    let replies: String = (0..6)
+        .map(|i| {
+            format!(
+                "<li class=DiscussionBoard-item><div class=DiscussionBoard-content>\
+                 <p>Reply {i}: {SENTENCE} {SENTENCE}</p></div></li>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<html><body><nav><a href=/>Home</a></nav><main><article><h1>Will this method work?</h1>\
+         <div id=main-post><p>Opening post: {SENTENCE} {SENTENCE}</p></div>\
+         <section id=comments class=DiscussionBoard><ul>{replies}</ul></section>\
+         </article></main></body></html>"
+    );
+    let page = extract(html.as_bytes(), &Input::default());
+    for part in ["Opening post:", "Reply 0:", "Reply 5:"] {
+        assert!(page.text.contains(part), "{part} missing: {}", page.text);
+    }
+
+    // A blog engine names each comment: the comments are still dropped,
+    // however much of the page they hold.
+    let body: String = (0..3)
+        .map(|i| format!("<p>Post {i}: {SENTENCE}</p>"))
+        .collect();
+    let comments: String = (0..8)
+        .map(|i| {
+            format!(
+                "<li class=comment><div class=comment-author>Reader {i}</div>\
+                 <div class=comment-content><p>Comment {i}: {SENTENCE} {SENTENCE}</p></div></li>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<html><body><main><article><h1>Logging</h1><div class=entry-content>{body}</div>\
+         </article><div id=comments class=comments-area><ol class=comment-list>{comments}</ol>\
+         </div></main></body></html>"
+    );
+    let page = extract(html.as_bytes(), &Input::default());
+    assert!(page.text.contains("Post 2:"), "{}", page.text);
+    assert!(!page.text.contains("Comment 0:"), "{}", page.text);
+}
