@@ -313,7 +313,7 @@ pub(crate) fn select<'a>(
     };
     let out = widen(out, repeated_items(top, a));
     let first = out.first().copied();
-    let out = widen(out, first.and_then(|n| stacked_sections(n, a)));
+    let out = widen(out, first.and_then(|n| outermost_stack(n, a)));
     if declared.article {
         out
     } else {
@@ -428,6 +428,19 @@ fn stacked_sections<'a>(top: NodeRef<'a, Node>, a: &Analysis<'_>) -> Option<Node
         }
     }
     None
+}
+
+/// The stack of sections around `top`, climbing while that stack is
+/// itself one section of a larger one: a buying guide's methodology (its
+/// paragraphs and a list, in an accordion's pane) is a stack, and so are
+/// the reviews of the products around it, of which it is one part.
+fn outermost_stack<'a>(top: NodeRef<'a, Node>, a: &Analysis<'_>) -> Option<NodeRef<'a, Node>> {
+    let mut stack = stacked_sections(top, a)?;
+    // Each step is to an ancestor: the climb ends at the body.
+    while let Some(up) = stacked_sections(stack, a) {
+        stack = up;
+    }
+    Some(stack)
 }
 
 /// Scores of the blocks and of the ancestors they vote for (up to three

@@ -633,3 +633,34 @@ fn a_threads_replies_in_a_block_named_comments_are_its_text_but_a_blogs_comments
     assert!(page.text.contains("Post 2:"), "{}", page.text);
     assert!(!page.text.contains("Comment 0:"), "{}", page.text);
 }
+
+#[test]
+fn a_stack_inside_one_section_of_a_larger_stack_is_read_with_the_larger() {
+    // A buying guide: its methodology, in an accordion's pane, is a stack
+    // of paragraphs and a list (scoring picks the list), set among the
+    // reviews of the products: more text, in plainer paragraphs that
+    // score less each.
+    let review = "It writes every event to a file and rotates the files each night so that \
+        the disk never fills up with old records from last year.";
+    let items: String = (0..9)
+        .map(|i| format!("<li><strong>Criterion {i}:</strong> {SENTENCE} {SENTENCE}</li>"))
+        .collect();
+    let cards: String = (0..6)
+        .map(|i| {
+            let ps: String = (0..5).map(|j| format!("<p>Review {i}.{j}: {review}</p>")).collect();
+            format!("<div class=card><div class=inner><div class=copy><h3>Product {i}</h3>{ps}</div></div></div>")
+        })
+        .collect();
+    let html = format!(
+        "<html><body><nav><a href=/>Home</a> <a href=/docs>Docs</a></nav>\
+         <h1>The best logging tools</h1><div class=post><div class=accordion><div class=pane>\
+         <button>How we test</button><div class=panel><p>Method: {SENTENCE} {SENTENCE}</p>\
+         <p>{SENTENCE} {SENTENCE}</p><ul>{items}</ul></div></div></div>{cards}</div>\
+         <footer><a href=/privacy>Privacy</a> Copyright 2026</footer></body></html>"
+    );
+    let page = extract(html.as_bytes(), &Input::default());
+    for part in ["Method:", "Criterion 8:", "Review 0.0:", "Review 5.4:"] {
+        assert!(page.text.contains(part), "{part} missing: {}", page.text);
+    }
+    assert!(!page.text.contains("Privacy"), "{}", page.text);
+}
