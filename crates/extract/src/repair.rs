@@ -123,15 +123,18 @@ pub(crate) fn unhide(doc: &mut Html) {
 }
 
 /// Opens the panels of disclosure widgets (accordions, "read more"): a
-/// button that says whether its panel is open (`aria-expanded`) and names
-/// it (`aria-controls`), WAI-ARIA's disclosure and accordion patterns. A
-/// closed panel is a click away, like the body of a closed `<details>`,
-/// and is the page's content as much as an open one.
+/// button, or a control that says whether its panel is open
+/// (`aria-expanded`), that names the panel (`aria-controls`): WAI-ARIA's
+/// disclosure and accordion patterns. Sites leave out `aria-expanded` as
+/// often as not (a heading link with `role="button"`). A closed panel is
+/// a click away, like the body of a closed `<details>`, and is the page's
+/// content as much as an open one.
 pub(crate) fn open_disclosures(doc: &mut Html) {
     let mut controlled: HashSet<String> = HashSet::new();
     for node in doc.tree.root().descendants() {
         if let Node::Element(e) = node.value() {
-            if attr(e, "aria-expanded").is_some() {
+            let button = e.name() == "button" || attr(e, "role") == Some("button");
+            if button || attr(e, "aria-expanded").is_some() {
                 if let Some(ids) = attr(e, "aria-controls") {
                     controlled.extend(ids.split_ascii_whitespace().map(str::to_owned));
                 }
