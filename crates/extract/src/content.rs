@@ -491,7 +491,8 @@ fn score_blocks(root: NodeRef<'_, Node>, a: &Analysis<'_>) -> (NodeMap<f64>, Vec
 
 /// Content split into several blocks (a teaser, the body, a second body
 /// part) gives several close runners-up: if three of them sit under one
-/// ancestor of the winner, that ancestor is the content.
+/// ancestor of the winner, that ancestor is the content. Runners-up that
+/// are compositions of their own (another post's teaser) do not count.
 fn rivals_ancestor<'a>(
     winner: NodeRef<'a, Node>,
     ranked: &[(NodeId, f64)],
@@ -501,6 +502,7 @@ fn rivals_ancestor<'a>(
         .iter()
         .filter(|(_, s)| *s >= best_score * 0.75)
         .filter_map(|(id, _)| winner.tree().get(*id))
+        .filter(|r| !is_another_composition(*r, winner))
         .collect();
     if rivals.len() < 3 {
         return None;
@@ -512,6 +514,30 @@ fn rivals_ancestor<'a>(
             let under = |r: &&NodeRef<'_, Node>| r.ancestors().any(|x| x.id() == anc.id());
             rivals.iter().filter(under).count() >= 3
         })
+}
+
+/// `rival` is inside an `<article>` of another kind than the winner's
+/// (another class), or the winner is in none: a composition of its own,
+/// such as a teaser of another post, not a part of the winner's content.
+/// A thread's posts are articles of one kind.
+fn is_another_composition<'a>(rival: NodeRef<'a, Node>, winner: NodeRef<'a, Node>) -> bool {
+    let article = |n: NodeRef<'a, Node>| {
+        std::iter::once(n)
+            .chain(n.ancestors())
+            .find(|a| matches!(a.value(), Node::Element(e) if e.name() == "article"))
+    };
+    let class = |n: NodeRef<'a, Node>| match n.value() {
+        Node::Element(e) => attr(e, "class"),
+        _ => None,
+    };
+    let Some(theirs) = article(rival) else {
+        return false;
+    };
+    match article(winner) {
+        _ if is_under(winner, theirs.id()) => false,
+        Some(ours) => class(ours) != class(theirs),
+        None => true,
+    }
 }
 
 /// Climbs to an ancestor that outscores `top`: it was one part of a larger

@@ -671,3 +671,47 @@ fn a_stack_inside_one_section_of_a_larger_stack_is_read_with_the_larger() {
     }
     assert!(!page.text.contains("Privacy"), "{}", page.text);
 }
+
+#[test]
+fn teasers_of_other_posts_beside_a_post_are_not_part_of_it() {
+    // Each teaser is an <article> of its own, and scores close to the
+    // post: they are other compositions, not parts of this one.
+    let claim = "If you were hurt at work, at home, on the road, or in a store, you may, \
+        in some cases, have a claim, and a lawyer can help you, quickly, to find out.";
+    let body: String = (0..3)
+        .map(|i| format!("<p>Body {i}: {SENTENCE} {SENTENCE}</p>"))
+        .collect();
+    let teasers: String = (0..4)
+        .map(|i| {
+            format!(
+                "<article class=grid-item><div class=inner><h3><a href=/n{i}>News {i}</a></h3>\
+                 <div class=excerpt><p>Teaser {i}: {claim} Call us today.</p></div></div></article>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<html><body><nav><a href=/>Home</a></nav><div class=wrap><div class=col-a>\
+         <h1>Getting hurt at a gym</h1><div class=copy>{body}</div></div><div class=col-b>\
+         <h2>Latest news</h2><div class=grid>{teasers}</div></div></div></body></html>"
+    );
+    let page = extract(html.as_bytes(), &Input::default());
+    assert!(page.text.contains("Body 2:"), "{}", page.text);
+    assert!(!page.text.contains("Teaser"), "{}", page.text);
+
+    // A thread's posts are articles of one kind: they are its content.
+    let posts: String = (0..4)
+        .map(|i| {
+            format!(
+                "<article class=message><div class=inner><div class=author>user{i}</div>\
+                 <div class=excerpt><p>Post {i}: {claim} Call us today.</p></div></div></article>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<html><body><nav><a href=/>Home</a></nav><div class=wrap><h1>Thread</h1>\
+         <div class=posts>{posts}</div></div></body></html>"
+    );
+    let page = extract(html.as_bytes(), &Input::default());
+    assert!(page.text.contains("Post 0:"), "{}", page.text);
+    assert!(page.text.contains("Post 3:"), "{}", page.text);
+}
