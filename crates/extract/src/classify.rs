@@ -600,12 +600,26 @@ fn is_junk_by_attributes<'a>(attr: impl Fn(&str) -> Option<&'a str>) -> bool {
 
 /// A `role="tablist"` is the strip of tab labels, and is dropped like a
 /// menu; but one that holds the panels too (accordions of questions and
-/// answers are often marked up so) is the content those labels open.
+/// answers are often marked up so) is the content those labels open. A
+/// panel is a `role="tabpanel"`, or what a label inside names as the
+/// element it controls (`aria-controls`), whatever its role says.
 fn is_tabs_with_panels(node: NodeRef<'_, Node>, el: &Element) -> bool {
-    attr(el, "role") == Some("tablist")
-        && node
-            .descendants()
-            .any(|d| matches!(d.value(), Node::Element(e) if attr(e, "role") == Some("tabpanel")))
+    if attr(el, "role") != Some("tablist") {
+        return false;
+    }
+    let elements = || {
+        node.descendants().filter_map(|d| match d.value() {
+            Node::Element(e) => Some(e),
+            _ => None,
+        })
+    };
+    let controlled: Vec<&str> = elements()
+        .filter_map(|e| attr(e, "aria-controls"))
+        .flat_map(str::split_ascii_whitespace)
+        .collect();
+    elements().any(|e| {
+        attr(e, "role") == Some("tabpanel") || e.id().is_some_and(|id| controlled.contains(&id))
+    })
 }
 
 fn looks_like_content_container(el: &Element) -> bool {

@@ -715,3 +715,27 @@ fn teasers_of_other_posts_beside_a_post_are_not_part_of_it() {
     assert!(page.text.contains("Post 0:"), "{}", page.text);
     assert!(page.text.contains("Post 3:"), "{}", page.text);
 }
+
+#[test]
+fn a_tab_list_holding_the_panels_its_labels_control_is_read() {
+    // Bootstrap's accordion marked up as tabs, with the panels' role
+    // misspelled: the labels still name their panels (aria-controls).
+    let faq: String = (0..3)
+        .map(|i| {
+            format!(
+                "<div class=panel><div class=panel-heading role=tab><h4><a role=button \
+                 href=#c{i} aria-controls=c{i}>Question {i}?</a></h4></div>\
+                 <div id=c{i} class=\"panel-collapse collapse\" role=tabpane-{i}>\
+                 <p>Answer {i}: {SENTENCE}</p></div></div>"
+            )
+        })
+        .collect();
+    let ps: String = (0..3).map(|i| format!("<p>{i}: {SENTENCE}</p>")).collect();
+    let html = page(&format!(
+        "<h1>Logging course</h1>{ps}<h2>FAQ</h2><div role=tablist>{faq}</div>"
+    ));
+    let page = extract(html.as_bytes(), &Input::default());
+    for i in 0..3 {
+        assert!(page.text.contains(&format!("Answer {i}:")), "{}", page.text);
+    }
+}
