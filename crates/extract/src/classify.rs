@@ -123,11 +123,11 @@ const NEGATIVE: &[&str] = &[
     "popular",
 ];
 /// Short words that are boilerplate only as whole tokens of a class or id
-/// ("nav" but not "canvas", "pager" but not "PageBuilder-pageRow"). A block
-/// of "reviews" is customers' words on a product, as comments are readers'
-/// on an article (a review article's own "review" is not the plural).
+/// ("nav" but not "canvas", "pager" but not "PageBuilder-pageRow"). So is
+/// "reviews", but only on a product's page ([`Rules::reviews_are_asides`];
+/// a review article's own "review" is not the plural).
 #[rustfmt::skip]
-const NEGATIVE_WHOLE_WORDS: &[&str] = &["pager", "menu", "nav", "skip", "tags", "hide", "date", "dateline", "timestamp", "reviews"];
+const NEGATIVE_WHOLE_WORDS: &[&str] = &["pager", "menu", "nav", "skip", "tags", "hide", "date", "dateline", "timestamp"];
 /// Whole tokens (so that "ad" does not hit "header" or "read"), always
 /// boilerplate.
 const NEGATIVE_TOKENS: &[&str] = &["ad", "ads", "adv", "dfp", "gpt", "visually"];
@@ -167,28 +167,33 @@ const CONTAINS_CONTAINER: u8 = 32;
 /// "widget": a weak boilerplate word, but for a page built from widgets
 /// ([`Rules::widgets_are_layout`]).
 const WIDGET: u8 = 64;
+/// "reviews": a weak boilerplate word on a page that declares a product
+/// ([`Rules::reviews_are_asides`]).
+const REVIEWS: u8 = 128;
 
 impl ClassFacts {
     fn has(self, bit: u8) -> bool {
         self.bits & bit != 0
     }
 
-    fn negative(self, weak: bool, widget: bool) -> bool {
+    /// `page_words`: which of the words that depend on the page
+    /// ([`Rules::page_words`]) mark boilerplate on this one.
+    fn negative(self, weak: bool, page_words: u8) -> bool {
         self.has(STRONG)
             || self.has(TOKEN)
-            || (weak && (self.has(WEAK) || self.has(WEAK_TOKEN) || (widget && self.has(WIDGET))))
+            || (weak && (self.has(WEAK) || self.has(WEAK_TOKEN) || self.bits & page_words != 0))
     }
 
     /// Dropped by class or id: a boilerplate word and no container word.
-    fn is_named_junk(self, weak: bool, widget: bool) -> bool {
-        self.named && self.negative(weak, widget) && !self.has(CONTAINS_CONTAINER)
+    fn is_named_junk(self, weak: bool, page_words: u8) -> bool {
+        self.named && self.negative(weak, page_words) && !self.has(CONTAINS_CONTAINER)
     }
 
-    fn weight(self, widget: bool) -> i32 {
+    fn weight(self, page_words: u8) -> i32 {
         if !self.named {
             return 0;
         }
-        let neg = self.negative(true, widget);
+        let neg = self.negative(true, page_words);
         if neg && !self.has(CONTAINS_CONTAINER) {
             return -1;
         }
@@ -262,12 +267,15 @@ fn word_bits(part: &str, el: &Element) -> u8 {
         if is(NEGATIVE_WHOLE_WORDS) {
             found |= WEAK_TOKEN;
         }
+        if token.eq_ignore_ascii_case("reviews") {
+            found |= REVIEWS;
+        }
     }
     found
 }
 
 fn negative_bits(bits: u8) -> bool {
-    bits & (STRONG | WEAK | TOKEN | WEAK_TOKEN | WIDGET) != 0
+    bits & (STRONG | WEAK | TOKEN | WEAK_TOKEN | WIDGET | REVIEWS) != 0
 }
 
 /// A section whose heading links to it (`<section id="cookies"><h3>Cookies
@@ -316,6 +324,21 @@ pub(crate) struct Rules {
     /// The page is built from widgets: "widget" names its every block,
     /// so it says nothing of one ([`crate::content::Outline::built_from_widgets`]).
     pub widgets_are_layout: bool,
+    /// The page declares a product: a block of "reviews" is customers'
+    /// words on it, beside its description, as comments are readers' on
+    /// an article. Elsewhere (a service's landing page) reviews are the
+    /// testimonials it puts forward, and read.
+    pub reviews_are_asides: bool,
+}
+
+impl Rules {
+    /// The words whose meaning depends on the page, as bits of
+    /// [`ClassFacts`], that mark boilerplate under these rules.
+    fn page_words(self) -> u8 {
+        let widget = if self.widgets_are_layout { 0 } else { WIDGET };
+        let reviews = if self.reviews_are_asides { REVIEWS } else { 0 };
+        widget | reviews
+    }
 }
 
 impl Rules {
@@ -326,6 +349,7 @@ impl Rules {
             class_weights: true,
             conditional: true,
             widgets_are_layout: false,
+            reviews_are_asides: false,
         },
         Rules {
             class_junk: true,
@@ -333,6 +357,7 @@ impl Rules {
             class_weights: true,
             conditional: true,
             widgets_are_layout: false,
+            reviews_are_asides: false,
         },
         Rules {
             class_junk: true,
@@ -340,6 +365,7 @@ impl Rules {
             class_weights: false,
             conditional: true,
             widgets_are_layout: false,
+            reviews_are_asides: false,
         },
     ];
     /// For the full visible text: structure only.
@@ -349,6 +375,7 @@ impl Rules {
         class_weights: false,
         conditional: false,
         widgets_are_layout: false,
+        reviews_are_asides: false,
     };
 }
 
@@ -429,14 +456,14 @@ impl Facts {
         rules.class_junk
             && self
                 .class
-                .is_named_junk(rules.weak_junk, !rules.widgets_are_layout)
+                .is_named_junk(rules.weak_junk, rules.page_words())
             && !self.content_container
     }
 
     /// +1 for class/id words that mark content, -1 for boilerplate, 0
     /// neither (or both).
     pub(crate) fn class_weight(self, rules: Rules) -> i32 {
-        self.class.weight(!rules.widgets_are_layout)
+        self.class.weight(rules.page_words())
     }
 
     /// Named a widget.

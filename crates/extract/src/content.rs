@@ -287,6 +287,8 @@ const MIN_PARAGRAPH: u32 = 25;
 pub(crate) struct Declared {
     /// It declares itself an article (`og:type`).
     pub article: bool,
+    /// It declares a product (`og:type`, microdata or JSON-LD).
+    pub product: bool,
 }
 
 /// The elements holding the main content, in document order; empty when

@@ -61,6 +61,9 @@ pub(crate) struct Meta {
     pub robots: Robots,
     /// `og:type` is `article`: the page says it is a story or a post.
     pub declares_article: bool,
+    /// `og:type` is `product`, or microdata says a `Product` is on the
+    /// page (JSON-LD, in scripts, is read apart: [`json_ld_declares_product`]).
+    pub declares_product: bool,
 }
 
 pub(crate) fn clean(s: &str) -> Option<String> {
@@ -97,6 +100,7 @@ struct Found {
     published_time: Option<String>,
     robots: Robots,
     og_type_article: bool,
+    product: bool,
 }
 
 fn element_text(el: ElementRef<'_>) -> Option<String> {
@@ -134,6 +138,9 @@ impl Found {
             }
             _ => {}
         }
+        if !self.product {
+            self.product = attr(e, "itemtype").is_some_and(names_product);
+        }
         // Generators that style the page heading rather than mark it up
         // (doxygen's `div.title`) name the class.
         if self.class_title.is_none()
@@ -165,8 +172,11 @@ impl Found {
             (_, Some("og:title")) => set(&mut self.og_title, &content),
             (_, Some("og:description")) => set(&mut self.og_description, &content),
             (_, Some("og:type")) => {
-                self.og_type_article |=
-                    attr(e, "content").is_some_and(|c| c.trim().eq_ignore_ascii_case("article"));
+                let og_type = attr(e, "content").unwrap_or("").trim().to_ascii_lowercase();
+                self.og_type_article |= og_type == "article";
+                // "product", "product.item", "og:product" (Shopify, Facebook's
+                // catalog types).
+                self.product |= og_type.trim_start_matches("og:").starts_with("product");
             }
             _ => {}
         }
@@ -220,6 +230,56 @@ pub(crate) fn read(doc: &Html, base: Option<&Url>, x_robots_tag: Option<&str>) -
             .or(found.published_time),
         robots,
         declares_article: found.og_type_article,
+        declares_product: found.product,
+    }
+}
+
+/// A schema.org type URL (microdata's `itemtype`, a list) or name
+/// (JSON-LD's `@type`) is a product's.
+fn names_product(types: &str) -> bool {
+    types.split_ascii_whitespace().any(|t| {
+        let name = t.rsplit('/').next().unwrap_or(t);
+        matches!(name, "Product" | "ProductGroup")
+    })
+}
+
+/// A JSON-LD block of the page (`<script type="application/ld+json">`)
+/// describes a `Product`, the way shops declare their product pages to
+/// search engines. Read from the markup before scripts are stripped;
+/// only blocks that name "Product" at all are parsed.
+pub(crate) fn json_ld_declares_product(html: &str) -> bool {
+    let mut rest = html;
+    while let Some(at) = memchr::memmem::find(rest.as_bytes(), b"application/ld+json") {
+        rest = &rest[at..];
+        let Some(open_end) = rest.find('>') else {
+            return false;
+        };
+        let body = &rest[open_end + 1..];
+        let end = memchr::memmem::find(body.as_bytes(), b"</").unwrap_or(body.len());
+        let block = &body[..end];
+        if memchr::memmem::find(block.as_bytes(), b"Product").is_some()
+            && serde_json::from_str::<serde_json::Value>(block).is_ok_and(|v| describes_product(&v))
+        {
+            return true;
+        }
+        rest = &body[end..];
+    }
+    false
+}
+
+fn describes_product(v: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match v {
+        Value::Object(map) => {
+            let typed = match map.get("@type") {
+                Some(Value::String(t)) => names_product(t),
+                Some(Value::Array(ts)) => ts.iter().any(|t| t.as_str().is_some_and(names_product)),
+                _ => false,
+            };
+            typed || map.values().any(describes_product)
+        }
+        Value::Array(items) => items.iter().any(describes_product),
+        _ => false,
     }
 }
 

@@ -399,6 +399,8 @@ impl State {
             published: self.published,
             robots: self.robots,
             declares_article: self.og_type_article,
+            // Selection, which asks it, does not run on a streamed page.
+            declares_product: false,
         };
         Streamed {
             meta,

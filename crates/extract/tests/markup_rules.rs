@@ -217,23 +217,36 @@ fn a_posts_signature_is_not_its_text() {
 }
 
 #[test]
-fn a_products_reviews_are_not_its_description() {
+fn a_products_reviews_are_not_its_description_but_a_services_are_its_pitch() {
     // Customers' reviews are to a product page what comments are to an
-    // article: other people's words about the content.
+    // article: other people's words about the content. The page says it
+    // is a product's (og:type, or JSON-LD as shops give search engines).
     let reviews: String = (0..4)
         .map(|i| format!("<div class=review-card><p>Review {i}: {SENTENCE}</p></div>"))
         .collect();
-    let html = format!(
-        "<html><body><nav><a href=/>Home</a></nav><div class=product>\
-         <h1>Studio condenser microphone</h1><div class=product-description>\
-         <p>About: {SENTENCE}</p><p>Sound: {SENTENCE}</p><p>Build: {SENTENCE}</p>\
-         <p>Use: {SENTENCE}</p></div>\
-         <div class=\"product-reviews js-reviews\"><h2>51 Reviews</h2>{reviews}</div></div>\
-         <footer>Copyright 2026</footer></body></html>"
-    );
-    let page = extract(html.as_bytes(), &Input::default());
+    let page_with = |head: &str| {
+        format!(
+            "<html><head>{head}</head><body><nav><a href=/>Home</a></nav><div class=product>\
+             <h1>Studio condenser microphone</h1><div class=product-description>\
+             <p>About: {SENTENCE}</p><p>Sound: {SENTENCE}</p><p>Build: {SENTENCE}</p>\
+             <p>Use: {SENTENCE}</p></div>\
+             <div class=\"product-reviews js-reviews\"><h2>51 Reviews</h2>{reviews}</div></div>\
+             <footer>Copyright 2026</footer></body></html>"
+        )
+    };
+    let json_ld = "<script type=\"application/ld+json\">{\"@context\": \"https://schema.org\", \
+        \"@graph\": [{\"@type\": [\"Product\"], \"name\": \"Microphone\"}]}</script>";
+    for head in ["<meta property=\"og:type\" content=\"product\">", json_ld] {
+        let page = extract(page_with(head).as_bytes(), &Input::default());
+        assert!(page.text.contains("Use: Logging"), "{}", page.text);
+        assert!(!page.text.contains("Review 0:"), "{head}: {}", page.text);
+    }
+
+    // A service's landing page puts its clients' reviews forward: they
+    // are its pitch, and read.
+    let page = extract(page_with("").as_bytes(), &Input::default());
     assert!(page.text.contains("Use: Logging"), "{}", page.text);
-    assert!(!page.text.contains("Review 0:"), "{}", page.text);
+    assert!(page.text.contains("Review 0:"), "{}", page.text);
 }
 
 #[test]
