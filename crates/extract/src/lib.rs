@@ -314,7 +314,12 @@ fn main_or_full_text(
         let mut main = render::TextBuilder::default();
         for node in content::select(root, &analysis, declared) {
             let lists = render::link_lists_carry(node, &analysis, declared.article);
-            let cleaning = render::Cleaning::Content(&analysis, title, lists);
+            let cleaning = render::Cleaning::Content {
+                analysis: &analysis,
+                title,
+                lists,
+                article: declared.article,
+            };
             render::render(node, cleaning, &mut main);
         }
         let main = main.finish();

@@ -12,10 +12,16 @@ use crate::content::Analysis;
 pub(crate) enum Cleaning<'a> {
     /// Junk only: the full visible text.
     None,
-    /// Also link lists, share bars and the page title inside the content
-    /// (the title, when known, is the second field). Link lists stay when
-    /// the third field says they are the content ([`link_lists_carry`]).
-    Content(&'a Analysis<'a>, Option<&'a str>, LinkLists),
+    /// Also link lists, share bars and the page title inside the content.
+    Content {
+        analysis: &'a Analysis<'a>,
+        /// The page's title, when known.
+        title: Option<&'a str>,
+        /// Whether link lists are the content ([`link_lists_carry`]).
+        lists: LinkLists,
+        /// The page declares itself an article ([`is_link_list`]).
+        article: bool,
+    },
 }
 
 /// Appends the text of `root` to `out`: one line per block, whitespace
@@ -33,7 +39,7 @@ pub(crate) fn render(root: NodeRef<'_, Node>, cleaning: Cleaning<'_>, out: &mut 
                     Node::Element(el) => {
                         let junk = match cleaning {
                             Cleaning::None => is_junk(node, el, Rules::FULL_TEXT),
-                            Cleaning::Content(a, _, _) => a.is_junk(node, el),
+                            Cleaning::Content { analysis, .. } => analysis.is_junk(node, el),
                         };
                         if junk || drop_in_content(node, cleaning) {
                             skip = Some(node.id());
@@ -89,7 +95,13 @@ pub(crate) fn render(root: NodeRef<'_, Node>, cleaning: Cleaning<'_>, out: &mut 
 /// Inside the content: link lists and share bars, and the page's `<h1>`
 /// (the title, reported separately).
 fn drop_in_content(node: NodeRef<'_, Node>, cleaning: Cleaning<'_>) -> bool {
-    let Cleaning::Content(a, title, lists) = cleaning else {
+    let Cleaning::Content {
+        analysis: a,
+        title,
+        lists,
+        article,
+    } = cleaning
+    else {
         return false;
     };
     if !a.rules.conditional {
@@ -120,9 +132,10 @@ fn drop_in_content(node: NodeRef<'_, Node>, cleaning: Cleaning<'_>) -> bool {
     }
     match lists {
         LinkLists::Keep => false,
-        LinkLists::Drop => is_link_list(node, a),
+        LinkLists::Drop => is_link_list(node, a, article),
         LinkLists::DropAtEdges(first, last) => {
-            is_link_list(node, a) && !(node.id() > first && node.id() < last && follows_p(node))
+            is_link_list(node, a, article)
+                && !(node.id() > first && node.id() < last && follows_p(node))
         }
     }
 }
@@ -154,8 +167,12 @@ fn follows_p(node: NodeRef<'_, Node>) -> bool {
         .is_some_and(|n| matches!(n.value(), Node::Element(e) if e.name() == "p"))
 }
 
-/// A block of mostly link text, short enough to be navigation.
-fn is_link_list(node: NodeRef<'_, Node>, a: &Analysis<'_>) -> bool {
+/// A block of mostly link text, short enough to be navigation. Not a
+/// paragraph holding one link: that is a line of text, such as the title
+/// of a listing's entry or a sentence that is all link; but on a page that
+/// declares itself an article, where such a line points to another story
+/// ("Read more: ...").
+fn is_link_list(node: NodeRef<'_, Node>, a: &Analysis<'_>, article: bool) -> bool {
     let Node::Element(el) = node.value() else {
         return false;
     };
@@ -176,10 +193,12 @@ fn is_link_list(node: NodeRef<'_, Node>, a: &Analysis<'_>) -> bool {
     // Inside a link it is that link's text (Sphinx wraps a reference's
     // words in a span), not a list of links. A span around one link is
     // that link's styling (a wiki's template for a man page reference),
-    // inline in its sentence: a list has two.
+    // inline in its sentence, and a paragraph of one link a line: a list
+    // has two.
+    let one_link_line = tag == "span" || (tag == "p" && !article);
     link_dense
         && !(density == 1.0 && is_inside_link(node))
-        && !(tag == "span" && links_under(node) < 2)
+        && !(one_link_line && links_under(node) < 2)
 }
 
 fn links_under(node: NodeRef<'_, Node>) -> usize {
@@ -224,7 +243,7 @@ pub(crate) fn link_lists_carry(
                 };
                 if a.is_junk(node, el) {
                     skip = Some(node.id());
-                } else if node.id() != root.id() && is_link_list(node, a) {
+                } else if node.id() != root.id() && is_link_list(node, a, article) {
                     in_lists += a.stats.get(&node.id()).map_or(0, |s| s.text);
                     skip = Some(node.id());
                 } else if !article && crate::content::is_paragraph(node, a) {

@@ -752,3 +752,39 @@ fn a_tab_list_holding_the_panels_its_labels_control_is_read() {
         assert!(page.text.contains(&format!("Answer {i}:")), "{}", page.text);
     }
 }
+
+#[test]
+fn a_paragraph_that_is_one_link_is_a_line_of_text_but_not_in_an_article() {
+    // A blog's index: each entry's title is a paragraph holding one link
+    // (its date, named so, is dropped), then its summary.
+    let entries: String = (0..4)
+        .map(|i| {
+            format!(
+                "<p class=blogtitle><a href=/post-{i}>Allocating on the stack, part {i}</a>, \
+                 <span class=date>27 February 2026</span></p><p class=blogsummary>{SENTENCE}</p>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<html><body><nav><a href=/>Home</a> <a href=/blog>Blog</a></nav><h1>The Go Blog</h1>\
+         <div id=blogindex>{entries}</div></body></html>"
+    );
+    let page = extract(html.as_bytes(), &Input::default());
+    for i in 0..4 {
+        let title = format!("Allocating on the stack, part {i}");
+        assert!(page.text.contains(&title), "{title} missing: {}", page.text);
+    }
+
+    // In a story, such a line points to another story.
+    let body: String = (0..4)
+        .map(|i| format!("<p>Story {i}: {SENTENCE}</p>"))
+        .collect();
+    let html = format!(
+        "<html><head><meta property=og:type content=article></head><body><article>\
+         <h1>Headline</h1>{body}<p><a href=/other>Read more: the other story of the day</a></p>\
+         <p>Story 5: {SENTENCE}</p></article></body></html>"
+    );
+    let page = extract(html.as_bytes(), &Input::default());
+    assert!(page.text.contains("Story 5:"), "{}", page.text);
+    assert!(!page.text.contains("Read more"), "{}", page.text);
+}
