@@ -111,9 +111,15 @@ fn drop_in_content(node: NodeRef<'_, Node>, cleaning: Cleaning<'_>) -> bool {
         return false;
     };
     let tag = el.name();
-    // The title (reported separately), captions and credits, forms
-    // (sign-ups, searches).
-    if matches!(tag, "h1" | "figcaption" | "form") {
+    // The page's `<h1>` is its title, reported separately; but a page
+    // that heads each of its items with one (HTML5's sections, a news
+    // list's entries) has three or more, and only the one repeating the
+    // title goes.
+    if tag == "h1" {
+        return !heads_items_with_h1(node) || title.is_some_and(|t| repeats_title(node, t));
+    }
+    // Captions and credits, forms (sign-ups, searches).
+    if matches!(tag, "figcaption" | "form") {
         return true;
     }
     if is_ad_label(node) {
@@ -158,6 +164,17 @@ pub(crate) enum LinkLists {
     /// parser numbers nodes as it creates them, which is that order but
     /// for the few it moves when it repairs broken markup.
     DropAtEdges(ego_tree::NodeId, ego_tree::NodeId),
+}
+
+/// The page holds three or more `<h1>`s. Asked of each `<h1>` in the
+/// content: the walk stops at the third.
+fn heads_items_with_h1(node: NodeRef<'_, Node>) -> bool {
+    node.tree()
+        .nodes()
+        .filter(|n| matches!(n.value(), Node::Element(e) if e.name() == "h1"))
+        .take(3)
+        .count()
+        >= 3
 }
 
 /// The element before `node` is a paragraph.

@@ -788,3 +788,26 @@ fn a_paragraph_that_is_one_link_is_a_line_of_text_but_not_in_an_article() {
     assert!(page.text.contains("Story 5:"), "{}", page.text);
     assert!(!page.text.contains("Read more"), "{}", page.text);
 }
+
+#[test]
+fn a_page_heading_each_item_with_an_h1_keeps_them_but_its_title() {
+    // A news list gives each entry an <h1>: they are the entries' titles.
+    let entries: String = (0..4)
+        .map(|i| {
+            format!(
+                "<article class=list-item><h1 class=title><a href=/news/{i}>Headline number {i} \
+                 of the day</a></h1><p>{SENTENCE}</p></article>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<html><head><title>Latest news</title></head><body><nav><a href=/>Home</a></nav>\
+         <main><h1>Latest news</h1>{entries}</main></body></html>"
+    );
+    let page = extract(html.as_bytes(), &Input::default());
+    for i in 0..4 {
+        let title = format!("Headline number {i} of the day");
+        assert!(page.text.contains(&title), "{title} missing: {}", page.text);
+    }
+    assert!(!page.text.starts_with("Latest news"), "{}", page.text);
+}
