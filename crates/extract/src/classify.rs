@@ -110,7 +110,7 @@ pub(crate) fn is_block(tag: &str) -> bool {
 /// Q&A answer's "post-signature" author card).
 #[rustfmt::skip]
 const STRONG_NEGATIVE: &[&str] = &[
-    "comment", "disqus", "cookie", "consent", "gdpr", "share", "sharing", "social", "related",
+    "cookie", "consent", "gdpr", "share", "sharing", "social", "related",
     "recommend", "newsletter", "subscribe", "signup", "advert", "sponsor", "breadcrumb",
     "pagination", "popup", "modal", "footer", "navbar", "outbrain", "taboola", "signature",
     "more-stories", "most-read",
@@ -155,41 +155,47 @@ const POSITIVE: &[&str] = &[
 struct ClassFacts {
     /// The element has an id or a class.
     named: bool,
-    bits: u8,
+    bits: Bits,
 }
 
-const STRONG: u8 = 1;
-const WEAK: u8 = 2;
-const TOKEN: u8 = 4;
-const WEAK_TOKEN: u8 = 8;
-const POS: u8 = 16;
-const CONTAINS_CONTAINER: u8 = 32;
+/// What a class or id's words say, as bits.
+type Bits = u16;
+
+const STRONG: Bits = 1;
+const WEAK: Bits = 2;
+const TOKEN: Bits = 4;
+const WEAK_TOKEN: Bits = 8;
+const POS: Bits = 16;
+const CONTAINS_CONTAINER: Bits = 32;
 /// "widget": a weak boilerplate word, but for a page built from widgets
 /// ([`Rules::widgets_are_layout`]).
-const WIDGET: u8 = 64;
+const WIDGET: Bits = 64;
 /// "reviews": a weak boilerplate word on a page that declares a product
 /// ([`Rules::reviews_are_asides`]).
-const REVIEWS: u8 = 128;
+const REVIEWS: Bits = 128;
+/// "comment", "disqus": a strong boilerplate word, but on a page that
+/// declares a discussion ([`Rules::comments_are_posts`]).
+const COMMENT: Bits = 256;
 
 impl ClassFacts {
-    fn has(self, bit: u8) -> bool {
+    fn has(self, bit: Bits) -> bool {
         self.bits & bit != 0
     }
 
     /// `page_words`: which of the words that depend on the page
     /// ([`Rules::page_words`]) mark boilerplate on this one.
-    fn negative(self, weak: bool, page_words: u8) -> bool {
-        self.has(STRONG)
-            || self.has(TOKEN)
-            || (weak && (self.has(WEAK) || self.has(WEAK_TOKEN) || self.bits & page_words != 0))
+    fn negative(self, weak: bool, page_words: Bits) -> bool {
+        let strong = STRONG | TOKEN | (page_words & COMMENT);
+        let weak_words = WEAK | WEAK_TOKEN | (page_words & (WIDGET | REVIEWS));
+        self.bits & strong != 0 || (weak && self.bits & weak_words != 0)
     }
 
     /// Dropped by class or id: a boilerplate word and no container word.
-    fn is_named_junk(self, weak: bool, page_words: u8) -> bool {
+    fn is_named_junk(self, weak: bool, page_words: Bits) -> bool {
         self.named && self.negative(weak, page_words) && !self.has(CONTAINS_CONTAINER)
     }
 
-    fn weight(self, page_words: u8) -> i32 {
+    fn weight(self, page_words: Bits) -> i32 {
         if !self.named {
             return 0;
         }
@@ -202,14 +208,15 @@ impl ClassFacts {
 }
 
 /// Every listed substring word, and what finding it means.
-static WORDS: LazyLock<(AhoCorasick, Vec<u8>)> = LazyLock::new(|| {
-    let mut words: Vec<(&str, u8)> = Vec::new();
-    let lists: [(&[&str], u8); 5] = [
+static WORDS: LazyLock<(AhoCorasick, Vec<Bits>)> = LazyLock::new(|| {
+    let mut words: Vec<(&str, Bits)> = Vec::new();
+    let lists: [(&[&str], Bits); 6] = [
         (STRONG_NEGATIVE, STRONG),
         (NEGATIVE, WEAK),
         (POSITIVE, POS),
         (CONTAINER, CONTAINS_CONTAINER),
         (&["widget"], WIDGET),
+        (&["comment", "disqus"], COMMENT),
     ];
     for (list, bit) in lists {
         for w in list {
@@ -253,7 +260,7 @@ fn class_facts(node: NodeRef<'_, Node>, el: &Element) -> ClassFacts {
 }
 
 /// What the listed words found in one class name or id say.
-fn word_bits(part: &str, el: &Element) -> u8 {
+fn word_bits(part: &str, el: &Element) -> Bits {
     let (automaton, bits) = &*WORDS;
     let mut found = 0;
     for m in automaton.find_overlapping_iter(part) {
@@ -274,8 +281,8 @@ fn word_bits(part: &str, el: &Element) -> u8 {
     found
 }
 
-fn negative_bits(bits: u8) -> bool {
-    bits & (STRONG | WEAK | TOKEN | WEAK_TOKEN | WIDGET | REVIEWS) != 0
+fn negative_bits(bits: Bits) -> bool {
+    bits & (STRONG | WEAK | TOKEN | WEAK_TOKEN | WIDGET | REVIEWS | COMMENT) != 0
 }
 
 /// A section whose heading links to it (`<section id="cookies"><h3>Cookies
@@ -329,15 +336,21 @@ pub(crate) struct Rules {
     /// an article. Elsewhere (a service's landing page) reviews are the
     /// testimonials it puts forward, and read.
     pub reviews_are_asides: bool,
+    /// The page declares a discussion (schema.org's
+    /// `DiscussionForumPosting`): its comments are the thread's replies,
+    /// not readers' words under an article. A Q&A page (`QAPage`) is not
+    /// one: there comments are remarks under the question and answers.
+    pub comments_are_posts: bool,
 }
 
 impl Rules {
     /// The words whose meaning depends on the page, as bits of
     /// [`ClassFacts`], that mark boilerplate under these rules.
-    fn page_words(self) -> u8 {
+    fn page_words(self) -> Bits {
         let widget = if self.widgets_are_layout { 0 } else { WIDGET };
         let reviews = if self.reviews_are_asides { REVIEWS } else { 0 };
-        widget | reviews
+        let comment = if self.comments_are_posts { 0 } else { COMMENT };
+        widget | reviews | comment
     }
 }
 
@@ -350,6 +363,7 @@ impl Rules {
             conditional: true,
             widgets_are_layout: false,
             reviews_are_asides: false,
+            comments_are_posts: false,
         },
         Rules {
             class_junk: true,
@@ -358,6 +372,7 @@ impl Rules {
             conditional: true,
             widgets_are_layout: false,
             reviews_are_asides: false,
+            comments_are_posts: false,
         },
         Rules {
             class_junk: true,
@@ -366,6 +381,7 @@ impl Rules {
             conditional: true,
             widgets_are_layout: false,
             reviews_are_asides: false,
+            comments_are_posts: false,
         },
     ];
     /// For the full visible text: structure only.
@@ -376,6 +392,7 @@ impl Rules {
         conditional: false,
         widgets_are_layout: false,
         reviews_are_asides: false,
+        comments_are_posts: false,
     };
 }
 

@@ -287,8 +287,9 @@ const MIN_PARAGRAPH: u32 = 25;
 pub(crate) struct Declared {
     /// It declares itself an article (`og:type`).
     pub article: bool,
-    /// It declares a product (`og:type`, microdata or JSON-LD).
-    pub product: bool,
+    /// What schema.org types (and `og:type`) on it declare: a product, a
+    /// discussion.
+    pub schema: crate::meta::Declares,
 }
 
 /// The elements holding the main content, in document order; empty when

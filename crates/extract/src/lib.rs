@@ -211,7 +211,7 @@ pub fn extract(bytes: &[u8], input: &Input<'_>) -> Page {
         drop(stripped);
         return extract_streamed(&html, input, enc, encoding_source);
     }
-    let json_ld_product = meta::json_ld_declares_product(&html);
+    let json_ld = meta::json_ld_declares(&html);
     let mut doc = Html::parse_document(&prestrip::cap_nesting(&stripped));
     drop(stripped);
     drop(html);
@@ -224,7 +224,7 @@ pub fn extract(bytes: &[u8], input: &Input<'_>) -> Page {
     let title = meta.title.as_deref();
     let declared = content::Declared {
         article: meta.declares_article,
-        product: meta.declares_product || json_ld_product,
+        schema: meta.declares.or(json_ld),
     };
     let (mut text, mut path, full_chars) = main_or_full_text(&doc, title, declared);
     if path == ContentPath::FullText {
@@ -307,7 +307,8 @@ fn main_or_full_text(
     for rules in classify::Rules::PASSES {
         let rules = classify::Rules {
             widgets_are_layout,
-            reviews_are_asides: declared.product,
+            reviews_are_asides: declared.schema.product,
+            comments_are_posts: declared.schema.discussion,
             ..rules
         };
         let analysis = content::analyze(root, rules, wrappers, &facts);

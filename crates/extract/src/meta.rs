@@ -61,9 +61,9 @@ pub(crate) struct Meta {
     pub robots: Robots,
     /// `og:type` is `article`: the page says it is a story or a post.
     pub declares_article: bool,
-    /// `og:type` is `product`, or microdata says a `Product` is on the
-    /// page (JSON-LD, in scripts, is read apart: [`json_ld_declares_product`]).
-    pub declares_product: bool,
+    /// What `og:type` (a product) and microdata's types declare
+    /// (JSON-LD, in scripts, is read apart: [`json_ld_declares`]).
+    pub declares: Declares,
 }
 
 pub(crate) fn clean(s: &str) -> Option<String> {
@@ -100,7 +100,7 @@ struct Found {
     published_time: Option<String>,
     robots: Robots,
     og_type_article: bool,
-    product: bool,
+    declares: Declares,
 }
 
 fn element_text(el: ElementRef<'_>) -> Option<String> {
@@ -138,8 +138,8 @@ impl Found {
             }
             _ => {}
         }
-        if !self.product {
-            self.product = attr(e, "itemtype").is_some_and(names_product);
+        if let Some(types) = attr(e, "itemtype") {
+            self.declares = self.declares.or(Declares::of_types(types));
         }
         // Generators that style the page heading rather than mark it up
         // (doxygen's `div.title`) name the class.
@@ -176,7 +176,7 @@ impl Found {
                 self.og_type_article |= og_type == "article";
                 // "product", "product.item", "og:product" (Shopify, Facebook's
                 // catalog types).
-                self.product |= og_type.trim_start_matches("og:").starts_with("product");
+                self.declares.product |= og_type.trim_start_matches("og:").starts_with("product");
             }
             _ => {}
         }
@@ -230,56 +230,89 @@ pub(crate) fn read(doc: &Html, base: Option<&Url>, x_robots_tag: Option<&str>) -
             .or(found.published_time),
         robots,
         declares_article: found.og_type_article,
-        declares_product: found.product,
+        declares: found.declares,
     }
 }
 
-/// A schema.org type URL (microdata's `itemtype`, a list) or name
-/// (JSON-LD's `@type`) is a product's.
-fn names_product(types: &str) -> bool {
-    types.split_ascii_whitespace().any(|t| {
-        let name = t.rsplit('/').next().unwrap_or(t);
-        matches!(name, "Product" | "ProductGroup")
-    })
+/// The kinds of page that schema.org types on it declare, as selection
+/// asks them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Declares {
+    /// A `Product` (or `ProductGroup`): a shop's product page.
+    pub product: bool,
+    /// A `DiscussionForumPosting`: a forum's thread.
+    pub discussion: bool,
 }
 
-/// A JSON-LD block of the page (`<script type="application/ld+json">`)
-/// describes a `Product`, the way shops declare their product pages to
-/// search engines. Read from the markup before scripts are stripped;
-/// only blocks that name "Product" at all are parsed.
-pub(crate) fn json_ld_declares_product(html: &str) -> bool {
+impl Declares {
+    /// From a schema.org type URL (microdata's `itemtype`, a list) or
+    /// name (JSON-LD's `@type`).
+    fn of_types(types: &str) -> Declares {
+        let mut d = Declares::default();
+        for t in types.split_ascii_whitespace() {
+            match t.rsplit('/').next().unwrap_or(t) {
+                "Product" | "ProductGroup" => d.product = true,
+                "DiscussionForumPosting" => d.discussion = true,
+                _ => {}
+            }
+        }
+        d
+    }
+
+    pub(crate) fn or(self, other: Declares) -> Declares {
+        Declares {
+            product: self.product || other.product,
+            discussion: self.discussion || other.discussion,
+        }
+    }
+}
+
+/// What the page's JSON-LD blocks (`<script type="application/ld+json">`)
+/// declare, the way shops and forums describe their pages to search
+/// engines. Read from the markup before scripts are stripped; only blocks
+/// that name one of the types at all are parsed.
+pub(crate) fn json_ld_declares(html: &str) -> Declares {
+    let mut found = Declares::default();
     let mut rest = html;
     while let Some(at) = memchr::memmem::find(rest.as_bytes(), b"application/ld+json") {
         rest = &rest[at..];
         let Some(open_end) = rest.find('>') else {
-            return false;
+            break;
         };
         let body = &rest[open_end + 1..];
         let end = memchr::memmem::find(body.as_bytes(), b"</").unwrap_or(body.len());
         let block = &body[..end];
-        if memchr::memmem::find(block.as_bytes(), b"Product").is_some()
-            && serde_json::from_str::<serde_json::Value>(block).is_ok_and(|v| describes_product(&v))
-        {
-            return true;
+        let named = |t: &[u8]| memchr::memmem::find(block.as_bytes(), t).is_some();
+        if named(b"Product") || named(b"DiscussionForumPosting") {
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(block) {
+                found = found.or(declared_in(&v));
+            }
         }
         rest = &body[end..];
     }
-    false
+    found
 }
 
-fn describes_product(v: &serde_json::Value) -> bool {
+fn declared_in(v: &serde_json::Value) -> Declares {
     use serde_json::Value;
     match v {
         Value::Object(map) => {
-            let typed = match map.get("@type") {
-                Some(Value::String(t)) => names_product(t),
-                Some(Value::Array(ts)) => ts.iter().any(|t| t.as_str().is_some_and(names_product)),
-                _ => false,
+            let own = match map.get("@type") {
+                Some(Value::String(t)) => Declares::of_types(t),
+                Some(Value::Array(ts)) => ts
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(Declares::of_types)
+                    .fold(Declares::default(), Declares::or),
+                _ => Declares::default(),
             };
-            typed || map.values().any(describes_product)
+            map.values().map(declared_in).fold(own, Declares::or)
         }
-        Value::Array(items) => items.iter().any(describes_product),
-        _ => false,
+        Value::Array(items) => items
+            .iter()
+            .map(declared_in)
+            .fold(Declares::default(), Declares::or),
+        _ => Declares::default(),
     }
 }
 

@@ -400,7 +400,7 @@ impl State {
             robots: self.robots,
             declares_article: self.og_type_article,
             // Selection, which asks it, does not run on a streamed page.
-            declares_product: false,
+            declares: crate::meta::Declares::default(),
         };
         Streamed {
             meta,

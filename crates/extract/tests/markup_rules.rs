@@ -811,3 +811,35 @@ fn a_page_heading_each_item_with_an_h1_keeps_them_but_its_title() {
     }
     assert!(!page.text.starts_with("Latest news"), "{}", page.text);
 }
+
+#[test]
+fn a_declared_threads_comments_are_its_replies() {
+    // A forum that names each reply a comment (Vanilla) and says what the
+    // page is: a DiscussionForumPosting. Without the declaration they are
+    // readers' comments, and dropped.
+    let replies: String = (0..4)
+        .map(|i| {
+            format!(
+                "<li class=\"Item ItemComment\"><div class=Comment><div class=Author>user{i}</div>\
+                 <div class=Message><p>Reply {i}: {SENTENCE}</p></div></div></li>"
+            )
+        })
+        .collect();
+    let page_with = |head: &str| {
+        format!(
+            "<html><head>{head}</head><body><nav><a href=/>Home</a></nav><div class=thread>\
+             <h1>Higher Logic has terminated the forum</h1><div class=Discussion>\
+             <p>Opening post: {SENTENCE} {SENTENCE}</p></div>\
+             <ul class=Comments>{replies}</ul></div></body></html>"
+        )
+    };
+    let json_ld = "<script type=\"application/ld+json\">{\"@context\": \"https://schema.org\", \
+        \"@type\": \"DiscussionForumPosting\", \"headline\": \"Higher Logic\"}</script>";
+    let page = extract(page_with(json_ld).as_bytes(), &Input::default());
+    for part in ["Opening post:", "Reply 0:", "Reply 3:"] {
+        assert!(page.text.contains(part), "{part} missing: {}", page.text);
+    }
+    let page = extract(page_with("").as_bytes(), &Input::default());
+    assert!(page.text.contains("Opening post:"), "{}", page.text);
+    assert!(!page.text.contains("Reply 0:"), "{}", page.text);
+}
