@@ -107,6 +107,24 @@
 //! out), 0.856 over the whole set; every page type above rs-trafilatura's
 //! figure (documentation 0.932, services 0.818).
 //!
+//! schema.org types count as `og:type` does. On a page that declares a
+//! `Product` (og:type, microdata or JSON-LD), "reviews" are customers'
+//! asides; elsewhere they are a service's testimonials, and read. On one
+//! that declares a `DiscussionForumPosting`, "comment" names the replies
+//! (not on a Q&A page, where comments are remarks under the answers). A
+//! paragraph that is one link is a line (a listing's entry title), not a
+//! list, and a page with three or more `<h1>`s heads its items with them;
+//! neither on a declared article, where such a line points to another
+//! story. A button naming the panel it controls opens it with or without
+//! `aria-expanded`; a tab list holding the panels its labels control is
+//! read; a block holding 40% of the text is kept whatever its name, a
+//! block named "comments" included (a forum's replies), while comments
+//! each named so are still dropped. Runners-up in `<article>`s of another
+//! kind than the winner's are other posts' teasers, not parts of it, and
+//! a stack of sections that is one section of a larger stack is read
+//! with it. All types 0.852 (chosen on) and 0.874 (held out), 0.859 over
+//! the whole set.
+//!
 //! Pages with more than a megabyte of markup (script and style bodies left
 //! out) are read in one pass over the tokens, without a tree, which would
 //! take about thirteen times their size: their full visible text, with the
