@@ -112,10 +112,10 @@
 //! asides; elsewhere they are a service's testimonials, and read. On one
 //! that declares a `DiscussionForumPosting`, "comment" names the replies
 //! (not on a Q&A page, where comments are remarks under the answers). A
-//! paragraph that is one link is a line (a listing's entry title), not a
-//! list, and a page with three or more `<h1>`s heads its items with them;
-//! neither on a declared article, where such a line points to another
-//! story. A button naming the panel it controls opens it with or without
+//! page with three or more `<h1>`s heads its items with them, and they
+//! stay. A paragraph that is one link is a line (a listing's entry
+//! title), not a list, but on a declared article, where such a line
+//! points to another story. A button naming the panel it controls opens it with or without
 //! `aria-expanded`; a tab list holding the panels its labels control is
 //! read; a block holding 40% of the text is kept whatever its name, a
 //! block named "comments" included (a forum's replies), while comments
