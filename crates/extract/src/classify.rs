@@ -344,17 +344,6 @@ pub(crate) struct Rules {
 }
 
 impl Rules {
-    /// The words whose meaning depends on the page, as bits of
-    /// [`ClassFacts`], that mark boilerplate under these rules.
-    fn page_words(self) -> Bits {
-        let widget = if self.widgets_are_layout { 0 } else { WIDGET };
-        let reviews = if self.reviews_are_asides { REVIEWS } else { 0 };
-        let comment = if self.comments_are_posts { 0 } else { COMMENT };
-        widget | reviews | comment
-    }
-}
-
-impl Rules {
     pub(crate) const PASSES: [Rules; 3] = [
         Rules {
             class_junk: true,
@@ -394,6 +383,15 @@ impl Rules {
         reviews_are_asides: false,
         comments_are_posts: false,
     };
+
+    /// The words whose meaning depends on the page, as bits of
+    /// [`ClassFacts`], that mark boilerplate under these rules.
+    fn page_words(self) -> Bits {
+        let widget = if self.widgets_are_layout { 0 } else { WIDGET };
+        let reviews = if self.reviews_are_asides { REVIEWS } else { 0 };
+        let comment = if self.comments_are_posts { 0 } else { COMMENT };
+        widget | reviews | comment
+    }
 }
 
 /// Dropped with everything inside it, wherever it is.

@@ -115,9 +115,9 @@
 //! page with three or more `<h1>`s heads its items with them, and they
 //! stay. A paragraph that is one link is a line (a listing's entry
 //! title), not a list, but on a declared article, where such a line
-//! points to another story. A button naming the panel it controls opens it with or without
-//! `aria-expanded`; a tab list holding the panels its labels control is
-//! read; a block holding 40% of the text is kept whatever its name, a
+//! points to another story. A button naming the panel it controls opens
+//! it with or without `aria-expanded`; a tab list holding the panels its
+//! labels control is read; a block holding 40% of the text is kept whatever its name, a
 //! block named "comments" included (a forum's replies), while comments
 //! each named so are still dropped. Runners-up in `<article>`s of another
 //! kind than the winner's are other posts' teasers, not parts of it, and
