@@ -173,7 +173,7 @@ impl SharedGate {
         dir: &Path,
         config: DedupConfig,
     ) -> Result<SharedGate, ClusterError> {
-        let db = sled::Config::new().path(dir).open().map_err(gate_error)?;
+        let db = nearcrawl_index::open_sled(&sled::Config::new().path(dir)).map_err(gate_error)?;
         let replica = Deduper::open_in(&db, dir, config)?;
         let con = ClusterClient::new(nodes.to_vec())?
             .get_async_connection()

@@ -96,7 +96,7 @@ pub(crate) fn restore(
     if magic != MAGIC {
         return Err(bad("not a snapshot of this version"));
     }
-    let db = sled::Config::new().path(dir).open().map_err(sled_error)?;
+    let db = nearcrawl_index::open_sled(&sled::Config::new().path(dir)).map_err(sled_error)?;
     let mut tree: Option<sled::Tree> = None;
     loop {
         match read_u8(&mut input)? {

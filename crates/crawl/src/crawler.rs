@@ -312,11 +312,12 @@ impl Crawler {
         // 32 MiB of page cache: the store holds per-host records, robots.txt
         // files and the gate's small trees (the frontier and the gate's
         // records are files beside it), so this bounds it in broad crawls.
-        let db = sled::Config::new()
-            .path(&state_dir)
-            .cache_capacity(32 << 20)
-            .open()
-            .map_err(StoreError::from)?;
+        let db = nearcrawl_index::open_sled(
+            &sled::Config::new()
+                .path(&state_dir)
+                .cache_capacity(32 << 20),
+        )
+        .map_err(StoreError::from)?;
         let store: Arc<dyn Store> = Arc::new(SledStore::open_in(&db, "crawl")?);
         let fetcher = Fetcher::new(fetch_config(&config))?
             .with_robots_store(Arc::new(RobotsCache(store.clone())));

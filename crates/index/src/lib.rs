@@ -124,3 +124,4 @@ pub use layout::Layout;
 pub use names::MIN_TITLES;
 pub use record::Judgement;
 pub use sketch::{BANDS, SKETCH_BINS, SKETCH_BYTES, Sketch, SketchBuilder};
+pub use store::open_sled;

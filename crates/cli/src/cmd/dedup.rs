@@ -144,11 +144,9 @@ impl Index {
             (None, Some(t)) => t.0.clone(),
             (None, None) => unreachable!("a temporary directory when no index is given"),
         };
-        let db = sled::Config::new()
-            .path(&dir)
-            .cache_capacity(64 << 20)
-            .open()
-            .with_context(|| format!("cannot open index {}", dir.display()))?;
+        let db =
+            nearcrawl_index::open_sled(&sled::Config::new().path(&dir).cache_capacity(64 << 20))
+                .with_context(|| format!("cannot open index {}", dir.display()))?;
         let dedup =
             Deduper::open_in(&db, &dir, config).context("cannot open the duplicate index")?;
         let ids = db.open_tree("cli.ids")?;
