@@ -120,7 +120,7 @@ const STRONG_NEGATIVE: &[&str] = &[
 const NEGATIVE: &[&str] = &[
     "promo", "sidebar", "masthead", "toolbar", "banner", "byline", "author",
     "tagcloud", "rating", "login", "subscription", "caption", "credit", "teaser", "trending",
-    "popular",
+    "popular", "disclaimer",
 ];
 /// Short words that are boilerplate only as whole tokens of a class or id
 /// ("nav" but not "canvas", "pager" but not "PageBuilder-pageRow"). So is

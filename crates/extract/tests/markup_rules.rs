@@ -843,3 +843,19 @@ fn a_declared_threads_comments_are_its_replies() {
     assert!(page.text.contains("Opening post:"), "{}", page.text);
     assert!(!page.text.contains("Reply 0:"), "{}", page.text);
 }
+
+#[test]
+fn a_legal_disclaimer_after_the_content_is_dropped() {
+    // An investment firm's page ends in numbered disclosures, in a block
+    // its CMS names as a disclaimer.
+    let ps: String = (0..4).map(|i| format!("<p>{i}: {SENTENCE}</p>")).collect();
+    let html = page(&format!(
+        "<h1>Index funds</h1>{ps}<div class=\"richtext cmp-richtext--disclaimer\">\
+         <p><sup>1</sup>Average expense ratio as of December 31, all funds and share \
+         classes, weighted by assets; past performance is no guarantee of future \
+         returns.</p></div>"
+    ));
+    let page = extract(html.as_bytes(), &Input::default());
+    assert!(page.text.contains("3: Logging"), "{}", page.text);
+    assert!(!page.text.contains("expense ratio"), "{}", page.text);
+}
