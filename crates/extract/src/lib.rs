@@ -338,6 +338,7 @@ fn main_or_full_text(
                 title,
                 lists,
                 article: declared.article,
+                story: declared.article || declared.schema.article,
             };
             render::render(node, cleaning, &mut main);
         }

@@ -242,6 +242,10 @@ pub(crate) struct Declares {
     pub product: bool,
     /// A `DiscussionForumPosting`: a forum's thread.
     pub discussion: bool,
+    /// An `Article` (`NewsArticle`, `BlogPosting`, ...) at the top of a
+    /// JSON-LD block or its `@graph`: the page is a story or a post. Not
+    /// inside another item, where a listing names its entries' types.
+    pub article: bool,
 }
 
 impl Declares {
@@ -263,6 +267,7 @@ impl Declares {
         Declares {
             product: self.product || other.product,
             discussion: self.discussion || other.discussion,
+            article: self.article || other.article,
         }
     }
 }
@@ -283,9 +288,14 @@ pub(crate) fn json_ld_declares(html: &str) -> Declares {
         let end = memchr::memmem::find(body.as_bytes(), b"</").unwrap_or(body.len());
         let block = &body[..end];
         let named = |t: &[u8]| memchr::memmem::find(block.as_bytes(), t).is_some();
-        if named(b"Product") || named(b"DiscussionForumPosting") {
+        if named(b"Product")
+            || named(b"DiscussionForumPosting")
+            || named(b"Article")
+            || named(b"Posting")
+        {
             if let Ok(v) = serde_json::from_str::<serde_json::Value>(block) {
                 found = found.or(declared_in(&v));
+                found.article |= is_article_at_top(&v);
             }
         }
         rest = &body[end..];
@@ -314,6 +324,32 @@ fn declared_in(v: &serde_json::Value) -> Declares {
             .fold(Declares::default(), Declares::or),
         _ => Declares::default(),
     }
+}
+
+/// The JSON-LD value (an item, a list of items, an `@graph`) declares an
+/// article of its own.
+fn is_article_at_top(v: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match v {
+        Value::Object(map) => {
+            let types = match map.get("@type") {
+                Some(Value::String(t)) => vec![t.as_str()],
+                Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+                _ => Vec::new(),
+            };
+            types.into_iter().any(is_article_type)
+                || map.get("@graph").is_some_and(is_article_at_top)
+        }
+        Value::Array(items) => items.iter().any(is_article_at_top),
+        _ => false,
+    }
+}
+
+/// schema.org's stories and posts: `Article` and its kinds but
+/// `TechArticle` (documentation), and `BlogPosting`.
+fn is_article_type(t: &str) -> bool {
+    let t = t.rsplit('/').next().unwrap_or(t);
+    (t.ends_with("Article") && t != "TechArticle") || matches!(t, "BlogPosting" | "LiveBlogPosting")
 }
 
 fn is_directive(s: &str) -> bool {

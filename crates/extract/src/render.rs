@@ -19,8 +19,12 @@ pub(crate) enum Cleaning<'a> {
         title: Option<&'a str>,
         /// Whether link lists are the content ([`link_lists_carry`]).
         lists: LinkLists,
-        /// The page declares itself an article ([`is_link_list`]).
+        /// The page declares itself an article by `og:type`
+        /// ([`is_link_list`]).
         article: bool,
+        /// It declares itself a story by `og:type` or schema.org: its
+        /// `<h1>` is the headline, reported as the title.
+        story: bool,
     },
 }
 
@@ -92,14 +96,15 @@ pub(crate) fn render(root: NodeRef<'_, Node>, cleaning: Cleaning<'_>, out: &mut 
     }
 }
 
-/// Inside the content: link lists and share bars, and the page's `<h1>`
-/// (the title, reported separately).
+/// Inside the content: link lists and share bars, and a `<h1>` that is
+/// the page's title (reported separately).
 fn drop_in_content(node: NodeRef<'_, Node>, cleaning: Cleaning<'_>) -> bool {
     let Cleaning::Content {
         analysis: a,
         title,
         lists,
         article,
+        story,
     } = cleaning
     else {
         return false;
@@ -111,12 +116,14 @@ fn drop_in_content(node: NodeRef<'_, Node>, cleaning: Cleaning<'_>) -> bool {
         return false;
     };
     let tag = el.name();
-    // The page's `<h1>` is its title, reported separately; but a page
-    // that heads each of its items with one (HTML5's sections, a news
-    // list's entries) has three or more, and only the one repeating the
-    // title goes.
+    // A `<h1>` repeating the title goes. A story's is its headline, even
+    // worded apart from the title, but a page that heads each of its
+    // items with one (HTML5's sections, a news list's entries) has three
+    // or more. Elsewhere, a `<h1>` worded apart is the pitch of a landing
+    // page, the subject of a thread.
     if tag == "h1" {
-        return !heads_items_with_h1(node) || title.is_some_and(|t| repeats_title(node, t));
+        let is_headline = story && !heads_items_with_h1(node);
+        return is_headline || title.is_some_and(|t| repeats_title(node, t));
     }
     // Captions and credits, forms (sign-ups, searches).
     if matches!(tag, "figcaption" | "form") {

@@ -859,3 +859,62 @@ fn a_legal_disclaimer_after_the_content_is_dropped() {
     assert!(page.text.contains("3: Logging"), "{}", page.text);
     assert!(!page.text.contains("expense ratio"), "{}", page.text);
 }
+
+#[test]
+fn a_landing_pages_h1_is_its_pitch_but_a_storys_is_its_headline() {
+    let sections: String = (0..4)
+        .map(|i| format!("<section><h2>Part {i}</h2><p>{i}: {SENTENCE}</p></section>"))
+        .collect();
+    let body = format!(
+        "<div class=hero><h1>Push your ideas to the web</h1>\
+         <p>Deploy sites and apps in minutes, from one place, for the whole team: \
+         previews for every change, rollbacks in one click, and the edge network \
+         serving your pages close to every reader.</p></div>\
+         <div class=sections>{sections}</div>"
+    );
+    let landing = format!(
+        "<html><head><title>Acme: the platform for web developers</title></head>\
+         <body><main>{body}</main></body></html>"
+    );
+    let page = extract(landing.as_bytes(), &Input::default());
+    assert!(page.text.contains("3: Logging"), "{}", page.text);
+    assert!(page.text.contains("Deploy sites and apps"), "{}", page.text);
+    assert!(
+        page.text.contains("Push your ideas to the web"),
+        "{}",
+        page.text
+    );
+
+    // The same markup declared a story (JSON-LD at the top, or in its
+    // @graph): the `<h1>` is the headline, reported as the title only.
+    for ld in [
+        r#"{"@context":"https://schema.org","@type":"NewsArticle","headline":"Ideas"}"#,
+        r#"{"@context":"https://schema.org","@graph":[{"@type":"WebPage"},{"@type":["BlogPosting"]}]}"#,
+    ] {
+        let story = landing.replace(
+            "</title>",
+            &format!("</title><script type=\"application/ld+json\">{ld}</script>"),
+        );
+        let page = extract(story.as_bytes(), &Input::default());
+        assert!(page.text.contains("3: Logging"), "{}", page.text);
+        assert!(
+            !page.text.contains("Push your ideas"),
+            "{ld}: {}",
+            page.text
+        );
+    }
+
+    // A listing naming its entries' types inside an ItemList declares no
+    // story of its own.
+    let ld = r#"{"@type":"ItemList","itemListElement":[{"@type":"ListItem","item":{"@type":"NewsArticle"}}]}"#;
+    let listing = landing.replace(
+        "</title>",
+        &format!("</title><script type=\"application/ld+json\">{ld}</script>"),
+    );
+    let page = extract(listing.as_bytes(), &Input::default());
+    assert!(
+        page.text.contains("Push your ideas to the web"),
+        "{}",
+        page.text
+    );
+}
