@@ -236,6 +236,7 @@ pub fn extract(bytes: &[u8], input: &Input<'_>) -> Page {
     repair::unclose_boilerplate_around_main(&mut doc);
     repair::unname_header_holding_the_page(&mut doc);
     repair::open_disclosures(&mut doc);
+    repair::open_answers(&mut doc);
     let base = links::base_url(&doc, input.url);
     let meta = meta::read(&doc, base.as_ref(), input.x_robots_tag);
     let mut links = links::collect(&doc, base.as_ref());

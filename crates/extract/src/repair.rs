@@ -146,6 +146,40 @@ pub(crate) fn open_disclosures(doc: &mut Html) {
     }
 }
 
+/// Opens the answers of a list of questions (an FAQ's accordion) that
+/// names no panel: a hidden block right after one whose text is a
+/// question. The answer is a click away, as a closed `<details>`'s body.
+pub(crate) fn open_answers(doc: &mut Html) {
+    let answers: Vec<NodeId> = doc
+        .tree
+        .root()
+        .descendants()
+        .filter(|n| {
+            matches!(n.value(), Node::Element(e)
+                if is_hidden(|name| attr(e, name)) && attr(e, "popover").is_none())
+                && n.prev_siblings()
+                    .find(|s| s.value().is_element())
+                    .is_some_and(asks)
+        })
+        .map(|n| n.id())
+        .collect();
+    show(doc, answers);
+}
+
+/// The element's text is a question: it ends in a question mark.
+fn asks(node: ego_tree::NodeRef<'_, Node>) -> bool {
+    let mut last = None;
+    // Bounded: a question is a line.
+    for d in node.descendants().take(32) {
+        if let Node::Text(t) = d.value() {
+            if let Some(c) = t.trim_end().chars().last() {
+                last = Some(c);
+            }
+        }
+    }
+    matches!(last, Some('?' | '？'))
+}
+
 /// Shows the hidden elements `which` picks.
 fn show_hidden(doc: &mut Html, which: impl Fn(&scraper::node::Element) -> bool) {
     let hidden: Vec<NodeId> = doc

@@ -918,3 +918,31 @@ fn a_landing_pages_h1_is_its_pitch_but_a_storys_is_its_headline() {
         page.text
     );
 }
+
+#[test]
+fn a_hidden_answer_after_a_question_is_opened() {
+    // An FAQ's accordion with no ARIA: a script shows the answer when the
+    // question is clicked.
+    let ps: String = (0..4).map(|i| format!("<p>{i}: {SENTENCE}</p>")).collect();
+    let faq: String = (0..3)
+        .map(|i| {
+            format!(
+                "<div class=faq><div class=faq__question>Question {i}, is logging slow? \
+                 <span class=reveal></span></div><div class=faq__answer style=\"display: none;\">\
+                 <div>Answer {i}: no, a disabled level costs one comparison.</div></div></div>"
+            )
+        })
+        .collect();
+    let html = page(&format!(
+        "<h1>Logging HOWTO</h1>{ps}<h2>Frequently asked questions</h2>{faq}\
+         <div class=note>Where next</div><div style=\"display:none\">A hidden note.</div>"
+    ));
+    let page = extract(html.as_bytes(), &Input::default());
+    assert!(
+        page.text.contains("Question 2, is logging slow?"),
+        "{}",
+        page.text
+    );
+    assert!(page.text.contains("Answer 2: no"), "{}", page.text);
+    assert!(!page.text.contains("A hidden note"), "{}", page.text);
+}
