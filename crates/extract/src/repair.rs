@@ -128,15 +128,21 @@ pub(crate) fn unhide(doc: &mut Html) {
 /// disclosure and accordion patterns. Sites leave out `aria-expanded` as
 /// often as not (a heading link with `role="button"`). A closed panel is
 /// a click away, like the body of a closed `<details>`, and is the page's
-/// content as much as an open one.
+/// content as much as an open one. A `<button>` in a heading, or asking
+/// a question, is the panel's heading and is read as text; a "Read more"
+/// button is not.
 pub(crate) fn open_disclosures(doc: &mut Html) {
     let mut controlled: HashSet<String> = HashSet::new();
+    let mut labels = Vec::new();
     for node in doc.tree.root().descendants() {
         if let Node::Element(e) = node.value() {
             let button = e.name() == "button" || attr(e, "role") == Some("button");
             if button || attr(e, "aria-expanded").is_some() {
                 if let Some(ids) = attr(e, "aria-controls") {
                     controlled.extend(ids.split_ascii_whitespace().map(str::to_owned));
+                    if e.name() == "button" && (asks(node) || in_heading(node)) {
+                        labels.push(node.id());
+                    }
                 }
             }
         }
@@ -144,6 +150,9 @@ pub(crate) fn open_disclosures(doc: &mut Html) {
     if !controlled.is_empty() {
         show_hidden(doc, |e| e.id().is_some_and(|id| controlled.contains(id)));
     }
+    // The button's words head the panel (ARIA's accordion puts them in a
+    // heading): the question an answer answers.
+    rename_to_div(doc, labels);
 }
 
 /// Opens the answers of a list of questions (an FAQ's accordion) that
@@ -164,6 +173,13 @@ pub(crate) fn open_answers(doc: &mut Html) {
         .map(|n| n.id())
         .collect();
     show(doc, answers);
+}
+
+/// The element stands in a heading (`<h2>`...`<h6>`).
+fn in_heading(node: ego_tree::NodeRef<'_, Node>) -> bool {
+    node.parent().is_some_and(|p| {
+        matches!(p.value(), Node::Element(e) if matches!(e.name(), "h2" | "h3" | "h4" | "h5" | "h6"))
+    })
 }
 
 /// The element's text is a question: it ends in a question mark.

@@ -946,3 +946,36 @@ fn a_hidden_answer_after_a_question_is_opened() {
     assert!(page.text.contains("Answer 2: no"), "{}", page.text);
     assert!(!page.text.contains("A hidden note"), "{}", page.text);
 }
+
+#[test]
+fn an_accordions_button_heads_its_panel_but_a_read_more_button_does_not() {
+    // ARIA's accordion: each header a heading holding a button that
+    // opens the panel it names.
+    let ps: String = (0..4).map(|i| format!("<p>{i}: {SENTENCE}</p>")).collect();
+    let faq: String = (0..3)
+        .map(|i| {
+            format!(
+                "<h3><button aria-expanded=false aria-controls=a{i}>Can I log from threads \
+                 {i}</button></h3><div id=a{i} hidden><p>Answer {i}: yes, handlers take a \
+                 lock.</p></div>"
+            )
+        })
+        .collect();
+    let html = page(&format!(
+        "<h1>Logging HOWTO</h1>{ps}{faq}<button aria-controls=more>Read more</button>\
+         <div id=more hidden><p>The rest of the guide.</p></div>"
+    ));
+    let page = extract(html.as_bytes(), &Input::default());
+    assert!(
+        page.text.contains("Can I log from threads 2"),
+        "{}",
+        page.text
+    );
+    assert!(page.text.contains("Answer 2: yes"), "{}", page.text);
+    assert!(
+        page.text.contains("The rest of the guide."),
+        "{}",
+        page.text
+    );
+    assert!(!page.text.contains("Read more"), "{}", page.text);
+}
