@@ -129,6 +129,9 @@ fn drop_in_content(node: NodeRef<'_, Node>, cleaning: Cleaning<'_>) -> bool {
     if matches!(tag, "figcaption" | "form") {
         return true;
     }
+    if is_block(tag) && is_loop_copy(node, a) {
+        return true;
+    }
     if is_ad_label(node) {
         return true;
     }
@@ -171,6 +174,70 @@ pub(crate) enum LinkLists {
     /// parser numbers nodes as it creates them, which is that order but
     /// for the few it moves when it repairs broken markup.
     DropAtEdges(ego_tree::NodeId, ego_tree::NodeId),
+}
+
+/// Siblings this long or longer that read the same are copies.
+const COPY_CHARS: u32 = 20;
+
+/// The block is a copy in a loop: its parent's children are one run of
+/// items repeated whole (twice or more), as a marquee or a looping
+/// carousel repeats its items so that they scroll without a gap, and the
+/// block is in a repeat. Read once. Items that merely recur (a training
+/// plan's "rest day", a heading per section) do not make the whole list
+/// a loop.
+fn is_loop_copy(node: NodeRef<'_, Node>, a: &Analysis<'_>) -> bool {
+    // The loop's period: the distance back to the nearest copy. Bounded,
+    // as is the list: a marquee turns a handful of items.
+    let Some(period) = node
+        .prev_siblings()
+        .filter(|s| s.value().is_element())
+        .take(LOOP_ITEMS / 2)
+        .position(|s| same_item(s, node, a))
+        .map(|p| p + 1)
+    else {
+        return false;
+    };
+    let Some(parent) = node.parent() else {
+        return false;
+    };
+    let items: Vec<NodeRef<'_, Node>> = parent
+        .children()
+        .filter(|c| c.value().is_element())
+        .take(LOOP_ITEMS + 1)
+        .collect();
+    items.len() <= LOOP_ITEMS
+        && items.len() >= 2 * period
+        && (period..items.len()).all(|i| same_item(items[i - period], items[i], a))
+}
+
+/// At most this many items in a loop.
+const LOOP_ITEMS: usize = 128;
+
+/// Two blocks of a tag and class, of some length, that read the same.
+fn same_item(x: NodeRef<'_, Node>, y: NodeRef<'_, Node>, a: &Analysis<'_>) -> bool {
+    let (Node::Element(ex), Node::Element(ey)) = (x.value(), y.value()) else {
+        return false;
+    };
+    let len = |n: NodeRef<'_, Node>| a.stats.get(&n.id()).map_or(0, |s| s.text);
+    ex.name() == ey.name()
+        && crate::classify::attr(ex, "class") == crate::classify::attr(ey, "class")
+        && len(x) >= COPY_CHARS
+        && len(x) == len(y)
+        && same_text(x, y)
+}
+
+/// The two subtrees hold the same words.
+fn same_text(x: NodeRef<'_, Node>, y: NodeRef<'_, Node>) -> bool {
+    words(x).eq(words(y))
+}
+
+fn words<'a>(n: NodeRef<'a, Node>) -> impl Iterator<Item = &'a str> {
+    n.descendants()
+        .filter_map(|d| match d.value() {
+            Node::Text(t) => Some(t.split_whitespace()),
+            _ => None,
+        })
+        .flatten()
 }
 
 /// The page holds three or more `<h1>`s. Asked of each `<h1>` in the

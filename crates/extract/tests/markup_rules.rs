@@ -979,3 +979,35 @@ fn an_accordions_button_heads_its_panel_but_a_read_more_button_does_not() {
     );
     assert!(!page.text.contains("Read more"), "{}", page.text);
 }
+
+#[test]
+fn a_marquees_copies_of_its_items_are_read_once_but_recurring_items_stay() {
+    let ps: String = (0..4).map(|i| format!("<p>{i}: {SENTENCE}</p>")).collect();
+    let round: String = [
+        "Simple, straightforward and powerful",
+        "The best list app on the market",
+    ]
+    .iter()
+    .map(|q| format!("<div class=quote>{q}</div>"))
+    .collect();
+    let days: String = (1..=4)
+        .map(|w| {
+            format!(
+                "<tr><td>Week {w}: tempo run of {w} miles</td></tr>\
+                 <tr><td>Rest day and easy stretching</td></tr>"
+            )
+        })
+        .collect();
+    let html = page(&format!(
+        "<h1>Logging HOWTO</h1>{ps}<div class=scroller>{round}{round}{round}</div>\
+         <table>{days}</table>"
+    ));
+    let page = extract(html.as_bytes(), &Input::default());
+    assert_eq!(
+        page.text.matches("The best list app").count(),
+        1,
+        "{}",
+        page.text
+    );
+    assert_eq!(page.text.matches("Rest day").count(), 4, "{}", page.text);
+}
