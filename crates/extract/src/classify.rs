@@ -264,6 +264,11 @@ fn word_bits(part: &str, el: &Element) -> Bits {
     let (automaton, bits) = &*WORDS;
     let mut found = 0;
     for m in automaton.find_overlapping_iter(part) {
+        // A card's footer ("card-footer", "CustomerCardFooter") is a part
+        // of the card (its quote, its price), not the page's footer.
+        if part[m.start()..m.end()].eq_ignore_ascii_case("footer") && is_card(part) {
+            continue;
+        }
         found |= bits[m.pattern().as_usize()];
     }
     for token in part.split(|c: char| !c.is_ascii_alphanumeric()) {
@@ -279,6 +284,12 @@ fn word_bits(part: &str, el: &Element) -> Bits {
         }
     }
     found
+}
+
+fn is_card(part: &str) -> bool {
+    part.as_bytes()
+        .windows(4)
+        .any(|w| w.eq_ignore_ascii_case(b"card"))
 }
 
 fn negative_bits(bits: Bits) -> bool {

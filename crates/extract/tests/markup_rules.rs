@@ -1011,3 +1011,28 @@ fn a_marquees_copies_of_its_items_are_read_once_but_recurring_items_stay() {
     );
     assert_eq!(page.text.matches("Rest day").count(), 4, "{}", page.text);
 }
+
+#[test]
+fn a_cards_footer_is_part_of_the_card() {
+    let ps: String = (0..4).map(|i| format!("<p>{i}: {SENTENCE}</p>")).collect();
+    let cards: String = (0..3)
+        .map(|i| {
+            format!(
+                "<div class=CustomerCard><span>Customer {i}</span><div class=CustomerCardFooter>\
+                 <h3>Running the service cost customer {i} a quarter of what it did before</h3>\
+                 </div></div>"
+            )
+        })
+        .collect();
+    let html = page(&format!(
+        "<h1>Logging HOWTO</h1>{ps}<div class=cards>{cards}</div>\
+         <div class=site-footer><p>Company, careers, press and the legal notices of the site.</p></div>"
+    ));
+    let page = extract(html.as_bytes(), &Input::default());
+    assert!(
+        page.text.contains("cost customer 2 a quarter"),
+        "{}",
+        page.text
+    );
+    assert!(!page.text.contains("legal notices"), "{}", page.text);
+}
