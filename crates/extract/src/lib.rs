@@ -125,6 +125,19 @@
 //! with it. All types 0.852 (chosen on) and 0.874 (held out), 0.859 over
 //! the whole set.
 //!
+//! What a reader opens with a click is read, and what a page repeats to
+//! animate is read once. A hidden block right after a question is an
+//! FAQ's answer; a `<button>` naming its panel heads it when it stands in
+//! a heading or asks a question (ARIA's accordion), while a "Read more"
+//! button is not text; a list that is one run of items repeated whole is
+//! a marquee, read once. A `<h1>` worded apart from the title is a landing
+//! page's pitch or a thread's subject and stays, but on a story (og:type,
+//! or a JSON-LD `Article` or `BlogPosting` at the top of a block), where
+//! it is the headline. "disclaimer" names legal small print, and a card's
+//! "footer" is part of the card. All types 0.854 (chosen on) and 0.876
+//! (held out), 0.861 over the whole set; rs-trafilatura 0.836, 0.848 and
+//! 0.839.
+//!
 //! Pages with more than a megabyte of markup (script and style bodies left
 //! out) are read in one pass over the tokens, without a tree, which would
 //! take about thirteen times their size: their full visible text, with the
