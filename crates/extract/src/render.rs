@@ -287,9 +287,27 @@ fn is_link_list(node: NodeRef<'_, Node>, a: &Analysis<'_>, article: bool) -> boo
     // inline in its sentence, and a paragraph of one link a line: a list
     // has two.
     let one_link_line = tag == "span" || (tag == "p" && !article);
-    link_dense
-        && !(density == 1.0 && is_inside_link(node))
-        && !(one_link_line && links_under(node) < 2)
+    if !link_dense || is_list_of_sentences(node, s) {
+        return false;
+    }
+    !(density == 1.0 && is_inside_link(node)) && !(one_link_line && links_under(node) < 2)
+}
+
+/// Words outside links, per item, that make a list's items sentences
+/// with links in them ("Flagship hotel: ...", "This hotel features in my
+/// list of ..."), not links with a separator.
+const ITEM_WORDS_CHARS: u32 = 20;
+
+/// A list whose items hold a sentence's worth of text outside their links.
+fn is_list_of_sentences(node: NodeRef<'_, Node>, s: &crate::content::Stats) -> bool {
+    if !matches!(node.value(), Node::Element(e) if matches!(e.name(), "ul" | "ol")) {
+        return false;
+    }
+    let items = node
+        .children()
+        .filter(|c| matches!(c.value(), Node::Element(e) if e.name() == "li"))
+        .count() as u32;
+    items >= 2 && s.text.saturating_sub(s.link_text) >= ITEM_WORDS_CHARS * items
 }
 
 fn links_under(node: NodeRef<'_, Node>) -> usize {

@@ -1036,3 +1036,29 @@ fn a_cards_footer_is_part_of_the_card() {
     );
     assert!(!page.text.contains("legal notices"), "{}", page.text);
 }
+
+#[test]
+fn a_list_whose_items_are_sentences_with_links_stays_but_a_list_of_links_goes() {
+    let ps: String = (0..4).map(|i| format!("<p>{i}: {SENTENCE}</p>")).collect();
+    let hotels = "<ul><li>Official website: <a href=/a>St Regis Hotels and Resorts</a></li>\
+        <li>Flagship hotel: <a href=/b>The St Regis New York, in Manhattan</a></li>\
+        <li>This hotel features in my lists of <a href=/c>the best luxury hotels in New \
+        York City</a> and <a href=/d>the most stunning indoor hotel pools</a></li></ul>";
+    let related = "<ul><li><a href=/e>Ten hotels with the best views in Paris</a> |</li>\
+        <li><a href=/f>Where to stay in Tokyo on a budget this year</a> |</li>\
+        <li><a href=/g>The most beautiful beach resorts in the Maldives</a></li></ul>";
+    let html = page(&format!(
+        "<h1>Best hotel brands</h1>{ps}<h2>St Regis</h2>{hotels}<p>{SENTENCE}</p>{related}"
+    ));
+    let page = extract(html.as_bytes(), &Input::default());
+    assert!(
+        page.text.contains("Flagship hotel: The St Regis New York"),
+        "{}",
+        page.text
+    );
+    assert!(
+        !page.text.contains("Where to stay in Tokyo"),
+        "{}",
+        page.text
+    );
+}
