@@ -280,6 +280,9 @@ fn is_link_list(node: NodeRef<'_, Node>, a: &Analysis<'_>, article: bool) -> boo
     let density = s.link_density();
     let link_dense = (density > 0.5 && s.text < NAV_BLOCK_CHARS)
         || (matches!(tag, "ul" | "ol") && density > 0.35 && s.text < 300);
+    if !link_dense || is_list_of_sentences(node, s) {
+        return false;
+    }
     // Asked only of link-dense blocks: both walk the tree.
     // Inside a link it is that link's text (Sphinx wraps a reference's
     // words in a span), not a list of links. A span around one link is
@@ -287,10 +290,9 @@ fn is_link_list(node: NodeRef<'_, Node>, a: &Analysis<'_>, article: bool) -> boo
     // inline in its sentence, and a paragraph of one link a line: a list
     // has two.
     let one_link_line = tag == "span" || (tag == "p" && !article);
-    if !link_dense || is_list_of_sentences(node, s) {
-        return false;
-    }
-    !(density == 1.0 && is_inside_link(node)) && !(one_link_line && links_under(node) < 2)
+    let link_text = density == 1.0 && is_inside_link(node);
+    let a_line = one_link_line && links_under(node) < 2;
+    !(link_text || a_line)
 }
 
 /// Words outside links, per item, that make a list's items sentences
