@@ -119,7 +119,7 @@ fn rename_to_div(doc: &mut Html, ids: Vec<NodeId>) {
 /// reader sees. Popovers stay closed: they are prompts over the page, not
 /// the page.
 pub(crate) fn unhide(doc: &mut Html) {
-    show_hidden(doc, |_| true);
+    show_hidden(doc, |_, _| true);
 }
 
 /// Opens the panels of disclosure widgets (accordions, "read more"): a
@@ -148,7 +148,7 @@ pub(crate) fn open_disclosures(doc: &mut Html) {
         }
     }
     if !controlled.is_empty() {
-        show_hidden(doc, |e| e.id().is_some_and(|id| controlled.contains(id)));
+        show_hidden(doc, |_, e| e.id().is_some_and(|id| controlled.contains(id)));
     }
     // The button's words head the panel (ARIA's accordion puts them in a
     // heading): the question an answer answers.
@@ -159,20 +159,13 @@ pub(crate) fn open_disclosures(doc: &mut Html) {
 /// names no panel: a hidden block right after one whose text is a
 /// question. The answer is a click away, as a closed `<details>`'s body.
 pub(crate) fn open_answers(doc: &mut Html) {
-    let answers: Vec<NodeId> = doc
-        .tree
-        .root()
-        .descendants()
-        .filter(|n| {
-            matches!(n.value(), Node::Element(e)
-                if is_hidden(|name| attr(e, name)) && attr(e, "popover").is_none())
-                && n.prev_siblings()
-                    .find(|s| s.value().is_element())
-                    .is_some_and(asks)
-        })
-        .map(|n| n.id())
-        .collect();
-    show(doc, answers);
+    show_hidden(doc, |node, e| {
+        attr(e, "popover").is_none()
+            && node
+                .prev_siblings()
+                .find(|s| s.value().is_element())
+                .is_some_and(asks)
+    });
 }
 
 /// The element stands in a heading (`<h2>`...`<h6>`).
@@ -197,14 +190,17 @@ fn asks(node: ego_tree::NodeRef<'_, Node>) -> bool {
 }
 
 /// Shows the hidden elements `which` picks.
-fn show_hidden(doc: &mut Html, which: impl Fn(&scraper::node::Element) -> bool) {
+fn show_hidden(
+    doc: &mut Html,
+    which: impl Fn(ego_tree::NodeRef<'_, Node>, &scraper::node::Element) -> bool,
+) {
     let hidden: Vec<NodeId> = doc
         .tree
         .root()
         .descendants()
         .filter(|n| {
             matches!(n.value(), Node::Element(e)
-                if is_hidden(|name| attr(e, name)) && which(e))
+                if is_hidden(|name| attr(e, name)) && which(*n, e))
         })
         .map(|n| n.id())
         .collect();

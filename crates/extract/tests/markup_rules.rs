@@ -7,6 +7,11 @@ use nearcrawl_extract::{Input, extract};
 const SENTENCE: &str = "Logging is a means of tracking events that happen when some software \
     runs, and the developer adds logging calls to the code to note that they occurred.";
 
+/// Four numbered paragraphs of [`SENTENCE`]: a body that scores.
+fn paragraphs() -> String {
+    (0..4).map(|i| format!("<p>{i}: {SENTENCE}</p>")).collect()
+}
+
 fn page(body: &str) -> String {
     format!(
         "<html><body><nav><a href=/>Home</a> <a href=/docs>Docs</a></nav>\
@@ -19,7 +24,7 @@ fn page(body: &str) -> String {
 fn the_words_of_an_inline_link_stay_in_its_sentence() {
     // Sphinx wraps a reference's words in a span, and a method name in
     // code and span: each is all link text, but not a list of links.
-    let ps: String = (0..4).map(|i| format!("<p>{i}: {SENTENCE}</p>")).collect();
+    let ps = paragraphs();
     let html = page(&format!(
         "<h1>Logging HOWTO</h1>{ps}\
          <p>For a logging cookbook, please see <a class=\"reference internal\" \
@@ -48,7 +53,7 @@ fn the_words_of_an_inline_link_stay_in_its_sentence() {
 
 #[test]
 fn a_list_of_links_in_the_content_is_still_dropped() {
-    let ps: String = (0..4).map(|i| format!("<p>{i}: {SENTENCE}</p>")).collect();
+    let ps = paragraphs();
     let html = page(&format!(
         "<h1>Logging HOWTO</h1>{ps}<div class=related><span><a href=/a><span>Previous topic\
          </span></a> <a href=/b><span>Next topic</span></a></span></div>"
@@ -85,7 +90,7 @@ fn an_accordion_marked_up_as_a_tab_list_is_read_with_its_answers() {
 
 #[test]
 fn a_tab_strip_without_its_panels_is_dropped() {
-    let ps: String = (0..4).map(|i| format!("<p>{i}: {SENTENCE}</p>")).collect();
+    let ps = paragraphs();
     let html = page(&format!(
         "<h1>Pricing</h1><div role=tablist><span role=tab>Monthly plans for small teams\
          </span><span role=tab>Yearly plans for large teams</span></div>\
@@ -128,7 +133,7 @@ fn a_page_shown_because_it_hides_everything_keeps_its_class_words() {
     // The wrapper is hidden until scripts run, so the extractor shows what
     // the page hides; a credit line hidden by class is shown too, but it
     // is still a credit line.
-    let ps: String = (0..4).map(|i| format!("<p>{i}: {SENTENCE}</p>")).collect();
+    let ps = paragraphs();
     let html = format!(
         "<html><body><div class=lockdown style=\"display:none\"><article><h1>Logging</h1>{ps}\
          <p class=\"credit hidden\">Photograph by Jane Doe for the Example Agency</p>\
@@ -381,7 +386,7 @@ fn a_landing_page_keeps_the_sections_it_names_teasers() {
 #[test]
 fn a_span_around_one_link_stays_in_its_sentence() {
     // ArchWiki's man page template: <span class="plainlinks ..."><a>..</a></span>.
-    let ps: String = (0..4).map(|i| format!("<p>{i}: {SENTENCE}</p>")).collect();
+    let ps = paragraphs();
     let html = page(&format!(
         "<h1>systemd</h1>{ps}<p>A daemon waits for events and offers services. For more \
          information see <span class=\"plainlinks archwiki-template-man\" title=\"man 7 daemon\">\
@@ -848,7 +853,7 @@ fn a_declared_threads_comments_are_its_replies() {
 fn a_legal_disclaimer_after_the_content_is_dropped() {
     // An investment firm's page ends in numbered disclosures, in a block
     // its CMS names as a disclaimer.
-    let ps: String = (0..4).map(|i| format!("<p>{i}: {SENTENCE}</p>")).collect();
+    let ps = paragraphs();
     let html = page(&format!(
         "<h1>Index funds</h1>{ps}<div class=\"richtext cmp-richtext--disclaimer\">\
          <p><sup>1</sup>Average expense ratio as of December 31, all funds and share \
@@ -923,7 +928,7 @@ fn a_landing_pages_h1_is_its_pitch_but_a_storys_is_its_headline() {
 fn a_hidden_answer_after_a_question_is_opened() {
     // An FAQ's accordion with no ARIA: a script shows the answer when the
     // question is clicked.
-    let ps: String = (0..4).map(|i| format!("<p>{i}: {SENTENCE}</p>")).collect();
+    let ps = paragraphs();
     let faq: String = (0..3)
         .map(|i| {
             format!(
@@ -951,7 +956,7 @@ fn a_hidden_answer_after_a_question_is_opened() {
 fn an_accordions_button_heads_its_panel_but_a_read_more_button_does_not() {
     // ARIA's accordion: each header a heading holding a button that
     // opens the panel it names.
-    let ps: String = (0..4).map(|i| format!("<p>{i}: {SENTENCE}</p>")).collect();
+    let ps = paragraphs();
     let faq: String = (0..3)
         .map(|i| {
             format!(
@@ -982,7 +987,7 @@ fn an_accordions_button_heads_its_panel_but_a_read_more_button_does_not() {
 
 #[test]
 fn a_marquees_copies_of_its_items_are_read_once_but_recurring_items_stay() {
-    let ps: String = (0..4).map(|i| format!("<p>{i}: {SENTENCE}</p>")).collect();
+    let ps = paragraphs();
     let round: String = [
         "Simple, straightforward and powerful",
         "The best list app on the market",
@@ -1014,7 +1019,7 @@ fn a_marquees_copies_of_its_items_are_read_once_but_recurring_items_stay() {
 
 #[test]
 fn a_cards_footer_is_part_of_the_card() {
-    let ps: String = (0..4).map(|i| format!("<p>{i}: {SENTENCE}</p>")).collect();
+    let ps = paragraphs();
     let cards: String = (0..3)
         .map(|i| {
             format!(
@@ -1039,7 +1044,7 @@ fn a_cards_footer_is_part_of_the_card() {
 
 #[test]
 fn a_list_whose_items_are_sentences_with_links_stays_but_a_list_of_links_goes() {
-    let ps: String = (0..4).map(|i| format!("<p>{i}: {SENTENCE}</p>")).collect();
+    let ps = paragraphs();
     let hotels = "<ul><li>Official website: <a href=/a>St Regis Hotels and Resorts</a></li>\
         <li>Flagship hotel: <a href=/b>The St Regis New York, in Manhattan</a></li>\
         <li>This hotel features in my lists of <a href=/c>the best luxury hotels in New \
