@@ -288,11 +288,8 @@ pub(crate) fn json_ld_declares(html: &str) -> Declares {
         let end = memchr::memmem::find(body.as_bytes(), b"</").unwrap_or(body.len());
         let block = &body[..end];
         let named = |t: &[u8]| memchr::memmem::find(block.as_bytes(), t).is_some();
-        if named(b"Product")
-            || named(b"DiscussionForumPosting")
-            || named(b"Article")
-            || named(b"Posting")
-        {
+        // "Posting": DiscussionForumPosting, BlogPosting.
+        if named(b"Product") || named(b"Article") || named(b"Posting") {
             if let Ok(v) = serde_json::from_str::<serde_json::Value>(block) {
                 found = found.or(declared_in(&v));
                 found.article |= is_article_at_top(&v);
