@@ -1,5 +1,7 @@
 //! Outgoing links: `<a href>`, `<area href>`, `<link rel=next|prev>`.
 
+use std::collections::HashMap;
+
 use html5ever::ns;
 use scraper::node::Element;
 use scraper::{ElementRef, Html};
@@ -67,10 +69,26 @@ pub(crate) fn base_url(doc: &Html, page: Option<&Url>) -> Option<Url> {
     from_base.or_else(|| page.cloned())
 }
 
+/// The (trimmed) href up to its fragment, which [`resolve`] drops: hrefs
+/// alike up to it resolve alike. A bare fragment (`#top`, the page itself) keeps its
+/// `#`, as an empty href resolves to nothing.
+fn without_fragment(href: &str) -> &str {
+    match href.find('#') {
+        Some(0) => "#",
+        Some(at) => &href[..at],
+        None => href,
+    }
+}
+
 /// `<a href>`, `<area href>` and `<link href rel=next|prev>`, in the
 /// parser's order.
 pub(crate) fn collect(doc: &Html, base: Option<&Url>) -> Vec<Link> {
     let mut out = Vec::new();
+    // A page links to the same place many times (a reference page to its
+    // types and its own sections), so each href is resolved once: URL
+    // parsing was a twentieth of extraction on API docs, whose hrefs
+    // repeat four times over.
+    let mut resolved: HashMap<&str, Option<Url>> = HashMap::new();
     for node in elements(doc) {
         let e = node.value();
         let Some(href) = plain_attr(e, "href") else {
@@ -82,7 +100,11 @@ pub(crate) fn collect(doc: &Html, base: Option<&Url>) -> Vec<Link> {
             "link" if rel_has(e, &["next", "prev"]) => LinkKind::Pagination,
             _ => continue,
         };
-        let Some(url) = resolve(base, href) else {
+        let Some(url) = resolved
+            .entry(without_fragment(href.trim()))
+            .or_insert_with(|| resolve(base, href))
+            .clone()
+        else {
             continue;
         };
         let text = match kind {
@@ -97,4 +119,48 @@ pub(crate) fn collect(doc: &Html, base: Option<&Url>) -> Vec<Link> {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_href_resolves_as_if_alone_when_hrefs_repeat() {
+        let hrefs = [
+            "a.html",
+            " a.html#x",
+            "a.html#y",
+            "#top",
+            "#",
+            "",
+            " ",
+            " #top",
+            "?q#f",
+            "?q",
+            "javascript:go()#x",
+            "javascript:go()",
+            "tel:1#2",
+            "../b.html",
+        ];
+        let page: String = hrefs
+            .iter()
+            .chain(hrefs.iter().rev())
+            .map(|h| format!("<a href=\"{h}\">x</a>"))
+            .collect();
+        let doc = Html::parse_document(&page);
+        let base = Url::parse("http://example.com/dir/page.html?p=1#here").unwrap();
+        let got: Vec<String> = collect(&doc, Some(&base))
+            .into_iter()
+            .map(|l| l.url.to_string())
+            .collect();
+        let want: Vec<String> = hrefs
+            .iter()
+            .chain(hrefs.iter().rev())
+            .filter_map(|h| resolve(Some(&base), h))
+            .map(|u| u.to_string())
+            .collect();
+        assert_eq!(got, want);
+        assert!(got.contains(&"http://example.com/dir/page.html?p=1".to_string()));
+    }
 }
