@@ -195,6 +195,27 @@ fn is_comma(c: char) -> bool {
     matches!(c, ',' | '，' | '、' | '،' | '；' | ';')
 }
 
+/// A text's characters that are not white space (as `char::is_whitespace`)
+/// and its commas. Asked of every text node on every pass: ASCII text, most
+/// of it, is counted byte by byte.
+fn count_text(t: &str) -> (u32, u32) {
+    let (mut chars, mut commas) = (0u32, 0u32);
+    if t.is_ascii() {
+        for b in t.bytes() {
+            if !matches!(b, b' ' | b'\t'..=b'\r') {
+                chars += 1;
+                commas += u32::from(matches!(b, b',' | b';'));
+            }
+        }
+    } else {
+        for c in t.chars().filter(|c| !c.is_whitespace()) {
+            chars += 1;
+            commas += u32::from(is_comma(c));
+        }
+    }
+    (chars, commas)
+}
+
 /// One pass over the document: statistics of every element, junk skipped.
 pub(crate) fn analyze<'a>(
     root: NodeRef<'_, Node>,
@@ -202,7 +223,10 @@ pub(crate) fn analyze<'a>(
     wrappers: &'a NodeMap<()>,
     facts: &'a FactsMap,
 ) -> Analysis<'a> {
-    let mut stats: NodeMap<Stats> = NodeMap::default();
+    // Sized once for the page (its nodes, elements or not): grown as it
+    // fills, the map was rehashed several times a pass.
+    let mut stats: NodeMap<Stats> =
+        NodeMap::with_capacity_and_hasher(root.tree().nodes().len(), Default::default());
     // Open elements: (id, stats so far, is block).
     let mut stack: Vec<(NodeId, Stats, bool)> = Vec::new();
     let mut skip: Option<NodeId> = None;
@@ -225,14 +249,7 @@ pub(crate) fn analyze<'a>(
                         stack.push((node.id(), Stats::default(), is_block(el.name())));
                     }
                     Node::Text(t) => {
-                        let mut chars = 0u32;
-                        let mut commas = 0u32;
-                        for c in t.chars() {
-                            if !c.is_whitespace() {
-                                chars += 1;
-                                commas += u32::from(is_comma(c));
-                            }
-                        }
+                        let (chars, commas) = count_text(t);
                         if let Some(top) = stack.last_mut() {
                             top.1.text += chars;
                             top.1.commas += commas;
@@ -703,4 +720,24 @@ fn ends_sentence(node: NodeRef<'_, Node>) -> bool {
         }
     }
     matches!(last, Some('.' | '!' | '?' | '。' | '！' | '？'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{count_text, is_comma};
+
+    #[test]
+    fn text_is_counted_as_char_is_whitespace_and_is_comma_count_it() {
+        let all_ascii: String = (0u8..128).map(char::from).collect();
+        for t in [
+            all_ascii.as_str(),
+            "a, b;\tc\u{b}d",
+            "caf\u{e9}\u{a0}x\u{3000}y\u{ff0c}z\u{3001}",
+            "",
+        ] {
+            let chars = t.chars().filter(|c| !c.is_whitespace()).count() as u32;
+            let commas = t.chars().filter(|c| is_comma(*c)).count() as u32;
+            assert_eq!(count_text(t), (chars, commas), "{t:?}");
+        }
+    }
 }

@@ -186,6 +186,11 @@ const COPY_CHARS: u32 = 20;
 /// plan's "rest day", a heading per section) do not make the whole list
 /// a loop.
 fn is_loop_copy(node: NodeRef<'_, Node>, a: &Analysis<'_>) -> bool {
+    // Asked of every block rendered: most are too short to be a copy, and
+    // then their siblings need no look.
+    if text_len(node, a) < COPY_CHARS {
+        return false;
+    }
     // The loop's period: the distance back to the nearest copy. Bounded,
     // as is the list: a marquee turns a handful of items.
     let Some(period) = node
@@ -218,12 +223,18 @@ fn same_item(x: NodeRef<'_, Node>, y: NodeRef<'_, Node>, a: &Analysis<'_>) -> bo
     let (Node::Element(ex), Node::Element(ey)) = (x.value(), y.value()) else {
         return false;
     };
-    let len = |n: NodeRef<'_, Node>| a.stats.get(&n.id()).map_or(0, |s| s.text);
-    ex.name() == ey.name()
+    // Lengths first: they tell most pairs apart at the least cost.
+    let len = text_len(x, a);
+    len >= COPY_CHARS
+        && len == text_len(y, a)
+        && ex.name() == ey.name()
         && crate::classify::attr(ex, "class") == crate::classify::attr(ey, "class")
-        && len(x) >= COPY_CHARS
-        && len(x) == len(y)
         && same_text(x, y)
+}
+
+/// The non-whitespace characters of the block's content.
+fn text_len(node: NodeRef<'_, Node>, a: &Analysis<'_>) -> u32 {
+    a.stats.get(&node.id()).map_or(0, |s| s.text)
 }
 
 /// The two subtrees hold the same words.
@@ -463,24 +474,44 @@ pub(crate) struct TextBuilder {
 }
 
 impl TextBuilder {
+    /// Text with its runs of white space (as `char::is_whitespace`) made
+    /// one space, none at a line's start.
     pub(crate) fn text(&mut self, t: &str) {
-        for (i, word) in t.split(char::is_whitespace).enumerate() {
-            if i > 0 {
-                self.pending_space = true;
+        // Every text node of the content comes here: ASCII text, most of
+        // it, is split byte by byte.
+        if t.is_ascii() {
+            let (mut piece, mut start) = (0, 0);
+            for (at, b) in t.bytes().enumerate() {
+                if matches!(b, b' ' | b'\t'..=b'\r') {
+                    self.word(piece, &t[start..at]);
+                    (piece, start) = (piece + 1, at + 1);
+                }
             }
-            if word.is_empty() {
-                continue;
+            self.word(piece, &t[start..]);
+        } else {
+            for (i, word) in t.split(char::is_whitespace).enumerate() {
+                self.word(i, word);
             }
-            if self.pending_space && self.line_has_text {
-                self.out.push(' ');
-            }
-            self.pending_space = false;
-            self.out.push_str(word);
-            self.line_has_text = true;
         }
         if t.ends_with(char::is_whitespace) {
             self.pending_space = true;
         }
+    }
+
+    /// The `i`th piece of a text split at each white space character.
+    fn word(&mut self, i: usize, word: &str) {
+        if i > 0 {
+            self.pending_space = true;
+        }
+        if word.is_empty() {
+            return;
+        }
+        if self.pending_space && self.line_has_text {
+            self.out.push(' ');
+        }
+        self.pending_space = false;
+        self.out.push_str(word);
+        self.line_has_text = true;
     }
 
     /// Preformatted text: kept as is, spaces between highlighted spans
@@ -538,5 +569,41 @@ impl TextBuilder {
             self.out.pop();
         }
         self.out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TextBuilder;
+
+    /// Text split at `char::is_whitespace`, as before the byte-wise path.
+    fn by_chars(pieces: &[&str]) -> String {
+        let mut out = TextBuilder::default();
+        for t in pieces {
+            for (i, word) in t.split(char::is_whitespace).enumerate() {
+                out.word(i, word);
+            }
+            if t.ends_with(char::is_whitespace) {
+                out.pending_space = true;
+            }
+        }
+        out.finish()
+    }
+
+    #[test]
+    fn ascii_text_is_spaced_as_char_is_whitespace_spaces_it() {
+        let all_ascii: String = (0u8..128).map(char::from).collect();
+        for pieces in [
+            &[all_ascii.as_str(), all_ascii.as_str()][..],
+            &[" a  b\t", "c\u{b}d\u{c}e\r\n", "f"],
+            &["caf\u{e9}\u{a0}x ", "y\u{2003}z", " plain "],
+            &["", " ", "word"],
+        ] {
+            let mut out = TextBuilder::default();
+            for t in pieces {
+                out.text(t);
+            }
+            assert_eq!(out.finish(), by_chars(pieces), "{pieces:?}");
+        }
     }
 }
