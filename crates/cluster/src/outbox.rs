@@ -90,7 +90,7 @@ impl Outbox {
 
     /// Appends `entries` and makes them durable.
     pub fn append(&mut self, entries: &[Entry]) -> io::Result<()> {
-        let mut bytes = Vec::new();
+        let (mut bytes, mut json) = (Vec::new(), Vec::new());
         for e in entries {
             let mut payload = Vec::new();
             payload.extend_from_slice(&e.partition.to_be_bytes());
@@ -99,7 +99,7 @@ impl Outbox {
             payload.extend_from_slice(&(stats.len() as u32).to_be_bytes());
             payload.extend_from_slice(&stats);
             for o in &e.outcomes {
-                o.encode(&mut payload);
+                o.encode(&mut payload, &mut json)?;
             }
             bytes.extend_from_slice(&(payload.len() as u32).to_be_bytes());
             bytes.extend_from_slice(&checksum(&payload).to_be_bytes());

@@ -21,11 +21,68 @@
 //! and are cut off at open.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::path::Path;
 
 use crate::append_file::{AppendFile, Tail};
 use crate::sink::Outcome;
+
+/// Small writes (lengths, ids) are gathered up to this many bytes before
+/// they reach the compressor; large ones (a body) go straight through.
+const SMALL_WRITES: usize = 64 << 10;
+
+/// A block's uncompressed bytes, as [`next_block`] reads them.
+fn write_block(
+    out: &mut impl Write,
+    docs: &[NewDoc],
+    tails: &[Tail],
+    outcomes: &[Outcome],
+) -> io::Result<()> {
+    out.write_all(&(docs.len() as u32 | WITH_URLS | WITH_TAILS).to_be_bytes())?;
+    for d in docs {
+        out.write_all(&d.doc.to_be_bytes())?;
+        out.write_all(&(d.judgement.len() as u32).to_be_bytes())?;
+        out.write_all(&d.judgement)?;
+        let url = d.url.as_deref().unwrap_or("").as_bytes();
+        out.write_all(&(url.len() as u32).to_be_bytes())?;
+        out.write_all(url)?;
+    }
+    out.write_all(&(tails.len() as u32).to_be_bytes())?;
+    for t in tails {
+        out.write_all(&[t.file])?;
+        out.write_all(&t.at.to_be_bytes())?;
+        out.write_all(&(t.bytes.len() as u32).to_be_bytes())?;
+        out.write_all(&t.bytes)?;
+    }
+    let mut json = Vec::new();
+    for o in outcomes {
+        o.encode(out, &mut json)?;
+    }
+    Ok(())
+}
+
+/// A writer that counts the bytes it passes on.
+struct Counted<W> {
+    inner: W,
+    written: usize,
+}
+
+impl<W> Counted<W> {
+    fn new(inner: W) -> Self {
+        Counted { inner, written: 0 }
+    }
+}
+
+impl<W: Write> Write for Counted<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.written += n;
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
 
 /// What one group of batches left in the outbox.
 #[derive(Debug, Default, PartialEq)]
@@ -75,31 +132,20 @@ impl Outbox {
         tails: &[Tail],
         outcomes: &[Outcome],
     ) -> io::Result<u64> {
-        let mut bytes = Vec::new();
-        bytes.extend_from_slice(&(docs.len() as u32 | WITH_URLS | WITH_TAILS).to_be_bytes());
-        for d in docs {
-            bytes.extend_from_slice(&d.doc.to_be_bytes());
-            bytes.extend_from_slice(&(d.judgement.len() as u32).to_be_bytes());
-            bytes.extend_from_slice(&d.judgement);
-            let url = d.url.as_deref().unwrap_or("").as_bytes();
-            bytes.extend_from_slice(&(url.len() as u32).to_be_bytes());
-            bytes.extend_from_slice(url);
-        }
-        bytes.extend_from_slice(&(tails.len() as u32).to_be_bytes());
-        for t in tails {
-            bytes.push(t.file);
-            bytes.extend_from_slice(&t.at.to_be_bytes());
-            bytes.extend_from_slice(&(t.bytes.len() as u32).to_be_bytes());
-            bytes.extend_from_slice(&t.bytes);
-        }
-        for o in outcomes {
-            o.encode(&mut bytes);
-        }
-        let packed = zstd::bulk::compress(&bytes, 1)?;
-        let mut framed = Vec::with_capacity(packed.len() + 8);
-        framed.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
-        framed.extend_from_slice(&(packed.len() as u32).to_be_bytes());
-        framed.extend_from_slice(&packed);
+        // Compressed as it is written, into the frame it goes out in: a
+        // group with a large page was held whole (its body and text), then
+        // compressed, then framed: ~50 MB at the peak for a 10 MB page,
+        // most of a crawl's memory on such a site. The frame's two lengths
+        // are filled in at the end.
+        let packer = zstd::stream::Encoder::new(vec![0u8; 8], 1)?;
+        let mut raw = io::BufWriter::with_capacity(SMALL_WRITES, Counted::new(packer));
+        write_block(&mut raw, docs, tails, outcomes)?;
+        let counted = raw.into_inner().map_err(io::IntoInnerError::into_error)?;
+        let raw_len = counted.written;
+        let mut framed = counted.inner.finish()?;
+        let packed_len = framed.len() - 8;
+        framed[..4].copy_from_slice(&(raw_len as u32).to_be_bytes());
+        framed[4..8].copy_from_slice(&(packed_len as u32).to_be_bytes());
         self.file.append(&framed)?;
         self.file.sync()
     }
@@ -275,13 +321,70 @@ mod tests {
     }
 
     #[test]
+    fn a_block_with_a_large_page_reads_back_whole() {
+        use crate::sink::{Capture, PageRecord};
+        let path =
+            std::env::temp_dir().join(format!("nearcrawl-outbox-big-{}", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        // Larger than the gathered small writes, and not all alike, so
+        // the compressor sees several of its windows.
+        let body: Vec<u8> = (0..3_000_000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+            .collect();
+        let text: String = (0..400_000).map(|i| format!("w{} ", i % 977)).collect();
+        let outcomes = vec![
+            error(1),
+            Outcome::Capture(Capture {
+                url: "http://a.example/big".into(),
+                fetched_at_ms: 1,
+                request_headers: vec![],
+                status: 200,
+                headers: vec![("Content-Type".into(), "text/html".into())],
+                body,
+                truncated: false,
+            }),
+            Outcome::Page(PageRecord {
+                url: "http://a.example/big".into(),
+                final_url: "http://a.example/big".into(),
+                status: 200,
+                fetched_at: 1,
+                depth: 0,
+                title: None,
+                lang: None,
+                text,
+                simhash: "00ff".into(),
+                content_hash: "ab".into(),
+                outlinks: 0,
+                duplicate_of: None,
+            }),
+            error(2),
+        ];
+        let docs = vec![NewDoc {
+            doc: 9,
+            judgement: vec![1, 2, 3],
+            url: Some("http://a.example/big".into()),
+        }];
+        let mut outbox = Outbox::open(&path, 0).unwrap();
+        let first = outbox.append(&docs, &[], &outcomes).unwrap();
+        let end = outbox.append(&[], &[], &[error(3)]).unwrap();
+        assert!(first < end);
+        let blocks = outbox.read_all().unwrap();
+        assert_eq!(blocks.len(), 2);
+        assert_eq!(blocks[0].docs, docs);
+        assert_eq!(blocks[0].outcomes, outcomes);
+        assert_eq!(blocks[1].outcomes, [error(3)]);
+        drop(outbox);
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
     fn blocks_of_earlier_versions_read_without_urls() {
         // As earlier versions framed a block: documents with no URLs.
         let mut raw = 1u32.to_be_bytes().to_vec();
         raw.extend_from_slice(&5u64.to_be_bytes());
         raw.extend_from_slice(&2u32.to_be_bytes());
         raw.extend_from_slice(&[7, 8]);
-        error(4).encode(&mut raw);
+        error(4).encode(&mut raw, &mut Vec::new()).unwrap();
         let packed = zstd::bulk::compress(&raw, 1).unwrap();
         let mut framed = (raw.len() as u32).to_be_bytes().to_vec();
         framed.extend_from_slice(&(packed.len() as u32).to_be_bytes());

@@ -148,25 +148,27 @@ impl Outcome {
         }
     }
 
-    /// Appends a self-delimiting encoding: tag, length, JSON (and, for a
-    /// capture, the body after the JSON).
-    pub fn encode(&self, out: &mut Vec<u8>) {
-        let (tag, json) = match self {
-            Outcome::Page(p) => (b'P', serde_json::to_vec(p)),
-            Outcome::Duplicate(d) => (b'D', serde_json::to_vec(d)),
-            Outcome::Error(e) => (b'E', serde_json::to_vec(e)),
-            Outcome::Capture(c) => (b'C', serde_json::to_vec(c)),
+    /// Writes a self-delimiting encoding: tag, lengths, JSON (and, for a
+    /// capture, the body after the JSON). The JSON is written into `json`
+    /// first, for its length; pass the same vector for each outcome.
+    pub fn encode(&self, out: &mut impl io::Write, json: &mut Vec<u8>) -> io::Result<()> {
+        json.clear();
+        let (tag, written) = match self {
+            Outcome::Page(p) => (b'P', serde_json::to_writer(&mut *json, p)),
+            Outcome::Duplicate(d) => (b'D', serde_json::to_writer(&mut *json, d)),
+            Outcome::Error(e) => (b'E', serde_json::to_writer(&mut *json, e)),
+            Outcome::Capture(c) => (b'C', serde_json::to_writer(&mut *json, c)),
         };
-        let json = json.expect("records serialize");
+        written.expect("records serialize");
         let body: &[u8] = match self {
             Outcome::Capture(c) => &c.body,
             _ => &[],
         };
-        out.push(tag);
-        out.extend_from_slice(&(json.len() as u32).to_be_bytes());
-        out.extend_from_slice(&(body.len() as u32).to_be_bytes());
-        out.extend_from_slice(&json);
-        out.extend_from_slice(body);
+        out.write_all(&[tag])?;
+        out.write_all(&(json.len() as u32).to_be_bytes())?;
+        out.write_all(&(body.len() as u32).to_be_bytes())?;
+        out.write_all(json)?;
+        out.write_all(body)
     }
 
     /// Reads every outcome [`encode`](Outcome::encode) appended to `bytes`.
@@ -245,9 +247,9 @@ mod tests {
                 detail: "404".into(),
             }),
         ];
-        let mut bytes = Vec::new();
+        let (mut bytes, mut json) = (Vec::new(), Vec::new());
         for o in &all {
-            o.encode(&mut bytes);
+            o.encode(&mut bytes, &mut json).unwrap();
         }
         assert_eq!(Outcome::decode_all(&bytes).unwrap(), all);
         assert!(Outcome::decode_all(&bytes[..bytes.len() - 1]).is_none());

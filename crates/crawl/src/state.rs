@@ -673,7 +673,7 @@ mod tests {
         };
         // As earlier versions wrote it: a store key per group, zstd inside.
         let mut raw = Vec::new();
-        error(1).encode(&mut raw);
+        error(1).encode(&mut raw, &mut Vec::new()).unwrap();
         let mut value = (raw.len() as u32).to_be_bytes().to_vec();
         value.extend_from_slice(&zstd::bulk::compress(&raw, 1).unwrap());
         store
