@@ -1,5 +1,5 @@
 //! Cleans raw HTML before parsing: drops the bodies of `<script>`,
-//! `<style>` and comments, and caps element nesting.
+//! `<style>`, inline `<svg>` images and comments, and caps element nesting.
 //!
 //! Their content is never page text, and on many pages it is most of the
 //! bytes: tokenizing it was the largest single cost of extraction. The
@@ -9,7 +9,7 @@
 
 use std::borrow::Cow;
 
-/// `html` without script and style bodies or comments.
+/// `html` without script, style and SVG bodies or comments.
 pub(crate) fn strip_raw_text(html: &str) -> Cow<'_, str> {
     let bytes = html.as_bytes();
     let mut out: Option<String> = None;
@@ -24,6 +24,9 @@ pub(crate) fn strip_raw_text(html: &str) -> Cow<'_, str> {
                 Some(e) => (lt, lt + 4 + e + 3),
                 None => (lt, bytes.len()),
             }
+        } else if let Some(body) = svg_body(rest) {
+            // Keep the start and end tags, drop what is between.
+            (lt + body.start, lt + body.end)
         } else if let Some(name) = raw_text_tag(rest) {
             // Keep the start tag, drop the body up to the end tag.
             let Some(gt) = rest.iter().position(|&b| b == b'>') else {
@@ -157,6 +160,122 @@ fn counts_for_depth(name: &[u8]) -> bool {
     )
 }
 
+/// Where the body of the inline SVG image `rest` opens lies, when it can go
+/// unparsed: its closing `</svg>` is found (nested images counted) and no
+/// tag inside would end the image early. Icons and charts drawn inline are
+/// never page text (the tree drops them whole), and were an eighth of
+/// real pages' markup once scripts and styles were gone. HTML's parser
+/// leaves an image at a tag such as `<p>` or `<div>`
+/// ([`breaks_out_of_svg`]), and what follows is page text: such an image
+/// is left to the parser, as is one never closed.
+fn svg_body(rest: &[u8]) -> Option<std::ops::Range<usize>> {
+    let start = tag_end(rest, b"<svg")?;
+    if rest[..start].ends_with(b"/>") {
+        return None;
+    }
+    let mut depth = 0u32;
+    let mut at = start;
+    while let Some(off) = memchr_lt(&rest[at..]) {
+        let lt = at + off;
+        let tag = &rest[lt..];
+        if starts_tag(tag, b"</svg") {
+            if depth == 0 {
+                return Some(start..lt);
+            }
+            depth -= 1;
+        } else if let Some(end) = tag_end(tag, b"<svg") {
+            depth += u32::from(!tag[..end].ends_with(b"/>"));
+        } else if breaks_out_of_svg(&tag[1..]) {
+            return None;
+        }
+        at = lt + 1;
+    }
+    None
+}
+
+/// `rest` starts with the tag `open` (`<name` or `</name`, any case).
+fn starts_tag(rest: &[u8], open: &[u8]) -> bool {
+    rest.len() > open.len()
+        && rest[..open.len()].eq_ignore_ascii_case(open)
+        && matches!(
+            rest[open.len()],
+            b'>' | b' ' | b'\t' | b'\n' | b'\r' | b'/' | b'\x0c'
+        )
+}
+
+/// Past the `>` of the start tag `open` that `rest` starts with.
+fn tag_end(rest: &[u8], open: &[u8]) -> Option<usize> {
+    if !starts_tag(rest, open) {
+        return None;
+    }
+    memchr::memchr(b'>', rest).map(|gt| gt + 1)
+}
+
+/// A start tag (after its `<`) that makes HTML's parser leave an SVG
+/// image: the "breakout" tags of the parsing rules for foreign content
+/// (`<font>` counts whatever its attributes).
+fn breaks_out_of_svg(tag: &[u8]) -> bool {
+    const LONGEST: usize = 10;
+    let name_len = tag
+        .iter()
+        .position(|b| !b.is_ascii_alphanumeric())
+        .unwrap_or(tag.len());
+    if name_len == 0 || name_len > LONGEST {
+        return false;
+    }
+    let mut lower = [0u8; LONGEST];
+    for (l, b) in lower.iter_mut().zip(tag) {
+        *l = b.to_ascii_lowercase();
+    }
+    matches!(
+        &lower[..name_len],
+        b"b" | b"big"
+            | b"blockquote"
+            | b"body"
+            | b"br"
+            | b"center"
+            | b"code"
+            | b"dd"
+            | b"div"
+            | b"dl"
+            | b"dt"
+            | b"em"
+            | b"embed"
+            | b"font"
+            | b"h1"
+            | b"h2"
+            | b"h3"
+            | b"h4"
+            | b"h5"
+            | b"h6"
+            | b"head"
+            | b"hr"
+            | b"i"
+            | b"img"
+            | b"li"
+            | b"listing"
+            | b"menu"
+            | b"meta"
+            | b"nobr"
+            | b"ol"
+            | b"p"
+            | b"pre"
+            | b"ruby"
+            | b"s"
+            | b"small"
+            | b"span"
+            | b"strong"
+            | b"strike"
+            | b"sub"
+            | b"sup"
+            | b"table"
+            | b"tt"
+            | b"u"
+            | b"ul"
+            | b"var"
+    )
+}
+
 /// The end-tag prefix to look for if `rest` opens a script or style.
 fn raw_text_tag(rest: &[u8]) -> Option<&'static [u8]> {
     for (open, close) in [(&b"<script"[..], &b"</script"[..]), (b"<style", b"</style")] {
@@ -217,6 +336,34 @@ mod tests {
         assert!(capped.contains("text"));
         let normal = "<div><p>a<p>b<ul><li>c<li>d</ul><br><img src=x></div>".repeat(600);
         assert!(matches!(cap_nesting(&normal), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn svg_bodies_go_unless_the_parser_would_leave_the_image() {
+        let cases = [
+            // Nested images, a self-closed one inside, any case.
+            (
+                "<a href=/x><SVG viewBox='0 0 9 9'><svg><path d=M0/></svg><svg/><title>X</title></SVG>Go</a>",
+                "<a href=/x><SVG viewBox='0 0 9 9'></SVG>Go</a>",
+            ),
+            // A self-closed image has no body.
+            (
+                "<svg/><p>text</p><svg>x</svg>",
+                "<svg/><p>text</p><svg></svg>",
+            ),
+            // A `<p>` ends the image: what follows is page text.
+            (
+                "<svg><text>a</text><p>shown</svg>",
+                "<svg><text>a</text><p>shown</svg>",
+            ),
+            // Never closed: left as it is.
+            ("<svg><path/>text", "<svg><path/>text"),
+            // Not an svg tag.
+            ("<svgx>kept</svgx>", "<svgx>kept</svgx>"),
+        ];
+        for (html, want) in cases {
+            assert_eq!(strip_raw_text(html), want, "{html}");
+        }
     }
 
     #[test]
