@@ -223,10 +223,11 @@ pub(crate) fn analyze<'a>(
     wrappers: &'a NodeMap<()>,
     facts: &'a FactsMap,
 ) -> Analysis<'a> {
-    // Sized once for the page (its nodes, elements or not): grown as it
-    // fills, the map was rehashed several times a pass.
+    // Sized once for the page's elements, about half of its nodes (the
+    // rest text): grown as it filled, the map was rehashed several times
+    // a pass.
     let mut stats: NodeMap<Stats> =
-        NodeMap::with_capacity_and_hasher(root.tree().nodes().len(), Default::default());
+        NodeMap::with_capacity_and_hasher(root.tree().nodes().len() / 2, Default::default());
     // Open elements: (id, stats so far, is block).
     let mut stack: Vec<(NodeId, Stats, bool)> = Vec::new();
     let mut skip: Option<NodeId> = None;

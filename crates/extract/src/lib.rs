@@ -475,7 +475,7 @@ fn parse(html: &str) -> Html {
     parse_stripped(&prestrip::strip_raw_text(html))
 }
 
-/// Markup whose script and style bodies are gone, parsed as a document.
+/// Markup cleaned by [`prestrip::strip_raw_text`], parsed as a document.
 /// The tree is sized for the page from the start: grown by doubling, its
 /// copies were a twentieth of the parse. A node per `<` is about right (a
 /// start tag makes an element, the text after a tag a text node; end tags

@@ -70,8 +70,8 @@ pub(crate) fn base_url(doc: &Html, page: Option<&Url>) -> Option<Url> {
 }
 
 /// The (trimmed) href up to its fragment, which [`resolve`] drops: hrefs
-/// alike up to it resolve alike. A bare fragment (`#top`, the page itself) keeps its
-/// `#`, as an empty href resolves to nothing.
+/// alike up to it resolve alike. A bare fragment (`#top`, the page
+/// itself) keeps its `#`, as an empty href resolves to nothing.
 fn without_fragment(href: &str) -> &str {
     match href.find('#') {
         Some(0) => "#",
