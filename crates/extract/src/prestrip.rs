@@ -185,7 +185,10 @@ fn svg_body(rest: &[u8]) -> Option<std::ops::Range<usize>> {
             depth -= 1;
         } else if let Some(end) = tag_end(tag, b"<svg") {
             depth += u32::from(!tag[..end].ends_with(b"/>"));
-        } else if breaks_out_of_svg(&tag[1..]) {
+        } else if breaks_out_of_svg(&tag[1..])
+            || starts_tag(tag, b"</p")
+            || starts_tag(tag, b"</br")
+        {
             return None;
         }
         at = lt + 1;
@@ -213,7 +216,8 @@ fn tag_end(rest: &[u8], open: &[u8]) -> Option<usize> {
 
 /// A start tag (after its `<`) that makes HTML's parser leave an SVG
 /// image: the "breakout" tags of the parsing rules for foreign content
-/// (`<font>` counts whatever its attributes).
+/// (`<font>` counts whatever its attributes). The end tags `</p>` and
+/// `</br>` leave it too.
 fn breaks_out_of_svg(tag: &[u8]) -> bool {
     const LONGEST: usize = 10;
     let name_len = tag
@@ -351,11 +355,14 @@ mod tests {
                 "<svg/><p>text</p><svg>x</svg>",
                 "<svg/><p>text</p><svg></svg>",
             ),
-            // A `<p>` ends the image: what follows is page text.
+            // A `<p>` ends the image: what follows is page text. So does
+            // a stray `</p>`.
             (
                 "<svg><text>a</text><p>shown</svg>",
                 "<svg><text>a</text><p>shown</svg>",
             ),
+            ("<svg><g></P>shown</g></svg>", "<svg><g></P>shown</g></svg>"),
+            ("<svg><g></path>gone</g></svg>", "<svg></svg>"),
             // Never closed: left as it is.
             ("<svg><path/>text", "<svg><path/>text"),
             // Not an svg tag.
