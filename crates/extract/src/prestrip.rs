@@ -15,16 +15,26 @@ pub(crate) fn strip_raw_text(html: &str) -> Cow<'_, str> {
     let mut out: Option<String> = None;
     let mut copied = 0; // bytes of `html` already handled
     let mut i = 0;
+    // SVG images opening before this are left to the parser.
+    let mut svg_left_until = 0;
     while let Some(off) = memchr_lt(&bytes[i..]) {
         let lt = i + off;
         let rest = &bytes[lt..];
+        let svg = if lt >= svg_left_until {
+            svg_body(rest)
+        } else {
+            Err(0)
+        };
+        if let Err(scanned) = svg {
+            svg_left_until = svg_left_until.max(lt + scanned);
+        }
         let (keep_until, resume) = if rest.starts_with(b"<!--") {
             // The whole comment goes.
             match find(&rest[4..], b"-->") {
                 Some(e) => (lt, lt + 4 + e + 3),
                 None => (lt, bytes.len()),
             }
-        } else if let Some(body) = svg_body(rest) {
+        } else if let Ok(body) = svg {
             // Keep the start and end tags, drop what is between.
             (lt + body.start, lt + body.end)
         } else if let Some(name) = raw_text_tag(rest) {
@@ -167,11 +177,17 @@ fn counts_for_depth(name: &[u8]) -> bool {
 /// real pages' markup once scripts and styles were gone. HTML's parser
 /// leaves an image at a tag such as `<p>` or `<div>`
 /// ([`breaks_out_of_svg`]), and what follows is page text: such an image
-/// is left to the parser, as is one never closed.
-fn svg_body(rest: &[u8]) -> Option<std::ops::Range<usize>> {
-    let start = tag_end(rest, b"<svg")?;
+/// is left to the parser, as is one never closed. Then the error says how
+/// far the image was read: images opening before that are left too, as
+/// each would be read over the same bytes (a page of unclosed `<svg>` tags
+/// took time quadratic in its length).
+fn svg_body(rest: &[u8]) -> Result<std::ops::Range<usize>, usize> {
+    if !starts_tag(rest, b"<svg") {
+        return Err(0);
+    }
+    let start = start_tag_end(rest).ok_or(rest.len())?;
     if rest[..start].ends_with(b"/>") {
-        return None;
+        return Err(start);
     }
     let mut depth = 0u32;
     let mut at = start;
@@ -180,20 +196,21 @@ fn svg_body(rest: &[u8]) -> Option<std::ops::Range<usize>> {
         let tag = &rest[lt..];
         if starts_tag(tag, b"</svg") {
             if depth == 0 {
-                return Some(start..lt);
+                return Ok(start..lt);
             }
             depth -= 1;
-        } else if let Some(end) = tag_end(tag, b"<svg") {
+        } else if starts_tag(tag, b"<svg") {
+            let end = start_tag_end(tag).ok_or(rest.len())?;
             depth += u32::from(!tag[..end].ends_with(b"/>"));
         } else if breaks_out_of_svg(&tag[1..])
             || starts_tag(tag, b"</p")
             || starts_tag(tag, b"</br")
         {
-            return None;
+            return Err(lt);
         }
         at = lt + 1;
     }
-    None
+    Err(rest.len())
 }
 
 /// `rest` starts with the tag `open` (`<name` or `</name`, any case).
@@ -206,11 +223,9 @@ fn starts_tag(rest: &[u8], open: &[u8]) -> bool {
         )
 }
 
-/// Past the `>` of the start tag `open` that `rest` starts with.
-fn tag_end(rest: &[u8], open: &[u8]) -> Option<usize> {
-    if !starts_tag(rest, open) {
-        return None;
-    }
+/// Past the `>` of the tag `rest` starts with; none when no `>` follows
+/// (then no later tag ends either).
+fn start_tag_end(rest: &[u8]) -> Option<usize> {
     memchr::memchr(b'>', rest).map(|gt| gt + 1)
 }
 
@@ -371,6 +386,12 @@ mod tests {
         for (html, want) in cases {
             assert_eq!(strip_raw_text(html), want, "{html}");
         }
+        // Images never closed, one inside the other: each is left, and the
+        // page is read once (it was read again from every `<svg>`).
+        let hostile = "<svg>".repeat(200_000);
+        assert!(matches!(strip_raw_text(&hostile), Cow::Borrowed(_)));
+        let unended = format!("<svg>x{}", "<svg ".repeat(200_000));
+        assert!(matches!(strip_raw_text(&unended), Cow::Borrowed(_)));
     }
 
     #[test]
