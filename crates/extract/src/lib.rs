@@ -195,6 +195,8 @@ pub struct Page {
     /// of class `title` (doxygen). With the title, it names what the page
     /// is about.
     pub heading: Option<String>,
+    /// The site's name as the page declares it (`og:site_name`).
+    pub site_name: Option<String>,
     pub description: Option<String>,
     /// `<html lang>` or Content-Language, else detected from the text
     /// (ISO 639-3 code from whatlang), else none.
@@ -441,6 +443,7 @@ fn page(
         lang: meta.lang.or_else(|| detect_lang(&text)),
         title: meta.title,
         heading: meta.heading,
+        site_name: meta.site_name,
         description: meta.description,
         canonical: meta.canonical,
         published: meta.published,

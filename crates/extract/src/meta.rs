@@ -50,6 +50,8 @@ impl Robots {
 pub(crate) struct Meta {
     pub title: Option<String>,
     pub heading: Option<String>,
+    /// `og:site_name`.
+    pub site_name: Option<String>,
     pub description: Option<String>,
     /// The longest of the declared descriptions (`description`,
     /// `og:description`): sites often cut the first short and give the
@@ -88,6 +90,7 @@ const PUBLISHED_META: [(&str, &str); 7] = [
 #[derive(Default)]
 struct Found {
     og_title: Option<String>,
+    og_site_name: Option<String>,
     title: Option<String>,
     h1: Option<String>,
     class_title: Option<String>,
@@ -170,6 +173,7 @@ impl Found {
         match (attr(e, "name"), attr(e, "property")) {
             (Some("description"), _) => set(&mut self.description, &content),
             (_, Some("og:title")) => set(&mut self.og_title, &content),
+            (_, Some("og:site_name")) => set(&mut self.og_site_name, &content),
             (_, Some("og:description")) => set(&mut self.og_description, &content),
             (_, Some("og:type")) => {
                 let og_type = attr(e, "content").unwrap_or("").trim().to_ascii_lowercase();
@@ -215,6 +219,7 @@ pub(crate) fn read(doc: &Html, base: Option<&Url>, x_robots_tag: Option<&str>) -
     Meta {
         title: found.og_title.or(found.title).or_else(|| found.h1.clone()),
         heading: found.h1.or(found.class_title),
+        site_name: found.og_site_name,
         summary: longest(&found.description, &found.og_description),
         description: found.description.or(found.og_description),
         lang: found

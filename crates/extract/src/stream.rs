@@ -89,6 +89,7 @@ struct State {
     h1: Option<String>,
     class_title: Option<String>,
     og_title: Option<String>,
+    og_site_name: Option<String>,
     description: Option<String>,
     og_description: Option<String>,
     lang: Option<String>,
@@ -247,6 +248,7 @@ impl State {
                     ("robots", _) => self.robots.add(content.unwrap_or("")),
                     (n, _) if PUBLISHED_NAMES.contains(&n) => set(&mut self.published, content),
                     (_, "og:title") => set(&mut self.og_title, content),
+                    (_, "og:site_name") => set(&mut self.og_site_name, content),
                     (_, "og:description") => set(&mut self.og_description, content),
                     (_, "og:type") => {
                         self.og_type_article |=
@@ -389,6 +391,7 @@ impl State {
         let meta = Meta {
             title: self.og_title.or(self.title).or_else(|| self.h1.clone()),
             heading: self.h1.or(self.class_title),
+            site_name: self.og_site_name,
             summary: crate::meta::longest(&self.description, &self.og_description),
             description: self.description.or(self.og_description),
             lang: self
