@@ -15,6 +15,7 @@ use url::Url;
 
 use crate::config::{FetchConfig, PolitenessKey};
 use crate::error::FetchError;
+use crate::refresh::refresh_target;
 use crate::robots::{AgentRules, Robots};
 use crate::safety::{BLOCKED_MARK, Dns, GuardedResolver, is_non_public};
 
@@ -37,6 +38,24 @@ pub struct Fetched {
     /// Time spent on its requests (every hop), politeness waits not
     /// counted.
     pub elapsed: Duration,
+}
+
+impl Fetched {
+    /// Declared HTML, or declared nothing (sniffing is the extractor's).
+    fn is_html(&self) -> bool {
+        self.content_type.as_deref().is_none_or(|t| {
+            let media = t.split(';').next().unwrap_or("").trim();
+            media.eq_ignore_ascii_case("text/html")
+                || media.eq_ignore_ascii_case("application/xhtml+xml")
+        })
+    }
+
+    /// The last hop's body, with the hops before it.
+    fn after(mut self, redirects: Vec<Url>, elapsed: Duration) -> Fetched {
+        self.redirects = redirects;
+        self.elapsed = elapsed;
+        self
+    }
 }
 
 /// Politeness state of one host.
@@ -519,11 +538,14 @@ impl Fetcher {
             .unwrap_or(Err(FetchError::Timeout(self.config.request_timeout)))?;
             elapsed += started.elapsed();
             let next = match hop {
-                Hop::Body(mut fetched) => {
-                    fetched.redirects = redirects;
-                    fetched.elapsed = elapsed;
-                    return Ok(fetched);
+                // A page that refreshes to another at once is a redirect.
+                Hop::Body(fetched) if wanted == Wanted::Page && fetched.is_html() => {
+                    match refresh_target(&fetched.body, &url) {
+                        Some(next) => next,
+                        None => return Ok(fetched.after(redirects, elapsed)),
+                    }
                 }
+                Hop::Body(fetched) => return Ok(fetched.after(redirects, elapsed)),
                 Hop::Redirect(next) => next,
             };
             seen.insert(url.clone());

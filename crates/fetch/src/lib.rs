@@ -3,7 +3,8 @@
 //! (governor rate, one request in flight, robots.txt Crawl-delay,
 //! Retry-After, backoff, parking of failing hosts), robots.txt per RFC 9309
 //! ([`robots`]), redirects followed by hand (hop limit, loops, every hop
-//! checked against robots.txt and the caller's scope), bodies capped while
+//! checked against robots.txt and the caller's scope; a prompt meta
+//! refresh is one: [`refresh`]), bodies capped while
 //! streaming, and refusal of non-public addresses on every hop. Every
 //! outcome is a [`Fetched`] page or a typed [`FetchError`].
 //!
@@ -23,6 +24,7 @@
 mod config;
 mod error;
 mod fetcher;
+pub mod refresh;
 pub mod robots;
 pub mod safety;
 
