@@ -19,6 +19,15 @@ the copy is near, not exact). A mirror page judged a duplicate of a page
 with its item is caught; its links (the whole mirror tree) must then never
 be crawled.
 
+Real duplicates too, on rustdoc (Debian's rust-doc): the standard library
+documents its core and alloc items again under std, and the architecture
+modules repeat the same intrinsics (x86/x86_64, arm/aarch64, wasm32/64).
+An item there is its path with the crate (std, core, alloc) and the
+architecture folder folded; a drop to a page of the same folded item is
+right. Reported: re-export copies (an item's files past its first) kept in
+the corpus, items lost (fetched, none written), and redirect stubs (pages
+that are only a meta refresh) written as pages.
+
 Prints fetched/written/duplicates, false drops (share of fetched, with the
 exact word-3-shingle Jaccard of each pair, the worst listed) and the
 planted duplicates caught. --json writes the figures as one JSON object.
@@ -133,6 +142,75 @@ def item_of(root, url):
     return clean(title.group(1) if title else "") + " | " + heading
 
 
+RUST_CRATES = ("std", "core", "alloc")
+REFRESH = re.compile(rb"<meta[^>]*http-equiv=[\"']?refresh", re.I)
+
+
+def folded_item(url):
+    """rustdoc: the item of a URL with its crate and architecture folded
+    (std/vec/struct.Vec.html and alloc/vec/struct.Vec.html are one item);
+    None outside std, core and alloc."""
+    parts = unquote(urlparse(url).path).lstrip("/").split("/")
+    if parts and parts[0] == "mirror":
+        parts = parts[1:]
+    if not parts or parts[0] not in RUST_CRATES:
+        return None
+    parts = parts[1:]
+    if len(parts) >= 2 and parts[0] == "arch":
+        parts = ["arch"] + parts[2:]
+    return "/".join(parts)
+
+
+def is_stub(root, url):
+    path = unquote(urlparse(url).path)
+    if path.startswith("/mirror/"):
+        path = path[len("/mirror") :]
+    try:
+        with open(os.path.join(root, path.lstrip("/")), "rb") as f:
+            return bool(REFRESH.search(f.read(4096)))
+    except OSError:
+        return False
+
+
+def reexports(root, pages):
+    """Re-export copies of the site (files of an item past its first, stubs
+    left out) and how many the corpus kept; items fetched and lost."""
+    files = {}
+    for crate in RUST_CRATES:
+        for dirpath, _, names in os.walk(os.path.join(root, crate)):
+            for name in names:
+                if not name.endswith(".html"):
+                    continue
+                path = os.path.join(dirpath, name)
+                rel = "/" + os.path.relpath(path, root)
+                if is_stub(root, rel):
+                    continue
+                files.setdefault(folded_item(rel), []).append(rel)
+    copies = sum(len(v) - 1 for v in files.values())
+    written, fetched = {}, {}
+    for rec in pages:
+        item = folded_item(rec["url"])
+        if item is None or "/mirror/" in rec["url"]:
+            continue
+        fetched[item] = fetched.get(item, 0) + 1
+        if rec.get("duplicate_of") is None:
+            written[item] = written.get(item, 0) + 1
+    kept = sum(max(0, n - 1) for n in written.values())
+    lost = sum(1 for item in fetched if item not in written)
+    unfetched = sum(1 for item in files if item not in fetched)
+    multi = sum(1 for v in files.values() if len(v) > 1)
+    return {"items": len(files), "items_with_copies": multi, "copies": copies,
+            "copies_kept": kept, "items_fetched": len(fetched), "items_lost": lost,
+            "items_not_fetched": unfetched}
+
+
+def unplaced(text):
+    """A rustdoc page's text without the lines that say where the item is:
+    its heading (`Struct std::vec::Vec`) and `Available on ... only.`"""
+    lines = text.split("\n")[1:]
+    return "\n".join(l for l in lines if not l.startswith("Available on "))
+
+
 def shingles(text):
     toks = re.findall(r"\w+", text.lower())
     if len(toks) < 3:
@@ -184,14 +262,34 @@ def main():
         elapsed = time.time() - started
 
     stats = json.load(open(os.path.join(out, "stats.json")))
-    text = {}
+    # A page is judged by what it is, at its final URL (after redirects and
+    # meta refreshes).
+    text, pages, final = {}, [], {}
     for rec in read_jsonl(os.path.join(out, "pages-*.jsonl")):
-        text[rec["url"]] = rec.get("text") or ""
+        final[rec["url"]] = rec.get("final_url") or rec["url"]
+        text[final[rec["url"]]] = rec.get("text") or ""
+        pages.append({"url": final[rec["url"]], "duplicate_of": rec.get("duplicate_of")})
     dups = list(read_jsonl(os.path.join(out, "duplicates.jsonl")))
-    false_drops, mirror_caught, mirror_wrong = [], 0, 0
+    false_drops, mirror_caught, mirror_wrong, moved = [], 0, 0, []
     for d in dups:
+        d["url"] = final.get(d["url"], d["url"])
+        d["duplicate_of"] = final.get(d["duplicate_of"], d["duplicate_of"])
         a, b = item_of(root, d["url"]), item_of(root, d["duplicate_of"])
-        if a is not None and a == b:
+        folded = args.site == "rustdoc" and folded_item(d["url"]) is not None
+        if args.site == "rustdoc" and folded_item(d["url"]) != folded_item(d["duplicate_of"]) and (
+            d["url"].rsplit("/", 1)[-1] == d["duplicate_of"].rsplit("/", 1)[-1]
+        ):
+            # The same item name in another module: a re-export when the
+            # texts are near identical once the lines that name the module
+            # are set aside (rustdoc documents it again under the module
+            # that re-exports it), else another item.
+            j = jaccard(*(unplaced(text.get(u, "")) for u in (d["url"], d["duplicate_of"])))
+            moved.append((j, d))
+            if j >= 0.9:
+                continue
+        if (a is not None and a == b) or (
+            folded and folded_item(d["url"]) == folded_item(d["duplicate_of"])
+        ):
             mirror_caught += "/mirror/" in d["url"]
             continue
         mirror_wrong += "/mirror/" in d["url"]
@@ -212,12 +310,35 @@ def main():
         "mirror_caught": mirror_caught,
         "mirror_recall": mirror_caught / max(1, mirror_fetched),
         "seconds": round(elapsed, 1),
+        "stubs_written": sum(
+            1 for p in pages if p["duplicate_of"] is None and is_stub(root, p["url"])
+        ),
+        "redirects": stats.get("redirects"),
     }
+    if args.site == "rustdoc":
+        figures["reexports"] = reexports(root, pages)
     print(f"{args.site}: fetched {fetched}, written {figures['written']}, "
           f"exact {figures['exact']}, near {figures['near']} in {elapsed:.1f} s")
     print(f"false drops: {len(false_drops)} ({100 * figures['false_drop_rate']:.3f}% of fetched; goal <= 0.1%)")
     print(f"planted duplicates: {mirror_caught} of {mirror_fetched} mirror pages caught "
           f"({100 * figures['mirror_recall']:.1f}%; goal >= 90%), {mirror_wrong} joined to another item")
+    print(f"redirect stubs written as pages: {figures['stubs_written']} (goal 0); "
+          f"redirect hops followed: {figures['redirects']}")
+    if "reexports" in figures:
+        r = figures["reexports"]
+        caught = 1 - r["copies_kept"] / max(1, r["copies"])
+        figures["reexport_recall"] = caught
+        print(f"re-exports: {r['copies']} copies of {r['items_with_copies']} items; "
+              f"{r['copies_kept']} kept in the corpus ({100 * caught:.1f}% kept out; goal >= 90%); "
+              f"items lost {r['items_lost']} of {r['items_fetched']} fetched "
+              f"({100 * r['items_lost'] / max(1, r['items_fetched']):.2f}%; goal <= 0.1%); "
+              f"{r['items_not_fetched']} of {r['items']} items never fetched")
+    if moved:
+        print(f"same item name in another module: {len(moved)} drops, "
+              f"{sum(j >= 0.9 for j, _ in moved)} with texts at J3 >= 0.9 (re-exports)")
+        for j, d in sorted(moved, key=lambda x: x[0])[: args.show]:
+            print(f"  J3={j:.3f} sim={d.get('similarity', 0):.3f}: "
+                  f"{urlparse(d['url']).path} -> {urlparse(d['duplicate_of']).path}")
     for j, d, a, b in sorted(false_drops, key=lambda x: -x[0])[: args.show]:
         print(f"  {d['kind']:5} J3={j:.3f} sim={d.get('similarity', 0):.3f} d={d.get('distance', 0):2} "
               f"check={d.get('check', '-')}: {a!r} -> {b!r}")

@@ -66,7 +66,7 @@ impl Collector for CrawlCollector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let m = (self.0)();
         let s = &m.stats;
-        let counters: [(&str, &str, u64); 5] = [
+        let counters: [(&str, &str, u64); 6] = [
             ("nearcrawl_fetched", "Pages fetched", s.fetched),
             (
                 "nearcrawl_written",
@@ -80,6 +80,11 @@ impl Collector for CrawlCollector {
                 s.robots_denied,
             ),
             ("nearcrawl_noindex", "Pages not written: noindex", s.noindex),
+            (
+                "nearcrawl_redirects",
+                "Redirect hops followed (HTTP and meta refresh)",
+                s.redirects,
+            ),
         ];
         for (name, help, v) in counters {
             let c = ConstCounter::new(v);

@@ -161,7 +161,8 @@ struct Fetch {
     started: Option<Instant>,
     /// The server whose turn the request took (`politeness.key = "ip"`).
     address: Option<std::net::IpAddr>,
-    /// The gate's verdict on the page (true: a duplicate), if judged.
+    /// The gate's verdict on the page as the trap rule reads it (true: a
+    /// duplicate of a page in its own directory), if judged.
     duplicate: Option<bool>,
     /// Not fetched after all, back to its queue: the key's turn went to
     /// its robots.txt, this worker's own pacing of the key (a Crawl-delay,
@@ -1251,7 +1252,8 @@ async fn judge(stages: &Arc<Stages>, f: &mut Fetch, fetched: Fetched) {
         }
     };
     drop(gate);
-    f.stats.count_fetch(a.bytes, depth);
+    f.stats
+        .count_fetch(a.bytes, depth, a.fetched.redirects.len());
     record(stages, f, a, &decision, original);
 }
 
@@ -1271,8 +1273,15 @@ fn record(
     let noindex = a.page.robots.noindex;
     let (url, depth) = (&f.leased.url, f.leased.depth);
     let page = page_record(url, depth, &a.fetched, a.at, a.page, decision);
-    f.duplicate = Some(decision.verdict.duplicate_of().is_some());
-    if decision.verdict.duplicate_of().is_some() {
+    // The trap's signal: a duplicate of a page in its own directory.
+    let duplicate = decision.verdict.duplicate_of().is_some();
+    f.duplicate = Some(
+        duplicate
+            && url::Url::parse(url).map_or(true, |u| {
+                nearcrawl_crawl::traps::copies_own_directory(&u, original.as_deref())
+            }),
+    );
+    if duplicate {
         let original = original.unwrap_or_default();
         let policy = stages.config.dedup.policy;
         let outcomes = duplicate_outcomes(page, &decision.verdict, original, policy, &mut f.stats);
@@ -1393,6 +1402,7 @@ fn merge(into: &mut Stats, from: Stats) {
     into.robots_denied += from.robots_denied;
     into.noindex += from.noindex;
     into.sitemap_urls += from.sitemap_urls;
+    into.redirects += from.redirects;
     into.bytes += from.bytes;
     let room = 100usize.saturating_sub(into.duplicate_traps.len());
     into.duplicate_traps

@@ -1029,16 +1029,6 @@ fn now() -> Duration {
         .unwrap_or_default()
 }
 
-/// What names a page for the duplicate gate: its title and its main
-/// heading (a generator may put the item's name in either alone).
-pub fn page_name(page: &nearcrawl_extract::Page) -> Option<String> {
-    match (&page.title, &page.heading) {
-        (Some(t), Some(h)) if t != h => Some(format!("{t}\n{h}")),
-        (Some(t), _) => Some(t.clone()),
-        (None, h) => h.clone(),
-    }
-}
-
 /// Judges a fetched page: extraction and fingerprinting first (no lock),
 /// then, under the commit lock, the verdict and what it changes: a
 /// duplicate is recorded and its links dropped; a new page goes to the
@@ -1059,14 +1049,18 @@ fn judge(shared: &Shared, entry: Entry, mut fetched: nearcrawl_fetch::Fetched) {
     };
     let decision = &judgement.decision;
     tracing::debug!(url = %entry.url, status = fetched.status, verdict = ?decision.verdict, "page");
-    let final_url = &fetched.final_url;
+    // A duplicate's original, by URL.
+    let original = decision
+        .verdict
+        .duplicate_of()
+        .map(|(of, ..)| core.state.doc_url(of).ok().flatten().unwrap_or_default());
     count_fetched(
         shared,
         core,
         &entry,
-        final_url,
+        &fetched,
         &read,
-        decision,
+        original.as_deref(),
         &mut commit,
     );
     let noindex = read.page.robots.noindex;
@@ -1078,9 +1072,9 @@ fn judge(shared: &Shared, entry: Entry, mut fetched: nearcrawl_fetch::Fetched) {
         read.page,
         decision,
     );
-    let recorded = match decision.verdict.duplicate_of() {
-        Some((of, ..)) => {
-            record_duplicate(shared, core, &mut commit, record, of, decision);
+    let recorded = match original {
+        Some(original) => {
+            record_duplicate(shared, core, &mut commit, record, original, decision);
             Ok(())
         }
         None => record_new(
@@ -1156,38 +1150,42 @@ fn count_fetched(
     shared: &Shared,
     core: &mut Core,
     entry: &Entry,
-    final_url: &Url,
+    fetched: &nearcrawl_fetch::Fetched,
     read: &ReadPage,
-    decision: &nearcrawl_index::Decision,
+    original: Option<&str>,
     commit: &mut Commit,
 ) {
     let state = &mut core.state;
-    state.stats.count_fetch(read.body_bytes, entry.depth);
+    state
+        .stats
+        .count_fetch(read.body_bytes, entry.depth, fetched.redirects.len());
     // Redirect targets count as seen.
-    if let Some(c) = shared.canon.canonicalize(final_url) {
+    if let Some(c) = shared.canon.canonicalize(&fetched.final_url) {
         state.frontier.mark_seen(&mut core.group.adds, &c);
     }
-    let duplicate = decision.verdict.duplicate_of().is_some();
+    let duplicate = original.is_some();
+    let copies_section = duplicate
+        && crate::traps::copies_own_directory(&entry.url, original.filter(|o| !o.is_empty()));
     let verdict = HostVerdict {
         duplicate,
+        copies_section,
         written: !duplicate && !read.page.robots.noindex,
         delay: shared.fetcher.delay_of(&entry.url),
     };
     note_host_verdict(state, &mut core.traps, commit, &entry.url, verdict);
 }
 
-/// A near or exact duplicate of document `of`: recorded as the duplicate
-/// policy says; its links go nowhere.
+/// A near or exact duplicate of the page at `original`: recorded as the
+/// duplicate policy says; its links go nowhere.
 fn record_duplicate(
     shared: &Shared,
     core: &mut Core,
     commit: &mut Commit,
     record: PageRecord,
-    of: u64,
+    original: String,
     decision: &nearcrawl_index::Decision,
 ) {
     let state = &mut core.state;
-    let original = state.doc_url(of).ok().flatten().unwrap_or_default();
     let policy = shared.config.dedup.policy;
     let outcomes = duplicate_outcomes(
         record,
@@ -1252,11 +1250,17 @@ pub fn prepare(
 ) -> nearcrawl_index::Prepared {
     let pooled = pool.lock().unwrap().pop();
     let mut fp = pooled.unwrap_or_else(|| template.clone());
-    let name = page_name(page);
+    let host = url.host_str();
+    let name = nearcrawl_index::page_name(
+        page.title.as_deref(),
+        page.heading.as_deref(),
+        page.site_name.as_deref(),
+        host,
+    );
     let prepared = fp.prepare(Doc {
         text: &page.text,
         title: name.as_deref(),
-        host: url.host_str(),
+        host,
     });
     pool.lock().unwrap().push(fp);
     prepared
@@ -1371,6 +1375,8 @@ fn record_new(
 /// What one judged page tells about its host.
 struct HostVerdict {
     duplicate: bool,
+    /// A duplicate of a page in its own directory: a trap's signal.
+    copies_section: bool,
     written: bool,
     /// The host's delay when the page was fetched.
     delay: Duration,
@@ -1392,7 +1398,7 @@ fn note_host_verdict(
     counts.duplicates += u64::from(verdict.duplicate);
     counts.written += u64::from(verdict.written);
     let section = crate::traps::section(url);
-    let Some(trap) = traps.judged(&section, verdict.duplicate) else {
+    let Some(trap) = traps.judged(&section, verdict.copies_section) else {
         return;
     };
     tracing::warn!(

@@ -67,6 +67,10 @@ pub struct Stats {
     /// New URLs queued from sitemaps.
     #[serde(default)]
     pub sitemap_urls: u64,
+    /// Redirect hops followed to fetched pages: HTTP redirects and prompt
+    /// meta refreshes (whose pages are never pages of their own).
+    #[serde(default)]
+    pub redirects: u64,
     pub out_of_scope: std::collections::BTreeMap<String, u64>,
     pub errors: std::collections::BTreeMap<String, u64>,
     pub bytes: u64,
@@ -98,6 +102,7 @@ impl Stats {
             "robots_denied": self.robots_denied,
             "noindex": self.noindex,
             "sitemap_urls": self.sitemap_urls,
+            "redirects": self.redirects,
             "out_of_scope": self.out_of_scope,
             "errors": self.errors,
             "bytes": self.bytes,
@@ -112,9 +117,11 @@ impl Stats {
         })
     }
 
-    /// Counts a fetched page of `bytes` at `depth`.
-    pub fn count_fetch(&mut self, bytes: u64, depth: u32) {
+    /// Counts a fetched page of `bytes` at `depth`, reached through
+    /// `redirects` hops.
+    pub fn count_fetch(&mut self, bytes: u64, depth: u32, redirects: usize) {
         self.fetched += 1;
+        self.redirects += redirects as u64;
         self.bytes += bytes;
         *self.body_sizes.entry(bytes.max(1).ilog2()).or_default() += 1;
         *self.depths.entry(depth).or_default() += 1;

@@ -14,6 +14,17 @@
 //! reached late in the crawl made its whole host a trap, and pages of the
 //! original still queued were lost (4 of javadoc's overview pages). A
 //! section is the host and the first path segment ([`section`]).
+//!
+//! Only a duplicate of a page in its own directory counts
+//! ([`copies_own_directory`]): a trap makes copies of its neighbours (a
+//! facet's combinations, session ids, a calendar's days). Pages that copy
+//! pages of another directory (a module that re-exports another's items,
+//! an architecture's intrinsics the same as another's, a mirror) are kept
+//! out page by page by the gate, their links with them, while the pages
+//! of their own still come: rust-doc's `core` is mostly copies of `std`'s
+//! and of its own other architectures' pages, and cut off as a trap it
+//! lost 4,265 items documented nowhere else (`bench/docs_gate.py
+//! rustdoc`).
 
 use std::collections::HashMap;
 
@@ -28,6 +39,23 @@ pub fn section(url: &Url) -> String {
     match (segments.next(), segments.next()) {
         (Some(first), Some(_)) => format!("{host}/{first}/"),
         _ => format!("{host}/"),
+    }
+}
+
+/// Whether a duplicate of `original` (its URL, where known) counts
+/// towards `url`'s section becoming a trap: when the two are in one
+/// directory of one host, or the original is not known.
+pub fn copies_own_directory(url: &Url, original: Option<&str>) -> bool {
+    let directory = |u: &Url| {
+        let path = u.path();
+        (
+            u.host_str().map(str::to_string),
+            path[..path.rfind('/').map_or(0, |i| i + 1)].to_string(),
+        )
+    };
+    match original.and_then(|o| Url::parse(o).ok()) {
+        Some(original) => directory(&original) == directory(url),
+        None => true,
     }
 }
 
@@ -113,6 +141,27 @@ mod tests {
         assert_eq!(s("http://a.example/search?f=1"), "a.example/");
         assert_eq!(s("http://a.example/"), "a.example/");
         assert_eq!(s("http://a.example/docs/"), "a.example/docs/");
+    }
+
+    #[test]
+    fn only_copies_of_a_pages_own_directory_count() {
+        let url = Url::parse("http://a.example/core/arch/arm/fn.vaddq_f32.html").unwrap();
+        let own = Some("http://a.example/core/arch/arm/fn.vaddq_f64.html");
+        assert!(copies_own_directory(&url, own));
+        for other in [
+            "http://a.example/core/arch/aarch64/fn.vaddq_f32.html",
+            "http://a.example/std/arch/arm/fn.vaddq_f32.html",
+            "http://b.example/core/arch/arm/fn.vaddq_f64.html",
+        ] {
+            assert!(!copies_own_directory(&url, Some(other)), "{other}");
+        }
+        assert!(copies_own_directory(&url, None));
+        let search = Url::parse("http://shop.example/search?f=2").unwrap();
+        assert!(copies_own_directory(
+            &search,
+            Some("http://shop.example/search?f=1")
+        ));
+        assert!(copies_own_directory(&search, Some("http://shop.example/")));
     }
 
     #[test]

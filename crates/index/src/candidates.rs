@@ -1,6 +1,7 @@
 //! The gate's candidate stage: which earlier documents a new one is
 //! compared with. In memory: one MinHash LSH table per band, a table of
-//! titles, and the top half of every fingerprint (see the crate docs).
+//! titles, one of name words, and the top half of every fingerprint (see
+//! the crate docs).
 
 use nearcrawl_simhash::Fingerprint;
 
@@ -12,6 +13,9 @@ pub(crate) struct Keys {
     pub(crate) bands: Option<[u32; BANDS]>,
     /// A hash of the title's words, if it has any.
     pub(crate) title: Option<u32>,
+    /// The host and each of the two rarest words of the name (see
+    /// [`TitleModel::rarest`](crate::names::TitleModel::rarest)).
+    pub(crate) name_words: [Option<u32>; 2],
 }
 
 /// An earlier document found by [`Keys`].
@@ -20,8 +24,8 @@ pub(crate) struct Candidate {
     pub(crate) slot: u32,
     /// Band keys shared.
     pub(crate) bands: usize,
-    /// The same title.
-    pub(crate) title: bool,
+    /// The same title, or one of the two rarest words of its name.
+    pub(crate) named: bool,
 }
 
 /// What the gate keeps in memory to find candidates.
@@ -37,6 +41,12 @@ pub(crate) struct Tables {
     /// candidates by bands may all be other items: a copy keeps its title,
     /// and finds its page here.
     titles: KeyTable,
+    /// Rare name word -> slots. Where pages share most of their text
+    /// (rustdoc's intrinsics: 30 words, 25 in thousands of pages) the band
+    /// keys are full of other items, and a copy under another path has
+    /// another title; it keeps its item's name (`vaddq_f32` under `arm`
+    /// and `aarch64`).
+    name_words: KeyTable,
     /// The top 32 bits of each slot's fingerprint: a candidate more than k
     /// bits away there is passed over without reading its record.
     fingerprint_tops: Vec<u32>,
@@ -47,12 +57,13 @@ impl Tables {
         Tables {
             bands: (0..BANDS).map(|_| KeyTable::new(expected)).collect(),
             titles: KeyTable::new(expected),
+            name_words: KeyTable::new(expected),
             fingerprint_tops: Vec::new(),
         }
     }
 
-    /// Slots with the same title or sharing at least one band key: those
-    /// with the same title first, then by bands shared, then the earliest.
+    /// Slots with the same title, a rare name word or at least one band
+    /// key: the named first, then by bands shared, then the earliest.
     pub(crate) fn candidates(&self, keys: &Keys) -> Vec<Candidate> {
         let mut touched = 0;
         for (table, &key) in self.bands.iter().zip(keys.bands.iter().flatten()) {
@@ -71,36 +82,41 @@ impl Tables {
                 _ => out.push(Candidate {
                     slot,
                     bands: 1,
-                    title: false,
+                    named: false,
                 }),
             }
         }
+        let mut named = Vec::new();
         if let Some(key) = keys.title {
-            let mut same_title = Vec::new();
-            self.titles.get(key, &mut same_title);
-            for slot in same_title {
-                match out.binary_search_by_key(&slot, |c| c.slot) {
-                    Ok(i) => out[i].title = true,
-                    Err(i) => out.insert(
-                        i,
-                        Candidate {
-                            slot,
-                            bands: 0,
-                            title: true,
-                        },
-                    ),
-                }
+            self.titles.get(key, &mut named);
+        }
+        for (table, key) in [&self.name_words; 2].into_iter().zip(keys.name_words) {
+            if let Some(key) = key {
+                table.get(key, &mut named);
             }
         }
-        out.sort_by_key(|c| (!c.title, std::cmp::Reverse(c.bands), c.slot));
+        for slot in named {
+            match out.binary_search_by_key(&slot, |c| c.slot) {
+                Ok(i) => out[i].named = true,
+                Err(i) => out.insert(
+                    i,
+                    Candidate {
+                        slot,
+                        bands: 0,
+                        named: true,
+                    },
+                ),
+            }
+        }
+        out.sort_by_key(|c| (!c.named, std::cmp::Reverse(c.bands), c.slot));
         out
     }
 
     /// [`index`](Tables::index) for many documents in slot order, the band
     /// tables filled on several threads (reopening a 10M-document gate
     /// is 160M inserts).
-    pub(crate) fn index_all(&mut self, docs: &[(u32, Fingerprint, Keys)]) {
-        for (slot, fingerprint, keys) in docs {
+    pub(crate) fn index_all<T: Sync>(&mut self, docs: &[(u32, Fingerprint, Keys, T)]) {
+        for (slot, fingerprint, keys, _) in docs {
             self.index_unbanded(*slot, *fingerprint, keys);
         }
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -108,7 +124,7 @@ impl Tables {
         std::thread::scope(|scope| {
             for (part, tables) in self.bands.chunks_mut(per_thread).enumerate() {
                 scope.spawn(move || {
-                    for (slot, _, keys) in docs {
+                    for (slot, _, keys, _) in docs {
                         let Some(bands) = &keys.bands else { continue };
                         let bands = &bands[part * per_thread..];
                         for (table, &key) in tables.iter_mut().zip(bands) {
@@ -135,6 +151,9 @@ impl Tables {
         if let Some(key) = keys.title {
             self.titles.insert(key, slot);
         }
+        for key in keys.name_words.iter().flatten() {
+            self.name_words.insert(*key, slot);
+        }
     }
 
     /// Earlier documents that may have the same text as one with `keys`:
@@ -156,7 +175,7 @@ impl Tables {
     pub(crate) fn memory_bytes(&self) -> usize {
         self.bands
             .iter()
-            .chain([&self.titles])
+            .chain([&self.titles, &self.name_words])
             .map(KeyTable::memory_bytes)
             .sum::<usize>()
             + self.fingerprint_tops.capacity() * 4

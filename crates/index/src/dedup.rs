@@ -365,14 +365,23 @@ impl Deduper {
         let prepare = Fingerprinter::new(&config)?;
         let stored = stored_settings(db, &config)?;
         let mut tables = Tables::new(config.index.capacity);
+        let mut names = TitleModel::open_in(db)?;
         let mut bad = None;
         let path = dir.join(RECORDS_FILE);
         let mut batch: Vec<(u32, Vec<u8>)> = Vec::with_capacity(LOAD_BATCH);
         let mut load = |batch: &mut Vec<(u32, Vec<u8>)>| {
             if bad.is_none() {
                 match keyed(batch) {
-                    Ok(docs) => tables.index_all(&docs),
-                    Err(slot) => bad = Some(slot),
+                    Ok(mut docs) => {
+                        for (_, _, keys, (host, title)) in &mut docs {
+                            match names.rarest(*host, title) {
+                                Ok(words) => keys.name_words = words,
+                                Err(e) => bad = Some(Err(e)),
+                            }
+                        }
+                        tables.index_all(&docs);
+                    }
+                    Err(slot) => bad = Some(Ok(slot)),
                 }
             }
             batch.clear();
@@ -384,12 +393,14 @@ impl Deduper {
             }
         })?;
         load(&mut batch);
-        if let Some(slot) = bad {
-            return Err(IndexError::Corrupt(format!("gate record {slot}")));
+        match bad {
+            Some(Ok(slot)) => return Err(IndexError::Corrupt(format!("gate record {slot}"))),
+            Some(Err(e)) => return Err(e),
+            None => {}
         }
         let mut dedup = Deduper {
             tables,
-            names: TitleModel::open_in(db)?,
+            names,
             records,
             db: db.clone(),
             config,
@@ -399,7 +410,8 @@ impl Deduper {
             // A conversion that was flushed but not finished is not redone.
             if dedup.indexed() == 0 {
                 crate::upgrade::gate2_records(db, |r| {
-                    let keys = r.record.keys();
+                    dedup.names.add(r.record.host, &r.record.title)?;
+                    let keys = dedup.keys(&r.record)?;
                     dedup.append(r, &keys)
                 })?;
                 dedup.flush()?;
@@ -493,14 +505,20 @@ impl Deduper {
             text_hash: content_hash as u64,
             record,
         };
-        let candidates = self.tables.candidates(&this.record.keys());
-        if let Some(of) = self.exact_match(&this, &candidates, &live)? {
-            return Ok(decide(Verdict::Exact { of }, None));
-        }
-        if let Some(near) = self.near_match(&this, &candidates, &live)? {
-            return Ok(decide(near, None));
-        }
-        Ok(decide(Verdict::New, Some(this.record)))
+        let keys = self.keys(&this.record)?;
+        let candidates = self.tables.candidates(&keys);
+        let verdict = match self.exact_match(&this, &candidates, &live)? {
+            Some(of) => Verdict::Exact { of },
+            None => self
+                .near_match(&this, &candidates, &live)?
+                .unwrap_or(Verdict::New),
+        };
+        // Every judged page's title counts, duplicates' too: the words a
+        // host's copies differ in (a namespace that re-exports) are its
+        // section words only if the copies are counted.
+        self.names.add(this.record.host, &this.record.title)?;
+        let record = (verdict == Verdict::New).then_some(this.record);
+        Ok(decide(verdict, record))
     }
 
     /// An earlier live document with the same text and the same name:
@@ -583,7 +601,13 @@ impl Deduper {
                 let close = distance <= k
                     || similarity >= NEAR_IDENTICAL
                     || (short && names == Names::Same);
-                if close && names != Names::Different {
+                let named_alike = match names {
+                    Names::Different => false,
+                    // One item under two paths has one text.
+                    Names::Qualified => similarity >= NEAR_IDENTICAL,
+                    Names::Same | Names::Unknown => true,
+                };
+                if close && named_alike {
                     return Ok(Some(Verdict::Near {
                         of: other.doc,
                         distance,
@@ -623,7 +647,7 @@ impl Deduper {
         }
         // Recorded before (a replay): the same document with the same text,
         // which shares every band, so the first band is enough to look in.
-        let keys = record.keys();
+        let keys = self.keys(record)?;
         for slot in self.tables.maybe_same_text(&keys) {
             if self.tables.top_distance(slot, d.simhash.fingerprint) != 0 {
                 continue;
@@ -642,12 +666,20 @@ impl Deduper {
         self.append(r, &keys)
     }
 
+    /// What a document is looked up by: its text's band keys, its title,
+    /// and its name's rarest words as its host's titles tell them.
+    fn keys(&mut self, record: &DocRecord) -> Result<Keys, IndexError> {
+        let mut keys = record.keys();
+        keys.name_words = self.names.rarest(record.host, &record.title)?;
+        Ok(keys)
+    }
+
     /// Stores a new document's record and adds it, by `keys`, to the
     /// tables.
     fn append(&mut self, r: SlotRecord, keys: &Keys) -> Result<(), IndexError> {
         let slot = self.records.push(&r.to_bytes())?;
         self.tables.index(slot, r.fingerprint, keys);
-        self.names.add(r.record.host, &r.record.title)
+        Ok(())
     }
 
     /// Makes every recorded document durable.
@@ -659,10 +691,14 @@ impl Deduper {
     }
 }
 
+/// A stored record's slot, fingerprint and keys, and its host and title
+/// (for the keys of its name, which the host's title counts decide).
+type Keyed = (u32, Fingerprint, Keys, (u64, Vec<u32>));
+
 /// Stored records read and keyed on every core (reopening a 10M-document
 /// gate decodes and keys 10M records); the slot of a record that does not
 /// decode, if any.
-fn keyed(batch: &[(u32, Vec<u8>)]) -> Result<Vec<(u32, Fingerprint, Keys)>, u32> {
+fn keyed(batch: &[(u32, Vec<u8>)]) -> Result<Vec<Keyed>, u32> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let per_thread = batch.len().div_ceil(threads).max(1);
     let parts: Vec<Result<Vec<_>, u32>> = std::thread::scope(|scope| {
@@ -674,7 +710,8 @@ fn keyed(batch: &[(u32, Vec<u8>)]) -> Result<Vec<(u32, Fingerprint, Keys)>, u32>
                         .iter()
                         .map(|(slot, bytes)| {
                             let r = SlotRecord::from_bytes(bytes).ok_or(*slot)?;
-                            Ok((*slot, r.fingerprint, r.record.keys()))
+                            let keys = r.record.keys();
+                            Ok((*slot, r.fingerprint, keys, (r.record.host, r.record.title)))
                         })
                         .collect()
                 })

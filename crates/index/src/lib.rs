@@ -109,10 +109,12 @@ mod error;
 mod key_table;
 mod layout;
 mod names;
+mod page_name;
 mod record;
 mod record_file;
 mod sketch;
 mod store;
+mod title_counts;
 mod upgrade;
 
 pub use band_index::{BandIndex, IndexConfig, Match};
@@ -122,6 +124,7 @@ pub use dedup::{
 pub use error::IndexError;
 pub use layout::Layout;
 pub use names::MIN_TITLES;
+pub use page_name::page_name;
 pub use record::Judgement;
 pub use sketch::{BANDS, SKETCH_BINS, SKETCH_BYTES, Sketch, SketchBuilder};
 pub use store::open_sled;

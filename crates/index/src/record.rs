@@ -116,6 +116,7 @@ impl DocRecord {
         Keys {
             bands: self.band_keys(),
             title,
+            name_words: [None; 2],
         }
     }
 

@@ -92,6 +92,7 @@ fn from_state(state: &State, top: usize) -> anyhow::Result<Value> {
         "written": s.written,
         "duplicates": { "exact": s.exact_duplicates, "near": s.near_duplicates, "rate": round3(duplicates as f64 / s.fetched.max(1) as f64) },
         "robots_denied": s.robots_denied,
+        "redirects": s.redirects,
         "errors": s.errors,
         "out_of_scope": s.out_of_scope,
         "bytes": s.bytes,
@@ -169,13 +170,14 @@ fn as_text(dir: &Path, s: &Value) -> String {
         let d = &s["duplicates"];
         line!(
             o,
-            "  fetched {}, written {}, duplicates {} exact + {} near ({:.1}%), robots-denied {}, {} bytes",
+            "  fetched {}, written {}, duplicates {} exact + {} near ({:.1}%), robots-denied {}, redirects {}, {} bytes",
             s["fetched"],
             s["written"],
             d["exact"],
             d["near"],
             d["rate"].as_f64().unwrap_or(0.0) * 100.0,
             s["robots_denied"],
+            s["redirects"].as_u64().unwrap_or(0),
             s["bytes"]
         );
         line!(
