@@ -1,7 +1,7 @@
 //! The gate's candidate stage: which earlier documents a new one is
 //! compared with. In memory: one MinHash LSH table per band, a table of
-//! titles, one of name words, and the top half of every fingerprint (see
-//! the crate docs).
+//! rare name words, and the top half of every fingerprint (see the crate
+//! docs).
 
 use nearcrawl_simhash::Fingerprint;
 
@@ -11,10 +11,9 @@ use crate::sketch::BANDS;
 /// What a document is looked up by.
 pub(crate) struct Keys {
     pub(crate) bands: Option<[u32; BANDS]>,
-    /// A hash of the title's words, if it has any.
-    pub(crate) title: Option<u32>,
     /// The host and each of the two rarest words of the name (see
-    /// [`TitleModel::rarest`](crate::names::TitleModel::rarest)).
+    /// [`TitleModel::rarest`](crate::names::TitleModel::rarest)): a
+    /// document is looked up by both and filed under the first.
     pub(crate) name_words: [Option<u32>; 2],
 }
 
@@ -24,7 +23,7 @@ pub(crate) struct Candidate {
     pub(crate) slot: u32,
     /// Band keys shared.
     pub(crate) bands: usize,
-    /// The same title, or one of the two rarest words of its name.
+    /// The rarest word of its name is one of the two of this one's.
     pub(crate) named: bool,
 }
 
@@ -35,17 +34,13 @@ pub(crate) struct Tables {
     /// text have the same sketch, so they share every band: the exact
     /// check needs no table of its own.
     bands: Vec<KeyTable>,
-    /// Title -> slots. On a site whose pages share most of their text (a
-    /// template, a license header), a key many pages share holds only the
-    /// first [`MAX_PER_KEY`](crate::key_table::MAX_PER_KEY), and the closest
-    /// candidates by bands may all be other items: a copy keeps its title,
-    /// and finds its page here.
-    titles: KeyTable,
-    /// Rare name word -> slots. Where pages share most of their text
-    /// (rustdoc's intrinsics: 30 words, 25 in thousands of pages) the band
-    /// keys are full of other items, and a copy under another path has
-    /// another title; it keeps its item's name (`vaddq_f32` under `arm`
-    /// and `aarch64`).
+    /// Rarest name word -> slots. On a site whose pages share most of their
+    /// text (a template, a license header; rustdoc's intrinsics: 30 words,
+    /// 25 in thousands of pages) a band key many pages share holds only
+    /// the first [`MAX_PER_KEY`](crate::key_table::MAX_PER_KEY), and the
+    /// closest candidates by bands may all be other items. A copy keeps its
+    /// item's name, under its title or another path's (`vaddq_f32` under
+    /// `arm` and `aarch64`), and finds its page here.
     name_words: KeyTable,
     /// The top 32 bits of each slot's fingerprint: a candidate more than k
     /// bits away there is passed over without reading its record.
@@ -56,14 +51,13 @@ impl Tables {
     pub(crate) fn new(expected: u64) -> Tables {
         Tables {
             bands: (0..BANDS).map(|_| KeyTable::new(expected)).collect(),
-            titles: KeyTable::new(expected),
             name_words: KeyTable::new(expected),
             fingerprint_tops: Vec::new(),
         }
     }
 
-    /// Slots with the same title, a rare name word or at least one band
-    /// key: the named first, then by bands shared, then the earliest.
+    /// Slots filed under a rare word of the name or sharing at least one
+    /// band key: the named first, then by bands shared, then the earliest.
     pub(crate) fn candidates(&self, keys: &Keys) -> Vec<Candidate> {
         let mut touched = 0;
         for (table, &key) in self.bands.iter().zip(keys.bands.iter().flatten()) {
@@ -87,14 +81,11 @@ impl Tables {
             }
         }
         let mut named = Vec::new();
-        if let Some(key) = keys.title {
-            self.titles.get(key, &mut named);
+        for key in keys.name_words.iter().flatten() {
+            self.name_words.get(*key, &mut named);
         }
-        for (table, key) in [&self.name_words; 2].into_iter().zip(keys.name_words) {
-            if let Some(key) = key {
-                table.get(key, &mut named);
-            }
-        }
+        named.sort_unstable();
+        named.dedup();
         for slot in named {
             match out.binary_search_by_key(&slot, |c| c.slot) {
                 Ok(i) => out[i].named = true,
@@ -144,15 +135,12 @@ impl Tables {
         }
     }
 
-    /// The fingerprint's top and the title, all but the band tables.
+    /// The fingerprint's top and the name word, all but the band tables.
     fn index_unbanded(&mut self, slot: u32, fingerprint: Fingerprint, keys: &Keys) {
         debug_assert_eq!(slot as usize, self.fingerprint_tops.len());
         self.fingerprint_tops.push((fingerprint.0 >> 32) as u32);
-        if let Some(key) = keys.title {
-            self.titles.insert(key, slot);
-        }
-        for key in keys.name_words.iter().flatten() {
-            self.name_words.insert(*key, slot);
+        if let Some(key) = keys.name_words[0] {
+            self.name_words.insert(key, slot);
         }
     }
 
@@ -175,7 +163,7 @@ impl Tables {
     pub(crate) fn memory_bytes(&self) -> usize {
         self.bands
             .iter()
-            .chain([&self.titles, &self.name_words])
+            .chain([&self.name_words])
             .map(KeyTable::memory_bytes)
             .sum::<usize>()
             + self.fingerprint_tops.capacity() * 4

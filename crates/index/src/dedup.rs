@@ -291,10 +291,11 @@ impl Fingerprinter {
 /// every document recorded before the last [`flush`](Deduper::flush).
 ///
 /// A duplicate must pass two tests against one earlier document:
-/// - **the same name**: the two titles, each without its host's template
-///   words, are the same words in the same order (`names`); pages from one
-///   template that document different items differ in their names,
-///   however alike their text;
+/// - **names alike** (`names`): on one host, titles without their host's
+///   template words that differ in a word naming an item are two items,
+///   however alike their text; titles that differ only in section words
+///   swapped in place are one item under two paths when the texts are near
+///   identical; names on two hosts that differ are no evidence;
 /// - **the same text**: the same hash of the normalized token sequence
 ///   (exact), or a simhash within k bits *and* a MinHash-estimated Jaccard
 ///   similarity of word 3-shingles of at least `min_similarity` (near), or
@@ -306,7 +307,8 @@ impl Fingerprinter {
 ///   have the same non-empty name or are near identical (a line added to
 ///   a 25-word page moves its fingerprint 10-20 bits).
 ///
-/// Candidates are the documents with the same title, then those found by
+/// Candidates are the documents filed under one of the two rarest words of
+/// its name (the item's own words: a copy keeps them), then those found by
 /// MinHash LSH ([`Sketch::band_keys`]: 16 bands of two bins) over the
 /// sketch of a long text or the word sketch of a short one, most shared
 /// bands first; see the crate docs for why not the simhash band index. Empty texts (no tokens) are never duplicates and are not

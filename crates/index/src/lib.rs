@@ -2,13 +2,18 @@
 //! earlier one, and of which?" — answered fast and durably.
 //!
 //! - [`Deduper`]: the gate the crawler and `nearcrawl dedup` use. A
-//!   duplicate must have the same *name* (title and heading without its
-//!   host's template words: pages of one template that document different
-//!   items differ there) and the same *text*: exact (a hash of the
-//!   normalized text), or near (a simhash within k bits, confirmed with a
-//!   MinHash [`Sketch`] of word shingles, or a near-identical sketch
-//!   whatever the simhash; short texts word by word).
-//!   Candidates come from MinHash LSH over the sketch ([`Sketch::band_keys`]).
+//!   duplicate has the same *text*: exact (a hash of the normalized text),
+//!   or near (a simhash within k bits, confirmed with a MinHash [`Sketch`]
+//!   of word shingles, or a near-identical sketch whatever the simhash;
+//!   short texts word by word). Its *name* (title and heading without the
+//!   site's name and its host's template words) weighs as evidence: on one
+//!   host, names that differ in a word naming an item keep pages apart
+//!   however alike their text, names that differ only in section words
+//!   swapped in place (a re-export: `std`/`alloc`) need near-identical
+//!   text; two hosts' names that differ say nothing ([`page_name`], and
+//!   the `names` module).
+//!   Candidates come from MinHash LSH over the sketch ([`Sketch::band_keys`]),
+//!   the title and the name's rarest words.
 //! - [`BandIndex`]: every simhash fingerprint within Hamming distance k, in
 //!   pigeonhole band tables ([`Layout`]) persisted in sled. Exact (no false
 //!   negatives within k), and fast for small k; not what the gate uses
@@ -47,9 +52,11 @@
 //! the name the same — or the sketch near identical (≥ 0.9; such a pair
 //! shares half the bands or more, so only those candidates are read past
 //! k bits). Exact copies share all bands, so they need no table
-//! of their own. One more table, of titles, puts same-title documents
+//! of their own. One more table, of each document's rarest name word,
+//! puts the documents that share one of a new one's two rarest name words
 //! first: where many pages share most of their text, the keys they share
-//! fill up (16 documents a key) with other items.
+//! fill up (16 documents a key) with other items, and a copy keeps its
+//! item's name, if not its whole title.
 //!
 //! `examples/gate_bench.rs` measures it with the default settings
 //! (synthetic documents of 300 shingles, a fifth of them shared at random;
@@ -91,11 +98,16 @@
 //! the k = 8, 0.5 row read 0.983, 0.965, 22; with the simhash band index as
 //! the candidate stage, 0.981, 0.963, 24.)
 //!
-//! (Text only: these pages have no titles, so the name check does not
-//! help here. On real documentation sites it is what keeps distinct pages:
-//! `bench/docs_gate.py` crawls javadoc, doxygen and rustdoc from 127.0.0.1
-//! and judges every drop by the item each page documents; with the name
-//! check no page there is dropped as a duplicate of another item.)
+//! (Text only: these pages have no titles, so the names do not help here.
+//! On real documentation sites they are what keeps distinct pages apart and
+//! lets copies under other paths go: `bench/docs_gate.py` crawls javadoc,
+//! doxygen, sphinx and rustdoc from 127.0.0.1 and judges every drop by the
+//! item each page documents: 0, 1, 0 and 1 pages dropped as copies of
+//! another item, and rust-doc's re-exports (8,991 copies of 8,533 items
+//! under std, core and alloc and the architecture modules) 89.5% kept out,
+//! no item lost. `bench/crosshost_gate.py`: one story on several news hosts,
+//! each with its own template and title style: plain copies 100% caught,
+//! edited ones 74-78%, no false drop.)
 //!
 //! Simhash alone joins template-heavy pages; the sketch separates them once
 //! its threshold passes the share of text the template contributes. The

@@ -359,7 +359,7 @@ mod tests {
     /// A rust-doc-like host: items under the namespaces `std` (one title
     /// in 10) and `alloc` (one in 100), intrinsics under two architectures.
     fn rustdoc_host(m: &mut TitleModel, h: u64) {
-        for i in 0..3000 {
+        for i in 0..10_000 {
             let title = match i % 100 {
                 0 => format!("Item{i} in alloc::m{} - Rust", i % 7),
                 1..=10 => format!("Item{i} in std::m{} - Rust", i % 7),

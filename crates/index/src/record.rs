@@ -105,17 +105,11 @@ pub(crate) enum TextSummary {
 }
 
 impl DocRecord {
+    /// Its text's band keys (its name's are the gate's: they depend on
+    /// its host's titles).
     pub(crate) fn keys(&self) -> Keys {
-        let title = (!self.title.is_empty()).then(|| {
-            let h = self
-                .title
-                .iter()
-                .fold(self.title.len() as u64, |h, &w| fmix64(h ^ u64::from(w)));
-            h as u32
-        });
         Keys {
             bands: self.band_keys(),
-            title,
             name_words: [None; 2],
         }
     }
