@@ -11,6 +11,9 @@ use crate::sketch::BANDS;
 /// What a document is looked up by.
 pub(crate) struct Keys {
     pub(crate) bands: Option<[u32; BANDS]>,
+    /// A short text near the line is also filed by its shingle sketch, as
+    /// a long text is, and looks long texts up by it.
+    pub(crate) shingle_bands: Option<[u32; BANDS]>,
     /// The host and each of the two rarest words of the name (see
     /// [`TitleModel::rarest`](crate::names::TitleModel::rarest)): a
     /// document is looked up by both and filed under the first.
@@ -65,8 +68,10 @@ impl Tables {
         }
         std::hint::black_box(touched);
         let mut slots = Vec::new();
-        for (table, &key) in self.bands.iter().zip(keys.bands.iter().flatten()) {
-            table.get(key, &mut slots);
+        for bands in [&keys.bands, &keys.shingle_bands] {
+            for (table, &key) in self.bands.iter().zip(bands.iter().flatten()) {
+                table.get(key, &mut slots);
+            }
         }
         slots.sort_unstable();
         let mut out: Vec<Candidate> = Vec::new();
@@ -116,10 +121,11 @@ impl Tables {
             for (part, tables) in self.bands.chunks_mut(per_thread).enumerate() {
                 scope.spawn(move || {
                     for (slot, _, keys, _) in docs {
-                        let Some(bands) = &keys.bands else { continue };
-                        let bands = &bands[part * per_thread..];
-                        for (table, &key) in tables.iter_mut().zip(bands) {
-                            table.insert(key, *slot);
+                        for bands in [&keys.bands, &keys.shingle_bands].into_iter().flatten() {
+                            let bands = &bands[part * per_thread..];
+                            for (table, &key) in tables.iter_mut().zip(bands) {
+                                table.insert(key, *slot);
+                            }
                         }
                     }
                 });
@@ -130,8 +136,10 @@ impl Tables {
     /// Adds a recorded document's fingerprint and keys to the tables.
     pub(crate) fn index(&mut self, slot: u32, fingerprint: Fingerprint, keys: &Keys) {
         self.index_unbanded(slot, fingerprint, keys);
-        for (table, &key) in self.bands.iter_mut().zip(keys.bands.iter().flatten()) {
-            table.insert(key, slot);
+        for bands in [&keys.bands, &keys.shingle_bands].into_iter().flatten() {
+            for (table, &key) in self.bands.iter_mut().zip(bands) {
+                table.insert(key, slot);
+            }
         }
     }
 

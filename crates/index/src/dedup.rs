@@ -269,7 +269,13 @@ impl Fingerprinter {
             let mut words = Vec::new();
             self.fingerprinter
                 .features(doc.text, |f| words.push(short_word(f)));
-            TextSummary::Words(words)
+            // Within a third of the line, a line added takes a copy past
+            // it: such a text keeps the sketch a long one is compared by.
+            if simhash.features * 3 >= self.short_features * 2 {
+                TextSummary::WordsAndSketch(words, Box::new(sketch.finish()))
+            } else {
+                TextSummary::Words(words)
+            }
         } else {
             TextSummary::Sketch(Box::new(sketch.finish()))
         };
@@ -532,7 +538,7 @@ impl Deduper {
         live: &impl Fn(u64) -> bool,
     ) -> Result<Option<u64>, IndexError> {
         let mut tried = 0;
-        let same_sketch = candidates.iter().filter(|c| c.bands == BANDS);
+        let same_sketch = candidates.iter().filter(|c| c.bands >= BANDS);
         for &Candidate { slot, .. } in same_sketch {
             if self.tables.top_distance(slot, this.fingerprint) != 0 {
                 continue;
@@ -564,13 +570,14 @@ impl Deduper {
         live: &impl Fn(u64) -> bool,
     ) -> Result<Option<Verdict>, IndexError> {
         let k = self.config.index.k;
-        let short = matches!(this.record.text, TextSummary::Words(_));
+        let short = this.record.text.words().is_some();
         let mut verified = 0;
         let reads = self.config.max_candidates * READS_PER_CANDIDATE;
         let near: Vec<u32> = candidates
             .iter()
             .filter(|c| {
                 short
+                    || c.named
                     || c.bands >= NEAR_IDENTICAL_BANDS
                     || self.tables.top_distance(c.slot, this.fingerprint) <= k
             })
@@ -583,18 +590,23 @@ impl Deduper {
             if !live(other.doc) {
                 continue;
             }
-            let (similarity, check, threshold) = match (&this.record.text, &other.record.text) {
-                (TextSummary::Sketch(a), TextSummary::Sketch(b)) => {
-                    (a.similarity(b), Check::Sketch, self.config.min_similarity)
-                }
-                (TextSummary::Words(a), TextSummary::Words(b)) => (
-                    word_similarity(a, b),
-                    Check::ShortText,
-                    self.config.short_similarity,
-                ),
-                // A short text and a long one are not copies of each other.
-                _ => continue,
-            };
+            let (a, b) = (&this.record.text, &other.record.text);
+            // Short texts word by word; a long one with a long one, or
+            // with a short one near the line, by sketch; a long text and
+            // a short one far from it are not copies of each other.
+            let short_pair = short || b.words().is_some();
+            let (similarity, check, threshold) =
+                match (a.words(), b.words(), a.sketch(), b.sketch()) {
+                    (Some(a), Some(b), _, _) => (
+                        word_similarity(a, b),
+                        Check::ShortText,
+                        self.config.short_similarity,
+                    ),
+                    (_, _, Some(a), Some(b)) => {
+                        (a.similarity(b), Check::Sketch, self.config.min_similarity)
+                    }
+                    _ => continue,
+                };
             if similarity >= threshold {
                 // A fingerprint moves many bits with a line added to a
                 // short page: a near-identical text stands in for it, and
@@ -602,7 +614,7 @@ impl Deduper {
                 let names = self.names(&this.record, &other.record)?;
                 let close = distance <= k
                     || similarity >= NEAR_IDENTICAL
-                    || (short && names == Names::Same);
+                    || (short_pair && names == Names::Same);
                 let named_alike = match names {
                     Names::Different => false,
                     // One item under two paths has one text.

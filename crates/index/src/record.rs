@@ -102,14 +102,42 @@ pub(crate) enum TextSummary {
     Sketch(Box<Sketch>),
     /// A short text's words.
     Words(Vec<u32>),
+    /// A short text near the line (at least two thirds of
+    /// `short_features` tokens): its words, and the sketch a long text
+    /// would have, so that a copy with a line added, past the line, is
+    /// still compared with it.
+    WordsAndSketch(Vec<u32>, Box<Sketch>),
+}
+
+impl TextSummary {
+    /// The words of a short text.
+    pub(crate) fn words(&self) -> Option<&[u32]> {
+        match self {
+            TextSummary::Words(w) | TextSummary::WordsAndSketch(w, _) => Some(w),
+            TextSummary::Sketch(_) => None,
+        }
+    }
+
+    /// The sketch of word shingles, of a long text or one near the line.
+    pub(crate) fn sketch(&self) -> Option<&Sketch> {
+        match self {
+            TextSummary::Sketch(s) | TextSummary::WordsAndSketch(_, s) => Some(s),
+            TextSummary::Words(_) => None,
+        }
+    }
 }
 
 impl DocRecord {
     /// Its text's band keys (its name's are the gate's: they depend on
     /// its host's titles).
     pub(crate) fn keys(&self) -> Keys {
+        let shingle_bands = match &self.text {
+            TextSummary::WordsAndSketch(_, s) => s.band_keys(),
+            _ => None,
+        };
         Keys {
             bands: self.band_keys(),
+            shingle_bands,
             name_words: [None; 2],
         }
     }
@@ -119,7 +147,7 @@ impl DocRecord {
     pub(crate) fn band_keys(&self) -> Option<[u32; BANDS]> {
         match &self.text {
             TextSummary::Sketch(s) => s.band_keys(),
-            TextSummary::Words(words) => {
+            TextSummary::Words(words) | TextSummary::WordsAndSketch(words, _) => {
                 Sketch::of(words.iter().map(|&w| fmix64(u64::from(w)))).band_keys()
             }
         }
@@ -146,6 +174,14 @@ impl DocRecord {
                     .iter()
                     .for_each(|&w| b.extend_from_slice(&(w as u16).to_le_bytes()));
             }
+            TextSummary::WordsAndSketch(words, s) => {
+                b.push(WORDS_AND_SKETCH);
+                b.extend_from_slice(&(words.len() as u16).to_le_bytes());
+                words
+                    .iter()
+                    .for_each(|&w| b.extend_from_slice(&(w as u16).to_le_bytes()));
+                b.extend_from_slice(&s.to_bytes());
+            }
         }
         b
     }
@@ -164,6 +200,11 @@ impl DocRecord {
             SKETCH => TextSummary::Sketch(Box::new(Sketch::from_bytes(&rest[1..])?)),
             WIDE_WORDS => TextSummary::Words(words(&rest[1..], 4, |w| short_word(w.into()))?),
             NARROW_WORDS => TextSummary::Words(words(&rest[1..], 2, |w| w)?),
+            WORDS_AND_SKETCH => {
+                let n = usize::from(u16::from_le_bytes(rest.get(1..3)?.try_into().ok()?));
+                let (w, s) = rest.get(3..)?.split_at_checked(2 * n)?;
+                TextSummary::WordsAndSketch(words(w, 2, |w| w)?, Box::new(Sketch::from_bytes(s)?))
+            }
             _ => return None,
         };
         Some(DocRecord { host, title, text })
@@ -177,6 +218,9 @@ const NARROW_TITLE: u8 = 0x80;
 const SKETCH: u8 = 0;
 const WIDE_WORDS: u8 = 1;
 const NARROW_WORDS: u8 = 2;
+/// A short text near the line: a word count (2 bytes), its words in 2
+/// bytes each, then its sketch.
+const WORDS_AND_SKETCH: u8 = 3;
 
 /// Little-endian words of `width` bytes, each passed through `narrow`.
 fn words(b: &[u8], width: usize, narrow: impl Fn(u32) -> u32) -> Option<Vec<u32>> {
@@ -344,7 +388,7 @@ mod tests {
                     .iter()
                     .for_each(|w| b.extend_from_slice(&w.to_le_bytes()));
             }
-            (TextSummary::Words(_), None) => unreachable!(),
+            (TextSummary::Words(_), None) | (TextSummary::WordsAndSketch(..), _) => unreachable!(),
         }
         b
     }

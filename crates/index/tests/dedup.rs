@@ -507,3 +507,45 @@ fn judge_then_record_and_replay() {
     drop(d);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A short page near the line (90 words) and its copy with a line added,
+/// which takes it past the line (over 100 words): compared by their
+/// sketches, a copy; a long text and a short one far from the line never.
+#[test]
+fn a_copy_past_the_short_line_is_still_a_copy() {
+    let dir = tempdir("line");
+    let mut d = Deduper::open(&dir, DedupConfig::default()).unwrap();
+    let words = |from: u64, n: u64| -> String {
+        (from..from + n)
+            .map(|i| format!("w{}", i.wrapping_mul(0x9e37_79b9) % 100_000))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let page = words(0, 90);
+    let copy = format!(
+        "Mirrored on another host at noon today for readers who asked where the original went. {page}"
+    );
+    assert_eq!(
+        d.check_insert(1, page.as_str()).unwrap().verdict,
+        Verdict::New
+    );
+    let verdict = d.check_insert(2, copy.as_str()).unwrap();
+    assert!(!verdict.short, "the copy is past the line");
+    assert!(
+        matches!(verdict.verdict, Verdict::Near { of: 1, .. }),
+        "{:?}",
+        verdict.verdict
+    );
+    // Far from the line: 40 words and a 150-word page holding them.
+    let small = words(1000, 40);
+    let holder = format!("{small} {}", words(2000, 110));
+    assert_eq!(
+        d.check_insert(3, small.as_str()).unwrap().verdict,
+        Verdict::New
+    );
+    assert_eq!(
+        d.check_insert(4, holder.as_str()).unwrap().verdict,
+        Verdict::New
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
