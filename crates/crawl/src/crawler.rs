@@ -1164,11 +1164,11 @@ fn count_fetched(
         state.frontier.mark_seen(&mut core.group.adds, &c);
     }
     let duplicate = original.is_some();
-    let copies_section = duplicate
+    let copies_neighbour = duplicate
         && crate::traps::copies_own_directory(&entry.url, original.filter(|o| !o.is_empty()));
     let verdict = HostVerdict {
         duplicate,
-        copies_section,
+        copies_neighbour,
         written: !duplicate && !read.page.robots.noindex,
         delay: shared.fetcher.delay_of(&entry.url),
     };
@@ -1376,7 +1376,7 @@ fn record_new(
 struct HostVerdict {
     duplicate: bool,
     /// A duplicate of a page in its own directory: a trap's signal.
-    copies_section: bool,
+    copies_neighbour: bool,
     written: bool,
     /// The host's delay when the page was fetched.
     delay: Duration,
@@ -1398,7 +1398,7 @@ fn note_host_verdict(
     counts.duplicates += u64::from(verdict.duplicate);
     counts.written += u64::from(verdict.written);
     let section = crate::traps::section(url);
-    let Some(trap) = traps.judged(&section, verdict.copies_section) else {
+    let Some(trap) = traps.judged(&section, verdict.copies_neighbour) else {
         return;
     };
     tracing::warn!(

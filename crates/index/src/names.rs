@@ -271,24 +271,22 @@ impl TitleModel {
     }
 
     /// Writes the counts of hosts that grew by [`REWRITE_GROWTH`] since
-    /// they were last written.
+    /// they were last written, all changed ones when the cache is to be
+    /// emptied, a few hundred hosts per batch: sled keeps every node a
+    /// batch rewrites until the batch ends, so one batch for ten thousand
+    /// hosts held 12 MiB at the checkpoint, the crawl's peak.
     pub(crate) fn flush(&mut self) -> Result<(), IndexError> {
-        self.write(false)
-    }
-
-    /// A few hundred hosts per batch: sled keeps every node a batch
-    /// rewrites until the batch ends, so one batch for ten thousand hosts
-    /// held 12 MiB at the checkpoint, the crawl's peak.
-    fn write(&mut self, all: bool) -> Result<(), IndexError> {
+        let emptying = self.hosts.len() > self.cache_limit;
         let hosts = &mut self.hosts;
         let due: Vec<u64> = self
             .dirty
             .iter()
             .copied()
             .filter(|h| {
-                all || hosts.get(h).is_none_or(|h| {
-                    h.counts.titles() - h.written >= (h.written / REWRITE_GROWTH).max(1)
-                })
+                emptying
+                    || hosts.get(h).is_none_or(|h| {
+                        h.counts.titles() - h.written >= (h.written / REWRITE_GROWTH).max(1)
+                    })
             })
             .collect();
         for chunk in due.chunks(FLUSH_HOSTS) {
@@ -302,11 +300,7 @@ impl TitleModel {
             }
             self.tree.apply_batch(batch)?;
         }
-        if hosts.len() > self.cache_limit {
-            // Hosts not yet due are written before they leave the cache.
-            if !all {
-                return self.write(true).map(|()| self.hosts.clear());
-            }
+        if emptying {
             hosts.clear();
         }
         Ok(())

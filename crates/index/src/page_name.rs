@@ -66,17 +66,11 @@ fn headline(title: &str, site: Option<&str>, host: Option<&str>) -> String {
 /// `title` without one site-naming segment at its start or end.
 fn trim_site_edge<'a>(title: &'a str, names_site: &impl Fn(&str) -> bool) -> &'a str {
     // "TITLE (The Site)", "TITLE [Site]"
-    if let Some(open) = title
-        .strip_suffix(')')
-        .and_then(|t| t.rfind(" (").map(|i| (i, '(')))
-        .or_else(|| {
-            title
-                .strip_suffix(']')
-                .and_then(|t| t.rfind(" [").map(|i| (i, '[')))
-        })
-    {
-        let (i, _) = open;
-        let inner = &title[i + 2..title.len() - 1];
+    for (open, close) in [(" (", ')'), (" [", ']')] {
+        let Some(i) = title.strip_suffix(close).and_then(|t| t.rfind(open)) else {
+            continue;
+        };
+        let inner = &title[i + open.len()..title.len() - 1];
         if names_site(inner) && !title[..i].trim().is_empty() {
             return title[..i].trim_end();
         }
