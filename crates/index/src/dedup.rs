@@ -577,7 +577,6 @@ impl Deduper {
             .iter()
             .filter(|c| {
                 short
-                    || c.named
                     || c.bands >= NEAR_IDENTICAL_BANDS
                     || self.tables.top_distance(c.slot, this.fingerprint) <= k
             })
