@@ -21,7 +21,8 @@ addresses 127.0.2.1-13, each a seed, so the crawl order varies:
 
 A page dropped as a duplicate of a page of another story (or any series
 page dropped) is a false drop. A story's pages past its first written one
-are copies kept. Prints copies caught (plain, edited, on small hosts),
+are copies kept. Prints copies caught (plain, edited; and of those, the
+ones on small hosts, met for the first time),
 false drops and the pages fetched; --json writes the figures.
 """
 
@@ -323,7 +324,8 @@ def main():
     for label, test in [
         ("plain", lambda k, h: k == "plain"),
         ("edited", lambda k, h: k == "edited"),
-        ("small_hosts", lambda k, h: k in ("plain", "edited") and h >= 9),
+        ("small_plain", lambda k, h: k == "plain" and h >= 9),
+        ("small_edited", lambda k, h: k == "edited" and h >= 9),
     ]:
         total = kept = 0
         for story, pages_of in kinds_by_story.items():
@@ -340,8 +342,8 @@ def main():
     series = [r for r in fetched if page_of(r["url"])[1] == "series"]
     figures["series_kept"] = sum(1 for r in series if r.get("duplicate_of") is None)
     print(f"cross-host (seed {args.seed}): fetched {len(fetched)} pages on {len(hosts)} hosts in {elapsed:.1f} s; {drops} dropped")
-    for label in ["plain", "edited", "small_hosts"]:
-        print(f"  {label:11} copies: {figures[label + '_copies']:3}, caught {100 * figures[label + '_caught']:.1f}%")
+    for label in ["plain", "edited", "small_plain", "small_edited"]:
+        print(f"  {label:12} copies: {figures[label + '_copies']:3}, caught {100 * figures[label + '_caught']:.1f}%")
     print(f"  false drops: {len(false_drops)} ({100 * figures['false_drop_rate']:.2f}% of fetched; goal <= 0.5%); "
           f"series pages kept {figures['series_kept']} of {len(series)}")
     for u, d, _ in false_drops[: args.show]:

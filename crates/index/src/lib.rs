@@ -4,7 +4,7 @@
 //! - [`Deduper`]: the gate the crawler and `nearcrawl dedup` use. A
 //!   duplicate has the same *text*: exact (a hash of the normalized text),
 //!   or near (a simhash within k bits, confirmed with a MinHash [`Sketch`]
-//!   of word shingles, or a near-identical sketch whatever the simhash;
+//!   of word shingles, or a sketch at 0.8 or more whatever the simhash;
 //!   short texts word by word). Its *name* (title and heading without the
 //!   site's name and its host's template words) weighs as evidence: on one
 //!   host, names that differ in a word naming an item keep pages apart

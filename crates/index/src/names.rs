@@ -125,8 +125,11 @@ pub(crate) enum Names {
     Qualified,
     /// The same name, not empty: the same item, if the text agrees.
     Same,
-    /// A title missing, nothing but template words, or two hosts' names
-    /// that differ: no evidence.
+    /// A title missing, two titles of nothing but template words, or two
+    /// hosts' names that differ: no evidence. (On one host a name of only
+    /// template words and one with a word of its own differ: sphinx's
+    /// `Index` and `Index – Y`, once its index pages made `index` template,
+    /// had one extracted text.)
     Unknown,
 }
 
@@ -211,11 +214,12 @@ impl TitleModel {
         }
         let name_a = self.name(a)?;
         let name_b = self.name(b)?;
-        if name_a.is_empty() || name_b.is_empty() {
-            return Ok(Names::Unknown);
-        }
         if name_a == name_b {
-            return Ok(Names::Same);
+            return Ok(if name_a.is_empty() {
+                Names::Unknown
+            } else {
+                Names::Same
+            });
         }
         if a.0 != b.0 {
             return Ok(Names::Unknown);
@@ -508,7 +512,7 @@ mod tests {
             .unwrap();
         let mut m = TitleModel::open_in(&db).unwrap();
         let (h, other) = (host_key("docs.example"), host_key("mirror.example"));
-        for i in 0..20 {
+        for i in 0..MIN_TITLES {
             m.add(h, &title_words(&format!("Item{i} - Example Docs")))
                 .unwrap();
         }
@@ -524,7 +528,7 @@ mod tests {
             m.compare((other, &copy), (h, &int)).unwrap(),
             Names::Unknown
         );
-        for i in 0..20 {
+        for i in 0..MIN_TITLES {
             m.add(other, &title_words(&format!("Thing{i} | Mirror")))
                 .unwrap();
         }
@@ -533,6 +537,7 @@ mod tests {
         assert_eq!(m.compare((h, &[]), (h, &long)).unwrap(), Names::Unknown);
         let bare = title_words("Example Docs");
         assert_eq!(m.compare((h, &bare), (h, &bare)).unwrap(), Names::Unknown);
+        assert_eq!(m.compare((h, &bare), (h, &int)).unwrap(), Names::Different);
         // Emptied past its limit at a flush, the cache reads the same
         // statistics back from sled.
         m.cache_limit = 1;

@@ -549,3 +549,49 @@ fn a_copy_past_the_short_line_is_still_a_copy() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A copy with a paragraph added can move its fingerprint past k; when the
+/// sketches say at most a fifth of it is its own, it is still a copy. A
+/// page holding that text and as much again of its own is not.
+#[test]
+fn a_paragraph_added_past_k_is_still_a_copy() {
+    let dir = tempdir("paragraph");
+    let mut d = Deduper::open(&dir, DedupConfig::default()).unwrap();
+    let words = |from: u64, n: u64| -> String {
+        (from..from + n)
+            .map(|i| format!("w{}", i.wrapping_mul(0x9e37_79b9) % 1_000_000))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let page = words(0, 400);
+    let original = d.check_insert(1, page.as_str()).unwrap();
+    assert_eq!(original.verdict, Verdict::New);
+    // Paragraphs of 40 to 70 words (a tenth to a seventh of the copy): those
+    // that move the fingerprint past k are copies all the same.
+    let mut past_k = 0;
+    for (seed, n) in (0..40).flat_map(|s| (40..=70).step_by(10).map(move |n| (s, n))) {
+        let copy = format!("{page}\n{}", words(10_000 + seed * 1_000, n));
+        let j = d.judge(copy.as_str(), |_| true).unwrap();
+        let distance = j
+            .decision
+            .simhash
+            .fingerprint
+            .distance(original.simhash.fingerprint);
+        if distance <= 8 {
+            continue;
+        }
+        past_k += 1;
+        assert!(
+            matches!(j.decision.verdict, Verdict::Near { of: 1, .. }),
+            "{n} words added, {distance} bits: {:?}",
+            j.decision.verdict
+        );
+    }
+    assert!(past_k > 0, "no paragraph moved the fingerprint past k");
+    let more = format!("{page}\n{}", words(900_000, 400));
+    assert_eq!(
+        d.check_insert(3, more.as_str()).unwrap().verdict,
+        Verdict::New
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
