@@ -15,19 +15,23 @@ const HEAD_BYTES: usize = 16 * 1024;
 /// head of an HTML `body`, resolved against `base`.
 pub fn refresh_target(body: &[u8], base: &Url) -> Option<Url> {
     let head = &body[..body.len().min(HEAD_BYTES)];
-    let head = String::from_utf8_lossy(head);
-    let lower = head.to_ascii_lowercase();
-    let mut from = 0;
-    while let Some(i) = lower[from..].find("<meta") {
-        let start = from + i;
-        let end = start + lower[start..].find('>')?;
-        from = end;
-        let tag = &head[start..end];
-        let equiv = attribute(tag, "http-equiv");
+    // Tags found by their `<` (no copy of the page, which every page
+    // fetched goes through).
+    for start in memchr::memchr_iter(b'<', head) {
+        let rest = &head[start + 1..];
+        if !rest
+            .get(..4)
+            .is_some_and(|t| t.eq_ignore_ascii_case(b"meta"))
+        {
+            continue;
+        }
+        let end = memchr::memchr(b'>', rest)?;
+        let tag = String::from_utf8_lossy(&rest[..end]);
+        let equiv = attribute(&tag, "http-equiv");
         if !equiv.is_some_and(|e| e.trim().eq_ignore_ascii_case("refresh")) {
             continue;
         }
-        let target = attribute(tag, "content").and_then(|c| parse_content(&c))?;
+        let target = attribute(&tag, "content").and_then(|c| parse_content(&c))?;
         let next = base.join(&target).ok()?;
         return (next != *base && matches!(next.scheme(), "http" | "https")).then_some(next);
     }

@@ -355,9 +355,10 @@ const NEAR_IDENTICAL: f32 = 0.9;
 const SKETCH_ALONE: f32 = 0.8;
 /// Candidates sharing at least this many band keys are read even when
 /// their fingerprints are past k: a pair at [`SKETCH_ALONE`] shares 10 of
-/// 16 bands on average (4 or more with probability 0.9997, 8 or more only
-/// 0.92), a chance match one or two, so the reads stay bounded.
-const FAR_READ_BANDS: usize = 4;
+/// 16 bands on average (6 or more with probability 0.99), one at Jaccard
+/// 0.5, which cannot pass past k, 4 (6 or more 0.19), a chance match one
+/// or two: the reads stay few.
+const FAR_READ_BANDS: usize = 6;
 /// Records read at open before their keys go into the tables.
 const LOAD_BATCH: usize = 65_536;
 /// Candidate records read per near check, as a multiple of

@@ -40,7 +40,12 @@ pub fn page_name(
     let title = title.map(|t| headline(t, site, host));
     let heading = heading.map(str::trim).filter(|h| !h.is_empty());
     match (title, heading) {
-        (Some(t), Some(h)) if !words_of(h).iter().all(|w| words_of(&t).contains(w)) => {
+        (Some(t), Some(h))
+            if {
+                let title_words = words_of(&t);
+                !words_of(h).iter().all(|w| title_words.contains(w))
+            } =>
+        {
             Some(format!("{t}\n{h}"))
         }
         (Some(t), _) => Some(t),
