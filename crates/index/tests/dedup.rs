@@ -508,6 +508,14 @@ fn judge_then_record_and_replay() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `n` made-up words, distinct for distinct `from..from + n`.
+fn words(from: u64, n: u64) -> String {
+    (from..from + n)
+        .map(|i| format!("w{}", i.wrapping_mul(0x9e37_79b9) % 1_000_000))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// A short page near the line (90 words) and its copy with a line added,
 /// which takes it past the line (over 100 words): compared by their
 /// sketches, a copy; a long text and a short one far from the line never.
@@ -515,12 +523,6 @@ fn judge_then_record_and_replay() {
 fn a_copy_past_the_short_line_is_still_a_copy() {
     let dir = tempdir("line");
     let mut d = Deduper::open(&dir, DedupConfig::default()).unwrap();
-    let words = |from: u64, n: u64| -> String {
-        (from..from + n)
-            .map(|i| format!("w{}", i.wrapping_mul(0x9e37_79b9) % 100_000))
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
     let page = words(0, 90);
     let copy = format!(
         "Mirrored on another host at noon today for readers who asked where the original went. {page}"
@@ -557,12 +559,6 @@ fn a_copy_past_the_short_line_is_still_a_copy() {
 fn a_paragraph_added_past_k_is_still_a_copy() {
     let dir = tempdir("paragraph");
     let mut d = Deduper::open(&dir, DedupConfig::default()).unwrap();
-    let words = |from: u64, n: u64| -> String {
-        (from..from + n)
-            .map(|i| format!("w{}", i.wrapping_mul(0x9e37_79b9) % 1_000_000))
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
     let page = words(0, 400);
     let original = d.check_insert(1, page.as_str()).unwrap();
     assert_eq!(original.verdict, Verdict::New);
