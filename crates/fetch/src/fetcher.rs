@@ -43,11 +43,8 @@ pub struct Fetched {
 impl Fetched {
     /// Declared HTML, or declared nothing (sniffing is the extractor's).
     fn is_html(&self) -> bool {
-        self.content_type.as_deref().is_none_or(|t| {
-            let media = t.split(';').next().unwrap_or("").trim();
-            media.eq_ignore_ascii_case("text/html")
-                || media.eq_ignore_ascii_case("application/xhtml+xml")
-        })
+        let media = media_type(self.content_type.as_deref());
+        media.is_empty() || media == "text/html" || media == "application/xhtml+xml"
     }
 
     /// The last hop's body, with the hops before it.
@@ -56,6 +53,16 @@ impl Fetched {
         self.elapsed = elapsed;
         self
     }
+}
+
+/// A Content-Type's media type, lowercased, without its parameters (empty
+/// when none is declared).
+fn media_type(content_type: Option<&str>) -> String {
+    content_type
+        .and_then(|c| c.split(';').next())
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
 }
 
 /// Politeness state of one host.
@@ -609,12 +616,7 @@ impl Fetcher {
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        let media = content_type
-            .as_deref()
-            .and_then(|c| c.split(';').next())
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase();
+        let media = media_type(content_type.as_deref());
         // No Content-Type: sniffing is the extractor's job, so take it.
         let listed = |t: &String| t.eq_ignore_ascii_case(&media);
         if wanted == Wanted::Page

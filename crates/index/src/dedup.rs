@@ -397,12 +397,12 @@ impl Deduper {
                         for (_, _, keys, (host, title)) in &mut docs {
                             match names.rarest(*host, title) {
                                 Ok(words) => keys.name_words = words,
-                                Err(e) => bad = Some(Err(e)),
+                                Err(e) => bad = Some(e),
                             }
                         }
                         tables.index_all(&docs);
                     }
-                    Err(slot) => bad = Some(Ok(slot)),
+                    Err(slot) => bad = Some(IndexError::Corrupt(format!("gate record {slot}"))),
                 }
             }
             batch.clear();
@@ -414,10 +414,8 @@ impl Deduper {
             }
         })?;
         load(&mut batch);
-        match bad {
-            Some(Ok(slot)) => return Err(IndexError::Corrupt(format!("gate record {slot}"))),
-            Some(Err(e)) => return Err(e),
-            None => {}
+        if let Some(e) = bad {
+            return Err(e);
         }
         let mut dedup = Deduper {
             tables,
