@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use nearcrawl_crawl::crawler::Metrics;
+use nearcrawl_crawl::stats::Metrics;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::MetricType;

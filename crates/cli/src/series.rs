@@ -13,7 +13,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use nearcrawl_crawl::crawler::Metrics;
+use nearcrawl_crawl::stats::Metrics;
 use serde::{Deserialize, Serialize};
 
 /// Samples a run aims for.

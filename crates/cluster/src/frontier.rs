@@ -939,11 +939,10 @@ fn host_of_key(key: &str) -> &str {
 /// 64-bit FNV-1a: stable across workers, versions and platforms (the
 /// partition of a key and a URL's seen hash must be the same everywhere).
 pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-    }
-    h
+    use std::hash::Hasher;
+    let mut h = fnv::FnvHasher::default();
+    h.write(bytes);
+    h.finish()
 }
 
 #[cfg(test)]

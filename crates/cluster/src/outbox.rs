@@ -21,7 +21,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use nearcrawl_crawl::sink::{Outcome, Position};
-use nearcrawl_crawl::state::Stats;
+use nearcrawl_crawl::stats::Stats;
 use serde::{Deserialize, Serialize};
 
 /// One URL's outcomes, named by its lease.

@@ -11,6 +11,7 @@
 //! joiner checks the length and hash, and [`restore`]s the copy into its
 //! replica directory; it then applies the log from the copy's position.
 
+use std::hash::Hasher;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -186,11 +187,11 @@ impl Channel {
     /// hash), then chunks, never more than [`AHEAD`] waiting.
     pub(crate) async fn send(&self, joiner: &str, file: &Path) -> Result<(), ClusterError> {
         // Read twice, a chunk at a time: the hash goes first.
-        let mut hash = Fnv::default();
-        let len = for_chunks(file, |c| hash.update(c))?;
+        let mut hash = fnv::FnvHasher::default();
+        let len = for_chunks(file, |c| hash.write(c))?;
         let key = self.chunks(joiner);
         let mut con = self.con.clone();
-        let header = format!("{len} {:016x}", hash.0);
+        let header = format!("{len} {:016x}", hash.finish());
         self.push(&mut con, &key, header.as_bytes()).await?;
         // A joiner that is still waiting takes the header at once; one that
         // gave up (or died) since it asked is not sent the rest.
@@ -273,39 +274,22 @@ impl Channel {
         let len: usize = len.parse().map_err(|_| bad())?;
         let hash = u64::from_str_radix(hash, 16).map_err(|_| bad())?;
         let mut out = BufWriter::new(std::fs::File::create(to)?);
-        let (mut got, mut sum) = (0, Fnv::default());
+        let (mut got, mut sum) = (0, fnv::FnvHasher::default());
         while got < len {
             let chunk = pop(&mut con, &key, STALL).await?.ok_or_else(|| {
                 ClusterError::Corrupt(format!("gate snapshot: nothing came for {STALL:?}"))
             })?;
-            sum.update(&chunk);
+            sum.write(&chunk);
             out.write_all(&chunk)?;
             got += chunk.len();
         }
-        if got != len || sum.0 != hash {
+        if got != len || sum.finish() != hash {
             return Err(ClusterError::Corrupt(
                 "gate snapshot: damaged in transit".into(),
             ));
         }
         out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
         Ok(())
-    }
-}
-
-/// 64-bit FNV-1a over several slices.
-struct Fnv(u64);
-
-impl Default for Fnv {
-    fn default() -> Self {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Fnv {
-    fn update(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
     }
 }
 

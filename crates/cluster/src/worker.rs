@@ -22,22 +22,16 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
-use nearcrawl_crawl::canonical::Canonicalizer;
 use nearcrawl_crawl::config::{Config, PolitenessKey};
-use nearcrawl_crawl::crawler::{
-    Metrics, Progress, capture, dedup_config, duplicate_outcomes, fetch_config, page_record,
-    prepare,
-};
 use nearcrawl_crawl::latency::Latencies;
-use nearcrawl_crawl::scope::Scope;
-use nearcrawl_crawl::sink::{Capture, ErrorRecord, Outcome, Sink};
-use nearcrawl_crawl::state::{Stats, TrappedHost};
+use nearcrawl_crawl::page::{self, Pipeline};
+use nearcrawl_crawl::sink::{ErrorRecord, Outcome, Sink};
+use nearcrawl_crawl::stats::{Metrics, Stats, TrappedHost};
 use nearcrawl_crawl::traps::section;
-use nearcrawl_extract::{Input, extract};
-use nearcrawl_fetch::{FetchError, Fetched, Fetcher};
-use nearcrawl_index::{Decision, Fingerprinter, Prepared};
+use nearcrawl_fetch::{Fetched, Fetcher, politeness_key};
+use nearcrawl_index::Fingerprinter;
 use tokio::task::JoinSet;
 use url::Url;
 
@@ -82,12 +76,9 @@ const QUEUE_EVERY: Duration = Duration::from_secs(2);
 struct Stages {
     config: Config,
     fetcher: Fetcher,
-    scope: Scope,
-    canon: Canonicalizer,
-    fingerprinters: Mutex<Vec<Fingerprinter>>,
-    fingerprinter: Fingerprinter,
+    /// What a fetched page becomes, as in the embedded crawl.
+    pages: Pipeline,
     gate: tokio::sync::Mutex<SharedGate>,
-    wants_captures: bool,
     /// With `politeness.key = "ip"`: where servers' turns are taken.
     addresses: Option<SharedFrontier>,
     /// What the worker shows while it runs.
@@ -161,9 +152,9 @@ struct Fetch {
     started: Option<Instant>,
     /// The server whose turn the request took (`politeness.key = "ip"`).
     address: Option<std::net::IpAddr>,
-    /// The gate's verdict on the page as the trap rule reads it (true: a
-    /// duplicate of a page in its own directory), if judged.
-    duplicate: Option<bool>,
+    /// The trap rule's signal (a duplicate of a page in its own
+    /// directory), if the page was judged.
+    copies_neighbour: Option<bool>,
     /// Not fetched after all, back to its queue: the key's turn went to
     /// its robots.txt, this worker's own pacing of the key (a Crawl-delay,
     /// a backoff) was not ready, or the gate could not be reached.
@@ -187,7 +178,7 @@ impl Worker {
             w => w.to_string(),
         };
         let dir = config.output.dir.join("cluster");
-        let dedup = dedup_config(&config);
+        let dedup = config.dedup_config();
         let (gate, from_snapshot) =
             join_gate(&nodes, &crawl, &dir.join("gate"), dedup, &worker).await?;
         let frontier = SharedFrontier::open(&nodes, &crawl, frontier_config(&config)).await?;
@@ -200,24 +191,20 @@ impl Worker {
         for e in entries {
             if frontier.acked(e.partition, e.id).await? {
                 send(&mut *sink, &e.outcomes)?;
-                merge(&mut stats, e.stats);
+                stats.merge(e.stats);
             } else {
                 lapsed += 1;
             }
         }
+        let fetcher = Fetcher::new(config.fetch_config())?;
+        let capture_headers = sink.wants_captures().then(|| fetcher.request_headers());
         let fingerprinter = Fingerprinter::new(&dedup)?;
+        let pages = Pipeline::new(&config, seeds, fingerprinter, capture_headers)
+            .map_err(|e| ClusterError::Config(format!("scope: {e}")))?;
         let stages = Stages {
-            fetcher: Fetcher::new(fetch_config(&config))?,
-            scope: Scope::new(&config.scope, seeds)
-                .map_err(|e| ClusterError::Config(format!("scope: {e}")))?,
-            canon: Canonicalizer {
-                strip_params: config.scope.strip_params.clone(),
-                sort_query: config.scope.sort_query,
-            },
-            fingerprinters: Mutex::new(Vec::new()),
-            fingerprinter,
+            fetcher,
+            pages,
             gate: tokio::sync::Mutex::new(gate),
-            wants_captures: sink.wants_captures(),
             addresses: (config.politeness.key == PolitenessKey::Ip).then(|| frontier.clone()),
             shown: Arc::new(Shown {
                 stats: Mutex::new(stats.clone()),
@@ -269,23 +256,6 @@ impl Worker {
         }
     }
 
-    /// This worker's progress, for its progress line.
-    pub fn progress(&self) -> impl Fn() -> Progress + Send + Sync + 'static {
-        let metrics = self.metrics();
-        move || {
-            let m = metrics();
-            Progress {
-                fetched: m.stats.fetched,
-                written: m.stats.written,
-                duplicates: m.stats.exact_duplicates + m.stats.near_duplicates,
-                errors: m.stats.errors.values().sum(),
-                queued: m.queued,
-                in_flight: m.in_flight,
-                active_hosts: m.active_hosts,
-            }
-        }
-    }
-
     /// This worker's name among the crawl's workers.
     pub fn name(&self) -> &str {
         &self.worker
@@ -319,8 +289,7 @@ impl Worker {
         let s = &self.stages;
         let seeds: Vec<(String, String)> = seeds
             .iter()
-            .filter_map(|u| s.canon.canonicalize(u))
-            .filter(|c| s.scope.check(c, 0).is_ok())
+            .filter_map(|u| s.pages.in_scope(u, 0))
             .map(|c| (politeness_key(&c), c.to_string()))
             .collect();
         let links: Vec<Link<'_>> = seeds
@@ -437,7 +406,8 @@ impl Worker {
     async fn acknowledge(&mut self, group: Vec<Fetch>) -> Result<(), ClusterError> {
         let acks = group.iter().map(|f| {
             let started = f.started.map(|t| t.elapsed());
-            self.frontier.ack(&f.lease, &f.leased, started, f.duplicate)
+            self.frontier
+                .ack(&f.lease, &f.leased, started, f.copies_neighbour)
         });
         let acked = futures_util::future::join_all(acks).await;
         let (mut counted, mut traps) = (0, Vec::new());
@@ -449,7 +419,7 @@ impl Worker {
                     }
                     send(&mut *self.sink, &f.outcomes)?;
                     counted += f.stats.fetched;
-                    merge(&mut self.stats, f.stats);
+                    self.stats.merge(f.stats);
                 }
                 // Refused (lapsed, or the partition passed on): counted by
                 // the fetch that is acknowledged.
@@ -462,7 +432,7 @@ impl Worker {
             self.outbox.append(&traps)?;
             for e in traps {
                 send(&mut *self.sink, &e.outcomes)?;
-                merge(&mut self.stats, e.stats);
+                self.stats.merge(e.stats);
             }
         }
         if counted > 0 {
@@ -1068,11 +1038,7 @@ async fn fetch(stages: Arc<Stages>, leased: Leased, lease: Lease) -> Fetch {
     }
     let depth = f.leased.depth;
     let hop = stages.clone();
-    let hop_ok = move |u: &Url| {
-        hop.canon
-            .canonicalize(u)
-            .is_some_and(|c| hop.scope.check(&c, depth).is_ok())
-    };
+    let hop_ok = move |u: &Url| hop.pages.allows_hop(u, depth);
     let result = stages.fetcher.fetch(&url, &hop_ok).await;
     if let Ok(fetched) = &result {
         stages.shown.latencies.observe(fetched.elapsed);
@@ -1084,16 +1050,8 @@ async fn fetch(stages: Arc<Stages>, leased: Leased, lease: Lease) -> Fetch {
         Err(_) => done,
     });
     match result {
-        Ok(fetched) => judge(&stages, &mut f, fetched).await,
-        Err(FetchError::RobotsDenied) => {
-            f.stats.robots_denied += 1;
-            f.outcomes.push(Outcome::Error(ErrorRecord {
-                url: url.to_string(),
-                kind: FetchError::RobotsDenied.kind().into(),
-                detail: FetchError::RobotsDenied.to_string(),
-            }));
-        }
-        Err(e) => f.error(e.kind(), e.to_string(), url.as_str()),
+        Ok(fetched) => judge(&stages, &mut f, &url, fetched).await,
+        Err(e) => f.outcomes.push(page::failed(&url, &e, &mut f.stats)),
     }
     f
 }
@@ -1165,15 +1123,8 @@ async fn read_sitemap(stages: &Stages, f: &mut Fetch, url: &Url, level: u32) {
         }
         Ok(Sitemap::Index(_)) => {}
         Ok(Sitemap::Urls(pages)) => {
-            for page in locs(pages) {
-                let Some(c) = stages.canon.canonicalize(&page) else {
-                    continue;
-                };
-                match stages.scope.check(&c, 1) {
-                    Ok(()) => f.listed.push((politeness_key(&c), c.to_string(), 1)),
-                    Err(why) => *f.stats.out_of_scope.entry(why.name().into()).or_default() += 1,
-                }
-            }
+            let pages = stages.pages.sitemap_pages(pages, &mut f.stats);
+            f.listed = pages.iter().map(|c| as_link(c, 1)).collect();
         }
     }
 }
@@ -1192,42 +1143,25 @@ impl Fetch {
             stats: Stats::default(),
             started: None,
             address: None,
-            duplicate: None,
+            copies_neighbour: None,
             again: false,
         }
     }
 
     fn error(&mut self, kind: &str, detail: String, url: &str) {
-        *self.stats.errors.entry(kind.into()).or_default() += 1;
-        self.outcomes.push(Outcome::Error(ErrorRecord {
-            url: url.into(),
-            kind: kind.into(),
-            detail,
-        }));
+        let record = page::error(url, kind, detail, &mut self.stats);
+        self.outcomes.push(record);
     }
 }
 
-/// What extraction gives the gate and the outputs.
-struct Analyzed {
-    page: nearcrawl_extract::Page,
-    /// The response, its body gone (extracted, or taken by the capture).
-    fetched: Fetched,
-    /// Since the Unix epoch.
-    at: Duration,
-    prepared: Prepared,
-    links: Vec<(String, String, u32)>,
-    out_of_scope: Vec<&'static str>,
-    capture: Option<Capture>,
-    bytes: u64,
-}
-
 /// Extraction and fingerprinting (on a blocking thread), then the shared
-/// gate's verdict and the outcomes it makes.
-async fn judge(stages: &Arc<Stages>, f: &mut Fetch, fetched: Fetched) {
+/// gate's verdict and the outcomes the page pipeline makes of it.
+async fn judge(stages: &Arc<Stages>, f: &mut Fetch, url: &Url, fetched: Fetched) {
     let s = stages.clone();
     let depth = f.leased.depth;
-    let analyzed = tokio::task::spawn_blocking(move || analyze(&s, depth, fetched)).await;
-    let Ok(a) = analyzed else {
+    // Whether a link was seen is the shared frontier's to say.
+    let read = tokio::task::spawn_blocking(move || s.pages.read(depth, fetched, |_| false)).await;
+    let Ok((read, prepared)) = read else {
         f.error(
             "extract",
             "extraction panicked".into(),
@@ -1237,8 +1171,7 @@ async fn judge(stages: &Arc<Stages>, f: &mut Fetch, fetched: Fetched) {
     };
     let request = crate::frontier::fnv1a(f.leased.url.as_bytes());
     let mut gate = stages.gate.lock().await;
-    let judged = gate.judge(request, &f.leased.url, &a.prepared).await;
-    let (decision, original) = match judged {
+    let (decision, original) = match gate.judge(request, &f.leased.url, &prepared).await {
         Ok((place, d)) => {
             tracing::debug!(url = %f.leased.url, %place, verdict = ?d.verdict, "judged");
             let of = d.verdict.duplicate_of().map(|(of, ..)| of);
@@ -1252,120 +1185,17 @@ async fn judge(stages: &Arc<Stages>, f: &mut Fetch, fetched: Fetched) {
         }
     };
     drop(gate);
-    f.stats
-        .count_fetch(a.bytes, depth, a.fetched.redirects.len());
-    record(stages, f, a, &decision, original);
+    let judged = stages
+        .pages
+        .judged(url, depth, read, &decision, original, &mut f.stats);
+    f.copies_neighbour = Some(judged.copies_neighbour);
+    f.outcomes.extend(judged.outcomes);
+    f.links = judged.links.iter().map(|c| as_link(c, depth + 1)).collect();
 }
 
-/// The outcomes of a judged page: a duplicate is recorded (and written
-/// under the `record` policy), its links dropped; a new page is written
-/// (unless `noindex`) and its links kept.
-fn record(
-    stages: &Stages,
-    f: &mut Fetch,
-    a: Analyzed,
-    decision: &Decision,
-    original: Option<String>,
-) {
-    if let Some(c) = a.capture {
-        f.outcomes.push(Outcome::Capture(c));
-    }
-    let noindex = a.page.robots.noindex;
-    let (url, depth) = (&f.leased.url, f.leased.depth);
-    let page = page_record(url, depth, &a.fetched, a.at, a.page, decision);
-    // The trap's signal: a duplicate of a page in its own directory.
-    let duplicate = decision.verdict.duplicate_of().is_some();
-    f.duplicate = Some(
-        duplicate
-            && url::Url::parse(url).map_or(true, |u| {
-                nearcrawl_crawl::traps::copies_own_directory(&u, original.as_deref())
-            }),
-    );
-    if duplicate {
-        let original = original.unwrap_or_default();
-        let policy = stages.config.dedup.policy;
-        let outcomes = duplicate_outcomes(page, &decision.verdict, original, policy, &mut f.stats);
-        f.outcomes.extend(outcomes);
-        return;
-    }
-    if noindex {
-        f.stats.noindex += 1;
-    } else {
-        f.stats.written += 1;
-        f.outcomes.push(Outcome::Page(page));
-    }
-    for why in a.out_of_scope {
-        *f.stats.out_of_scope.entry(why.into()).or_default() += 1;
-    }
-    f.links = a.links;
-}
-
-fn analyze(stages: &Stages, depth: u32, mut fetched: Fetched) -> Analyzed {
-    let at = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    let page = extract(
-        &fetched.body,
-        &Input {
-            url: Some(&fetched.final_url),
-            charset: fetched.charset.as_deref(),
-            x_robots_tag: fetched.x_robots_tag.as_deref(),
-        },
-    );
-    let (links, out_of_scope) = scoped_links(stages, &page, depth + 1);
-    let prepared = prepare(
-        &stages.fingerprinters,
-        &stages.fingerprinter,
-        &page,
-        &fetched.final_url,
-    );
-    let bytes = fetched.body.len() as u64;
-    let captured = stages
-        .wants_captures
-        .then(|| capture(&stages.fetcher, &mut fetched, at));
-    fetched.body = Vec::new();
-    Analyzed {
-        page,
-        fetched,
-        at,
-        prepared,
-        links,
-        out_of_scope,
-        capture: captured,
-        bytes,
-    }
-}
-
-/// A page's links that may be queued (canonical, in scope), with their
-/// politeness keys; and the reasons the others are out of scope.
-fn scoped_links(
-    stages: &Stages,
-    page: &nearcrawl_extract::Page,
-    depth: u32,
-) -> (Vec<(String, String, u32)>, Vec<&'static str>) {
-    let (mut keep, mut out) = (Vec::new(), Vec::new());
-    if page.robots.nofollow {
-        return (keep, out);
-    }
-    for link in page.links.iter().filter(|l| !l.nofollow) {
-        let Some(c) = stages.canon.canonicalize(&link.url) else {
-            continue;
-        };
-        match stages.scope.check(&c, depth) {
-            Ok(()) => keep.push((politeness_key(&c), c.to_string(), depth)),
-            Err(why) => out.push(why.name()),
-        }
-    }
-    (keep, out)
-}
-
-/// The politeness key of a URL: its host (with the port, which makes
-/// another server).
-fn politeness_key(url: &Url) -> String {
-    match url.port() {
-        Some(p) => format!("{}:{p}", url.host_str().unwrap_or("")),
-        None => url.host_str().unwrap_or("").to_string(),
-    }
+/// A URL to queue at `depth`, with its politeness key.
+fn as_link(url: &Url, depth: u32) -> (String, String, u32) {
+    (politeness_key(url), url.to_string(), depth)
 }
 
 fn as_links(links: &[(String, String, u32)]) -> Vec<Link<'_>> {
@@ -1391,34 +1221,6 @@ fn not_stale(result: Result<(), ClusterError>) -> Result<(), ClusterError> {
 
 fn send(sink: &mut dyn Sink, outcomes: &[Outcome]) -> std::io::Result<()> {
     outcomes.iter().try_for_each(|o| o.send(sink))
-}
-
-/// Adds one URL's counts to the worker's.
-fn merge(into: &mut Stats, from: Stats) {
-    into.fetched += from.fetched;
-    into.written += from.written;
-    into.exact_duplicates += from.exact_duplicates;
-    into.near_duplicates += from.near_duplicates;
-    into.robots_denied += from.robots_denied;
-    into.noindex += from.noindex;
-    into.sitemap_urls += from.sitemap_urls;
-    into.redirects += from.redirects;
-    into.bytes += from.bytes;
-    let room = 100usize.saturating_sub(into.duplicate_traps.len());
-    into.duplicate_traps
-        .extend(from.duplicate_traps.into_iter().take(room));
-    for (k, v) in from.out_of_scope {
-        *into.out_of_scope.entry(k).or_default() += v;
-    }
-    for (k, v) in from.errors {
-        *into.errors.entry(k).or_default() += v;
-    }
-    for (k, v) in from.body_sizes {
-        *into.body_sizes.entry(k).or_default() += v;
-    }
-    for (k, v) in from.depths {
-        *into.depths.entry(k).or_default() += v;
-    }
 }
 
 /// How long a worker that joins late waits for a copy of a replica: the
@@ -1485,18 +1287,12 @@ fn frontier_config(config: &Config) -> FrontierConfig {
         max_per_domain: config.scope.max_pages_per_domain,
         max_keys: config.scope.max_hosts,
         trap_window: config.dedup.trap_window,
-        trap_duplicates: trap_duplicates(config.dedup.trap_window, config.dedup.trap_share.0),
+        trap_duplicates: nearcrawl_crawl::traps::trap_threshold(
+            config.dedup.trap_window,
+            config.dedup.trap_share.0,
+        ),
         ..FrontierConfig::default()
     }
-}
-
-/// The duplicates among `window` verdicts that make a trap: as
-/// [`nearcrawl_crawl::traps::TrapDetector`] counts them (at least `share`
-/// of the window, in `f32`).
-fn trap_duplicates(window: u32, share: f32) -> u32 {
-    (0..=window)
-        .find(|&d| d as f32 >= share * window as f32)
-        .unwrap_or(window)
 }
 
 fn default_worker_name() -> String {

@@ -4,6 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
+use std::time::Duration;
+
+use nearcrawl_fetch::FetchConfig;
+use nearcrawl_index::{DedupConfig, IndexConfig};
 use serde::Deserialize;
 
 /// A config file that could not be used.
@@ -338,6 +342,52 @@ impl TryFrom<f64> for Fraction {
 }
 
 impl Config {
+    /// The fetcher's settings, from the config's `[politeness]` and `[fetch]`.
+    pub fn fetch_config(&self) -> FetchConfig {
+        let p = &self.politeness;
+        let f = &self.fetch;
+        FetchConfig {
+            agent: p.user_agent.clone(),
+            contact_url: p.contact_url.clone(),
+            connect_timeout: Duration::from_secs(f.connect_timeout_secs),
+            request_timeout: Duration::from_secs(f.request_timeout_secs),
+            read_timeout: Duration::from_secs(f.read_timeout_secs),
+            max_body_bytes: f.max_body_bytes,
+            max_redirects: f.max_redirects,
+            content_types: f.content_types.clone(),
+            allow_private_networks: f.allow_private_networks,
+            dns_servers: f.dns_servers.clone(),
+            dns_timeout: Duration::from_secs(f.dns_timeout_secs.max(1)),
+            dns_concurrency: f.dns_concurrency.0,
+            politeness_key: match p.key {
+                PolitenessKey::Host => nearcrawl_fetch::PolitenessKey::Host,
+                PolitenessKey::Ip => nearcrawl_fetch::PolitenessKey::Ip,
+            },
+            per_host_delay: Duration::from_millis(p.delay_ms),
+            per_host_concurrency: p.per_host_concurrency.0,
+            global_concurrency: p.global_concurrency.0,
+            obey_robots: p.obey_robots,
+            crawl_delay_cap: Duration::from_secs(p.crawl_delay_cap_secs),
+            ..FetchConfig::default()
+        }
+    }
+
+    /// The duplicate gate's settings, from the config's `[dedup]`.
+    pub fn dedup_config(&self) -> DedupConfig {
+        let d = &self.dedup;
+        DedupConfig {
+            index: IndexConfig {
+                k: d.k.0,
+                capacity: d.capacity,
+                blocks: None,
+            },
+            min_similarity: d.min_similarity.0,
+            short_features: d.short_features,
+            short_similarity: d.short_similarity.0,
+            ..DedupConfig::default()
+        }
+    }
+
     /// Parses config text; `path` names it in errors.
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
         let config: Config = toml::from_str(text).map_err(|e| ConfigError::Invalid {

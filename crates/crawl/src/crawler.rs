@@ -9,48 +9,23 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
-use nearcrawl_extract::{Input, extract};
-use nearcrawl_fetch::{FetchConfig, Fetcher};
-use nearcrawl_index::{DedupConfig, Deduper, Doc, Fingerprinter, IndexConfig, Judgement, Verdict};
+use nearcrawl_fetch::Fetcher;
+use nearcrawl_index::{Deduper, Judgement};
 use url::Url;
 
 use crate::canonical::Canonicalizer;
-use crate::config::{Config, DuplicatePolicy};
+use crate::config::Config;
 use crate::frontier::{Additions, Entry, Popped, Pushed, SeenSet, Turns};
+use crate::page::Pipeline;
 use crate::phases::Phase;
-use crate::scope::Scope;
-use crate::sink::{Capture, DuplicateRecord, ErrorRecord, Outcome, PageRecord, Sink};
+use crate::sink::{ErrorRecord, Outcome, Sink};
 use crate::slots::ExtractionSlots;
-use crate::state::{RobotsCache, State, Stats};
+use crate::state::{RobotsCache, State};
+use crate::stats::{Metrics, Stats};
 use crate::store::{SledStore, Store, StoreError, Writes};
 use crate::traps::TrapDetector;
-
-/// A snapshot of a running crawl, for progress displays.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Progress {
-    pub fetched: u64,
-    pub written: u64,
-    pub duplicates: u64,
-    pub errors: u64,
-    pub queued: usize,
-    pub in_flight: usize,
-    /// Hosts with URLs queued or in flight.
-    pub active_hosts: usize,
-}
-
-/// The crawl's figures at one moment, for metrics.
-#[derive(Debug, Clone)]
-pub struct Metrics {
-    /// Totals over every run of this crawl.
-    pub stats: crate::state::Stats,
-    pub queued: usize,
-    pub in_flight: usize,
-    pub active_hosts: usize,
-    /// Page fetches of this run (robots.txt and sitemaps not counted).
-    pub fetch_latency: crate::latency::LatencyHistogram,
-}
 
 /// Why a crawl could not start or go on.
 #[derive(Debug, thiserror::Error)]
@@ -118,14 +93,10 @@ const GROUP_AGE: Duration = Duration::from_millis(20);
 struct Shared {
     config: Config,
     fetcher: Fetcher,
-    scope: Scope,
-    canon: Canonicalizer,
+    /// What a fetched page becomes: run outside the commit lock.
+    pages: Pipeline,
     core: CoreLock,
-    /// Fingerprinting happens outside the commit lock, on these.
-    fingerprinters: Mutex<Vec<Fingerprinter>>,
-    fingerprinter: Fingerprinter,
     seen: SeenSet,
-    wants_captures: bool,
     in_flight: AtomicUsize,
     /// Origins whose sitemaps this run has started reading.
     sitemap_origins: Mutex<std::collections::HashSet<String>>,
@@ -220,52 +191,6 @@ impl std::fmt::Debug for Crawler {
     }
 }
 
-/// The fetcher's settings, from the config's `[politeness]` and `[fetch]`.
-pub fn fetch_config(config: &Config) -> FetchConfig {
-    let p = &config.politeness;
-    let f = &config.fetch;
-    FetchConfig {
-        agent: p.user_agent.clone(),
-        contact_url: p.contact_url.clone(),
-        connect_timeout: Duration::from_secs(f.connect_timeout_secs),
-        request_timeout: Duration::from_secs(f.request_timeout_secs),
-        read_timeout: Duration::from_secs(f.read_timeout_secs),
-        max_body_bytes: f.max_body_bytes,
-        max_redirects: f.max_redirects,
-        content_types: f.content_types.clone(),
-        allow_private_networks: f.allow_private_networks,
-        dns_servers: f.dns_servers.clone(),
-        dns_timeout: Duration::from_secs(f.dns_timeout_secs.max(1)),
-        dns_concurrency: f.dns_concurrency.0,
-        politeness_key: match p.key {
-            crate::config::PolitenessKey::Host => nearcrawl_fetch::PolitenessKey::Host,
-            crate::config::PolitenessKey::Ip => nearcrawl_fetch::PolitenessKey::Ip,
-        },
-        per_host_delay: Duration::from_millis(p.delay_ms),
-        per_host_concurrency: p.per_host_concurrency.0,
-        global_concurrency: p.global_concurrency.0,
-        obey_robots: p.obey_robots,
-        crawl_delay_cap: Duration::from_secs(p.crawl_delay_cap_secs),
-        ..FetchConfig::default()
-    }
-}
-
-/// The duplicate gate's settings, from the config's `[dedup]`.
-pub fn dedup_config(config: &Config) -> DedupConfig {
-    let d = &config.dedup;
-    DedupConfig {
-        index: IndexConfig {
-            k: d.k.0,
-            capacity: d.capacity,
-            blocks: None,
-        },
-        min_similarity: d.min_similarity.0,
-        short_features: d.short_features,
-        short_similarity: d.short_similarity.0,
-        ..DedupConfig::default()
-    }
-}
-
 /// Queues the seeds (those seen before are skipped), in batches: one
 /// sled batch per seed costs ~5 KB of memory in sled (a 100,000-line seed
 /// list took 1 GB).
@@ -319,14 +244,9 @@ impl Crawler {
         )
         .map_err(StoreError::from)?;
         let store: Arc<dyn Store> = Arc::new(SledStore::open_in(&db, "crawl")?);
-        let fetcher = Fetcher::new(fetch_config(&config))?
+        let fetcher = Fetcher::new(config.fetch_config())?
             .with_robots_store(Arc::new(RobotsCache(store.clone())));
-        let dedup = Deduper::open_in(&db, &state_dir, dedup_config(&config))?;
-        let scope = Scope::new(&config.scope, seeds)?;
-        let canon = Canonicalizer {
-            strip_params: config.scope.strip_params.clone(),
-            sort_query: config.scope.sort_query,
-        };
+        let dedup = Deduper::open_in(&db, &state_dir, config.dedup_config())?;
         let state = State::open_in(store, &state_dir)?;
         let outputs = format!(
             "formats {:?}, compression {:?}",
@@ -350,12 +270,15 @@ impl Crawler {
             u32::try_from(config.politeness.per_host_concurrency.0).unwrap_or(u32::MAX),
             config.scope.max_hosts,
         );
-        queue_seeds(&mut core.state, &canon, seeds)?;
+        let capture_headers = core
+            .sink
+            .wants_captures()
+            .then(|| fetcher.request_headers());
+        let pages = Pipeline::new(&config, seeds, core.dedup.fingerprinter(), capture_headers)?;
+        queue_seeds(&mut core.state, pages.canon(), seeds)?;
         let shared = Arc::new(Shared {
-            fingerprinters: Mutex::new(Vec::new()),
-            fingerprinter: core.dedup.fingerprinter(),
+            pages,
             seen: core.state.frontier.seen_set(),
-            wants_captures: core.sink.wants_captures(),
             core: CoreLock::new(core),
             in_flight: AtomicUsize::new(0),
             latencies: Default::default(),
@@ -366,8 +289,6 @@ impl Crawler {
             broken: Mutex::new(None),
             extraction: ExtractionSlots::new(),
             fetcher,
-            scope,
-            canon,
             config,
         });
         Ok(Crawler { shared })
@@ -379,24 +300,6 @@ impl Crawler {
     pub fn stopper(&self) -> impl Fn() + Send + Sync + 'static {
         let shared = self.shared.clone();
         move || request_stop(&shared)
-    }
-
-    /// A handle that reads the crawl's progress while it runs.
-    pub fn progress(&self) -> impl Fn() -> Progress + Send + Sync + 'static {
-        let shared = self.shared.clone();
-        move || {
-            let core = shared.core.lock();
-            let s = &core.state.stats;
-            Progress {
-                fetched: s.fetched,
-                written: s.written,
-                duplicates: s.exact_duplicates + s.near_duplicates,
-                errors: s.errors.values().sum(),
-                queued: core.state.frontier.len(),
-                in_flight: shared.in_flight.load(Ordering::Relaxed),
-                active_hosts: core.state.frontier.active_hosts(),
-            }
-        }
     }
 
     /// A handle that reads the crawl's figures for metrics while it runs.
@@ -696,16 +599,6 @@ impl Commit {
         c
     }
 
-    /// Counts an error of `kind` and records it for the outputs.
-    fn error(&mut self, stats: &mut Stats, url: String, kind: &str, detail: String) {
-        *stats.errors.entry(kind.into()).or_default() += 1;
-        self.outcomes.push(Outcome::Error(ErrorRecord {
-            url,
-            kind: kind.into(),
-            detail,
-        }));
-    }
-
     /// A commit of no URL's (sitemaps).
     fn bare() -> Commit {
         Commit {
@@ -791,12 +684,7 @@ async fn process(shared: &Arc<Shared>, entry: Entry) -> Processed {
     shared.extraction.wait_for_room().await;
     let hop_shared = shared.clone();
     let depth = entry.depth;
-    let hop_ok = move |hop: &Url| {
-        hop_shared
-            .canon
-            .canonicalize(hop)
-            .is_some_and(|c| hop_shared.scope.check(&c, depth).is_ok())
-    };
+    let hop_ok = move |hop: &Url| hop_shared.pages.allows_hop(hop, depth);
     // A request still waiting for its host's turn when the crawl stops is
     // abandoned: the URL stays in flight, and the next run fetches it.
     let result = tokio::select! {
@@ -912,23 +800,17 @@ fn start_sitemaps(shared: &Arc<Shared>, url: &Url) {
     });
 }
 
-/// A fetch that failed: counted (robots denials apart) and recorded.
+/// A fetch that failed: counted (in its host's errors too, robots
+/// denials apart) and recorded.
 fn fetch_failed(shared: &Shared, entry: &Entry, e: &nearcrawl_fetch::FetchError) {
     tracing::debug!(url = %entry.url, kind = e.kind(), "{e}");
     let mut core = shared.core.lock();
     let mut commit = Commit::new(entry);
-    let url = entry.url.to_string();
-    if matches!(e, nearcrawl_fetch::FetchError::RobotsDenied) {
-        core.state.stats.robots_denied += 1;
-        commit.outcomes.push(Outcome::Error(ErrorRecord {
-            url,
-            kind: e.kind().into(),
-            detail: e.to_string(),
-        }));
-    } else {
+    if !matches!(e, nearcrawl_fetch::FetchError::RobotsDenied) {
         core.state.host_stats(&commit.host).errors += 1;
-        commit.error(&mut core.state.stats, url, e.kind(), e.to_string());
     }
+    let record = crate::page::failed(&entry.url, e, &mut core.state.stats);
+    commit.outcomes.push(record);
     apply(shared, &mut core, commit);
 }
 
@@ -963,7 +845,10 @@ async fn read_sitemaps(shared: &Arc<Shared>, page: &Url, origin: &str) {
         };
         let mut core = shared.core.lock();
         match parsed {
-            Err((kind, detail)) => commit.error(&mut core.state.stats, loc, kind, detail),
+            Err((kind, detail)) => {
+                let record = crate::page::error(&loc, kind, detail, &mut core.state.stats);
+                commit.outcomes.push(record);
+            }
             Ok(Sitemap::Index(locs)) => {
                 if level < crate::sitemap::MAX_LEVELS {
                     todo.extend(locs.into_iter().map(|l| (l, level + 1)));
@@ -972,41 +857,18 @@ async fn read_sitemaps(shared: &Arc<Shared>, page: &Url, origin: &str) {
             }
             Ok(Sitemap::Urls(urls)) => {
                 let Core { state, group, .. } = &mut *core;
-                for u in urls {
-                    let Some(c) = Url::parse(&u)
-                        .ok()
-                        .and_then(|u| shared.canon.canonicalize(&u))
-                    else {
-                        continue;
-                    };
-                    match shared.scope.check(&c, 1) {
-                        Ok(()) => {
-                            match state
-                                .frontier
-                                .push(&mut commit.writes, &mut group.adds, &c, 1)
-                            {
-                                Ok(Pushed::Queued) => state.stats.sitemap_urls += 1,
-                                Ok(Pushed::Seen) => {}
-                                Ok(Pushed::HostLimit) => {
-                                    *state
-                                        .stats
-                                        .out_of_scope
-                                        .entry("host_limit".into())
-                                        .or_default() += 1;
-                                }
-                                Err(e) => {
-                                    drop(core);
-                                    fail(shared, format!("crawl state: {e}"));
-                                    return;
-                                }
-                            }
-                        }
-                        Err(why) => {
-                            *state
-                                .stats
-                                .out_of_scope
-                                .entry(why.name().into())
-                                .or_default() += 1;
+                for c in shared.pages.sitemap_pages(urls, &mut state.stats) {
+                    match state
+                        .frontier
+                        .push(&mut commit.writes, &mut group.adds, &c, 1)
+                    {
+                        Ok(Pushed::Queued) => state.stats.sitemap_urls += 1,
+                        Ok(Pushed::Seen) => {}
+                        Ok(Pushed::HostLimit) => state.stats.out_of_scope("host_limit"),
+                        Err(e) => {
+                            drop(core);
+                            fail(shared, format!("crawl state: {e}"));
+                            return;
                         }
                     }
                 }
@@ -1023,69 +885,63 @@ async fn read_sitemaps(shared: &Arc<Shared>, page: &Url, origin: &str) {
     apply(shared, &mut core, commit);
 }
 
-fn now() -> Duration {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-}
-
 /// Judges a fetched page: extraction and fingerprinting first (no lock),
 /// then, under the commit lock, the verdict and what it changes: a
 /// duplicate is recorded and its links dropped; a new page goes to the
 /// corpus and its links to the frontier.
-fn judge(shared: &Shared, entry: Entry, mut fetched: nearcrawl_fetch::Fetched) {
-    let (read, prepared, mut commit) = read_page(shared, &entry, &mut fetched);
+fn judge(shared: &Shared, entry: Entry, fetched: nearcrawl_fetch::Fetched) {
+    let (read, prepared) = shared
+        .pages
+        .read(entry.depth, fetched, |c| shared.seen.contains(c));
+    let mut commit = Commit::new(&entry);
     let mut guard = shared.core.lock();
     let core = &mut *guard;
     let state = &core.state;
     let judgement = match core.dedup.judge_prepared(prepared, |d| state.doc_exists(d)) {
         Ok(j) => j,
         Err(e) => {
-            let stats = &mut core.state.stats;
-            commit.error(stats, entry.url.to_string(), "index", e.to_string());
+            let url = entry.url.as_str();
+            let error = crate::page::error(url, "index", e.to_string(), &mut core.state.stats);
+            commit.outcomes.push(error);
             apply(shared, core, commit);
             return;
         }
     };
     let decision = &judgement.decision;
-    tracing::debug!(url = %entry.url, status = fetched.status, verdict = ?decision.verdict, "page");
-    // A duplicate's original, by URL.
+    tracing::debug!(url = %entry.url, status = read.fetched.status, verdict = ?decision.verdict, "page");
+    // Redirect targets count as seen.
+    if let Some(c) = shared.pages.canon().canonicalize(&read.fetched.final_url) {
+        core.state.frontier.mark_seen(&mut core.group.adds, &c);
+    }
     let original = decision
         .verdict
         .duplicate_of()
-        .map(|(of, ..)| core.state.doc_url(of).ok().flatten().unwrap_or_default());
-    count_fetched(
-        shared,
-        core,
-        &entry,
-        &fetched,
-        &read,
-        original.as_deref(),
+        .and_then(|(of, ..)| core.state.doc_url(of).ok().flatten());
+    let stats = &mut core.state.stats;
+    let judged = shared
+        .pages
+        .judged(&entry.url, entry.depth, read, decision, original, stats);
+    let verdict = HostVerdict {
+        duplicate: !judged.new,
+        copies_neighbour: judged.copies_neighbour,
+        written: judged.written,
+        delay: shared.fetcher.delay_of(&entry.url),
+    };
+    note_host_verdict(
+        &mut core.state,
+        &mut core.traps,
         &mut commit,
+        &entry.url,
+        verdict,
     );
-    let noindex = read.page.robots.noindex;
-    let record = page_record(
-        entry.url.as_str(),
-        entry.depth,
-        &fetched,
-        read.fetched_at,
-        read.page,
-        decision,
-    );
-    let recorded = match original {
-        Some(original) => {
-            record_duplicate(shared, core, &mut commit, record, original, decision);
-            Ok(())
-        }
-        None => record_new(
-            core,
-            &mut commit,
-            &entry,
-            &judgement,
-            record,
-            noindex,
-            read.links,
-        ),
+    let new = judged.new;
+    // The page's own outcomes first, then a trap it made.
+    let trap_record = std::mem::replace(&mut commit.outcomes, judged.outcomes);
+    commit.outcomes.extend(trap_record);
+    let recorded = if new {
+        record_new(core, &mut commit, &entry, &judgement, &judged.links)
+    } else {
+        Ok(())
     };
     match recorded {
         Ok(()) => {
@@ -1098,272 +954,25 @@ fn judge(shared: &Shared, entry: Entry, mut fetched: nearcrawl_fetch::Fetched) {
     }
 }
 
-/// A fetched page as read before the commit lock is taken.
-struct ReadPage {
-    page: nearcrawl_extract::Page,
-    links: ScopedLinks,
-    body_bytes: u64,
-    fetched_at: Duration,
-}
-
-/// Extracts, scopes the links, captures (the body moves into the capture)
-/// and fingerprints: the work of a page that needs no lock. With the page,
-/// its fingerprints and its commit so far (its WARC capture, when captures
-/// are kept).
-fn read_page(
-    shared: &Shared,
-    entry: &Entry,
-    fetched: &mut nearcrawl_fetch::Fetched,
-) -> (ReadPage, nearcrawl_index::Prepared, Commit) {
-    let fetched_at = now();
-    let input = Input {
-        url: Some(&fetched.final_url),
-        charset: fetched.charset.as_deref(),
-        x_robots_tag: fetched.x_robots_tag.as_deref(),
-    };
-    let page = extract(&fetched.body, &input);
-    let links = scoped_links(shared, &page, entry.depth + 1);
-    let body_bytes = fetched.body.len() as u64;
-    let mut commit = Commit::new(entry);
-    if shared.wants_captures {
-        let capture = capture(&shared.fetcher, fetched, fetched_at);
-        commit.outcomes.push(Outcome::Capture(capture));
-    }
-    let prepared = prepare(
-        &shared.fingerprinters,
-        &shared.fingerprinter,
-        &page,
-        &fetched.final_url,
-    );
-    let read = ReadPage {
-        page,
-        links,
-        body_bytes,
-        fetched_at,
-    };
-    (read, prepared, commit)
-}
-
-/// Counts a judged page: the crawl's figures, the redirect target as seen,
-/// and its host's figures and trap window.
-fn count_fetched(
-    shared: &Shared,
-    core: &mut Core,
-    entry: &Entry,
-    fetched: &nearcrawl_fetch::Fetched,
-    read: &ReadPage,
-    original: Option<&str>,
-    commit: &mut Commit,
-) {
-    let state = &mut core.state;
-    state
-        .stats
-        .count_fetch(read.body_bytes, entry.depth, fetched.redirects.len());
-    // Redirect targets count as seen.
-    if let Some(c) = shared.canon.canonicalize(&fetched.final_url) {
-        state.frontier.mark_seen(&mut core.group.adds, &c);
-    }
-    let duplicate = original.is_some();
-    let copies_neighbour = duplicate
-        && crate::traps::copies_own_directory(&entry.url, original.filter(|o| !o.is_empty()));
-    let verdict = HostVerdict {
-        duplicate,
-        copies_neighbour,
-        written: !duplicate && !read.page.robots.noindex,
-        delay: shared.fetcher.delay_of(&entry.url),
-    };
-    note_host_verdict(state, &mut core.traps, commit, &entry.url, verdict);
-}
-
-/// A near or exact duplicate of the page at `original`: recorded as the
-/// duplicate policy says; its links go nowhere.
-fn record_duplicate(
-    shared: &Shared,
-    core: &mut Core,
-    commit: &mut Commit,
-    record: PageRecord,
-    original: String,
-    decision: &nearcrawl_index::Decision,
-) {
-    let state = &mut core.state;
-    let policy = shared.config.dedup.policy;
-    let outcomes = duplicate_outcomes(
-        record,
-        &decision.verdict,
-        original,
-        policy,
-        &mut state.stats,
-    );
-    commit.outcomes.extend(outcomes);
-}
-
-/// A page's links that may be queued (canonical, in scope, not seen long
-/// ago), and the reasons the others are out of scope. Done before the
-/// commit lock: most links were seen long ago.
-struct ScopedLinks {
-    queue: Vec<Url>,
-    out_of_scope: Vec<&'static str>,
-}
-
-fn scoped_links(shared: &Shared, page: &nearcrawl_extract::Page, depth: u32) -> ScopedLinks {
-    let mut links = ScopedLinks {
-        queue: Vec::new(),
-        out_of_scope: Vec::new(),
-    };
-    if page.robots.nofollow {
-        return links;
-    }
-    for link in page.links.iter().filter(|l| !l.nofollow) {
-        let Some(c) = shared.canon.canonicalize(&link.url) else {
-            continue;
-        };
-        match shared.scope.check(&c, depth) {
-            Ok(()) if shared.seen.contains(&c) => {}
-            Ok(()) => links.queue.push(c),
-            Err(why) => links.out_of_scope.push(why.name()),
-        }
-    }
-    links
-}
-
-/// The raw exchange for archival sinks; extraction is done with the body,
-/// so the capture takes it. `at`: since the Unix epoch.
-pub fn capture(fetcher: &Fetcher, fetched: &mut nearcrawl_fetch::Fetched, at: Duration) -> Capture {
-    Capture {
-        url: fetched.final_url.to_string(),
-        fetched_at_ms: at.as_millis() as u64,
-        request_headers: fetcher.request_headers(),
-        status: fetched.status,
-        headers: std::mem::take(&mut fetched.headers),
-        body: std::mem::take(&mut fetched.body),
-        truncated: fetched.truncated,
-    }
-}
-
-/// The page's fingerprints and name, with a fingerprinter from the pool
-/// (`template`'s clone when the pool is empty; it goes back after).
-pub fn prepare(
-    pool: &Mutex<Vec<Fingerprinter>>,
-    template: &Fingerprinter,
-    page: &nearcrawl_extract::Page,
-    url: &Url,
-) -> nearcrawl_index::Prepared {
-    let pooled = pool.lock().unwrap().pop();
-    let mut fp = pooled.unwrap_or_else(|| template.clone());
-    let host = url.host_str();
-    let name = nearcrawl_index::page_name(
-        page.title.as_deref(),
-        page.heading.as_deref(),
-        page.site_name.as_deref(),
-        host,
-    );
-    let prepared = fp.prepare(Doc {
-        text: &page.text,
-        title: name.as_deref(),
-        host,
-    });
-    pool.lock().unwrap().push(fp);
-    prepared
-}
-
-/// The corpus record of a page (it takes the page's text).
-pub fn page_record(
-    url: &str,
-    depth: u32,
-    fetched: &nearcrawl_fetch::Fetched,
-    fetched_at: Duration,
-    page: nearcrawl_extract::Page,
-    decision: &nearcrawl_index::Decision,
-) -> PageRecord {
-    PageRecord {
-        url: url.to_string(),
-        final_url: fetched.final_url.to_string(),
-        status: fetched.status,
-        fetched_at: fetched_at.as_secs(),
-        depth,
-        outlinks: page.links.len(),
-        title: page.title,
-        lang: page.lang,
-        text: page.text,
-        simhash: decision.simhash.fingerprint.to_string(),
-        content_hash: format!("{:032x}", decision.content_hash),
-        duplicate_of: None,
-    }
-}
-
-/// A duplicate's outcomes: its record, and under the `record` policy the
-/// page itself naming `original`; counted in `stats`. Its links never reach
-/// the frontier. Public so the cluster worker writes duplicates alike.
-pub fn duplicate_outcomes(
-    page: PageRecord,
-    verdict: &Verdict,
-    original: String,
-    policy: DuplicatePolicy,
-    stats: &mut Stats,
-) -> Vec<Outcome> {
-    let Some((_, kind, distance, similarity)) = verdict.duplicate_of() else {
-        return Vec::new();
-    };
-    if kind == "exact" {
-        stats.exact_duplicates += 1;
-    } else {
-        stats.near_duplicates += 1;
-    }
-    let mut outcomes = vec![Outcome::Duplicate(DuplicateRecord {
-        url: page.url.clone(),
-        duplicate_of: original.clone(),
-        kind: kind.into(),
-        distance,
-        similarity,
-        check: verdict
-            .check()
-            .map(|c| c.name().to_string())
-            .unwrap_or_default(),
-    })];
-    if policy == DuplicatePolicy::Record {
-        outcomes.push(Outcome::Page(PageRecord {
-            duplicate_of: Some(original),
-            ..page
-        }));
-    }
-    outcomes
-}
-
-/// A new page: a document, the corpus (unless `noindex`), its links to the
-/// frontier, and its entry in the duplicate index. Err: why the state or
-/// the index failed.
+/// A new page: a document in the state and the gate, its links to the
+/// frontier. Err: why the state or the index failed.
 fn record_new(
     core: &mut Core,
     commit: &mut Commit,
     entry: &Entry,
     judgement: &nearcrawl_index::Judgement,
-    record: PageRecord,
-    noindex: bool,
-    links: ScopedLinks,
+    links: &[Url],
 ) -> Result<(), String> {
     let state = &mut core.state;
     let doc = state.new_doc().map_err(|e| format!("crawl state: {e}"))?;
     state.put_doc(doc, entry.url.as_str(), judgement);
-    if noindex {
-        state.stats.noindex += 1;
-    } else {
-        state.stats.written += 1;
-        commit.outcomes.push(Outcome::Page(record));
-    }
-    for why in links.out_of_scope {
-        *state.stats.out_of_scope.entry(why.into()).or_default() += 1;
-    }
-    for c in &links.queue {
+    for c in links {
         let pushed = state
             .frontier
             .push(&mut commit.writes, &mut core.group.adds, c, entry.depth + 1)
             .map_err(|e| format!("crawl state: {e}"))?;
         if pushed == Pushed::HostLimit {
-            *state
-                .stats
-                .out_of_scope
-                .entry("host_limit".into())
-                .or_default() += 1;
+            state.stats.out_of_scope("host_limit");
         }
     }
     // Recorded now, so the next page (maybe in the same group) is judged

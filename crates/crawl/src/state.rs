@@ -32,6 +32,7 @@ use crate::frontier::{Additions, Frontier};
 use crate::outbox::{Block, NewDoc, Outbox};
 use crate::scope::registrable_domain;
 use crate::sink::{Outcome, Position};
+use crate::stats::{Stats, TrappedHost};
 use crate::store::{Store, StoreError, Writes, be_u64, io_error, key};
 
 /// Documents' URLs as earlier versions kept them (now in [`DocUrls`]).
@@ -53,89 +54,6 @@ const ROBOTS: u8 = b'r';
 /// id that a crash lost is never given to another page (the duplicate
 /// index may still name it).
 const DOC_BLOCK: u64 = 4096;
-
-/// Counts kept during a crawl, over every run of it; written to
-/// `stats.json` at the end of each run.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Stats {
-    pub fetched: u64,
-    pub written: u64,
-    pub exact_duplicates: u64,
-    pub near_duplicates: u64,
-    pub robots_denied: u64,
-    pub noindex: u64,
-    /// New URLs queued from sitemaps.
-    #[serde(default)]
-    pub sitemap_urls: u64,
-    /// Redirect hops followed to fetched pages: HTTP redirects and prompt
-    /// meta refreshes (whose pages are never pages of their own).
-    #[serde(default)]
-    pub redirects: u64,
-    pub out_of_scope: std::collections::BTreeMap<String, u64>,
-    pub errors: std::collections::BTreeMap<String, u64>,
-    pub bytes: u64,
-    /// Sections cut off as duplicate traps (the first 100, with why).
-    #[serde(default)]
-    pub duplicate_traps: Vec<TrappedHost>,
-    /// Fetched pages by body size: key `b` counts bodies of 2^b to
-    /// 2^(b+1)-1 bytes (`0` also counts empty ones).
-    #[serde(default)]
-    pub body_sizes: std::collections::BTreeMap<u32, u64>,
-    /// Fetched pages by link depth from the seeds.
-    #[serde(default)]
-    pub depths: std::collections::BTreeMap<u32, u64>,
-    /// This run only.
-    #[serde(skip)]
-    pub fetched_this_run: u64,
-    /// This run only.
-    #[serde(skip)]
-    pub elapsed_secs: f64,
-}
-
-impl Stats {
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "fetched": self.fetched,
-            "written": self.written,
-            "exact_duplicates": self.exact_duplicates,
-            "near_duplicates": self.near_duplicates,
-            "robots_denied": self.robots_denied,
-            "noindex": self.noindex,
-            "sitemap_urls": self.sitemap_urls,
-            "redirects": self.redirects,
-            "out_of_scope": self.out_of_scope,
-            "errors": self.errors,
-            "bytes": self.bytes,
-            "duplicate_traps": self.duplicate_traps,
-            "body_sizes_log2": self.body_sizes,
-            "depths": self.depths,
-            "this_run": {
-                "fetched": self.fetched_this_run,
-                "elapsed_secs": (self.elapsed_secs * 1000.0).round() / 1000.0,
-                "pages_per_sec": self.pages_per_sec().round(),
-            },
-        })
-    }
-
-    /// Counts a fetched page of `bytes` at `depth`, reached through
-    /// `redirects` hops.
-    pub fn count_fetch(&mut self, bytes: u64, depth: u32, redirects: usize) {
-        self.fetched += 1;
-        self.redirects += redirects as u64;
-        self.bytes += bytes;
-        *self.body_sizes.entry(bytes.max(1).ilog2()).or_default() += 1;
-        *self.depths.entry(depth).or_default() += 1;
-    }
-
-    /// Pages fetched per second in this run.
-    pub fn pages_per_sec(&self) -> f64 {
-        if self.elapsed_secs > 0.0 {
-            self.fetched_this_run as f64 / self.elapsed_secs
-        } else {
-            0.0
-        }
-    }
-}
 
 /// What a crawl did at one host, over every run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -185,18 +103,6 @@ impl HostStats {
             "mean_delay_ms": self.delay_ms_total.checked_div(self.fetched).unwrap_or(0),
         })
     }
-}
-
-/// A section of a host cut off as a duplicate trap, in `stats.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TrappedHost {
-    pub host: String,
-    /// The section cut off (see [`crate::traps::section`]).
-    #[serde(default)]
-    pub section: String,
-    /// Duplicates among its last `window` judged pages.
-    pub duplicates: u32,
-    pub window: u32,
 }
 
 /// Where the outputs stood at the last checkpoint.
@@ -541,7 +447,7 @@ impl State {
     ) {
         if self.trapped.insert(section.to_string()) {
             batch.insert(key(TRAP, section.as_bytes()), []);
-            if self.stats.duplicate_traps.len() < 100 {
+            if self.stats.duplicate_traps.len() < crate::stats::MAX_TRAPS_LISTED {
                 self.stats.duplicate_traps.push(TrappedHost {
                     host: host.to_string(),
                     section: section.to_string(),

@@ -59,12 +59,23 @@ pub fn copies_own_directory(url: &Url, original: Option<&str>) -> bool {
     }
 }
 
+/// The duplicates among `window` judged pages that make a trap: at least
+/// `share` of the window. The one spelling of the rule: the embedded
+/// detector counts with it, and a cluster hands it to its frontier's
+/// script.
+pub fn trap_threshold(window: u32, share: f32) -> u32 {
+    (0..=window)
+        .find(|&d| d as f32 >= share * window as f32)
+        .unwrap_or(window)
+}
+
 /// The last judged pages of each section that has not made a full window
 /// clean yet; about 40 bytes per section while it is being crawled.
 #[derive(Debug)]
 pub struct TrapDetector {
     window: u32,
-    share: f32,
+    /// Duplicates in a window that make a trap.
+    threshold: u32,
     sections: HashMap<String, Recent>,
 }
 
@@ -86,9 +97,10 @@ impl TrapDetector {
     /// A section is a trap when at least `share` of its last `window`
     /// judged pages (at most 64; 0 turns detection off) were duplicates.
     pub fn new(window: u32, share: f32) -> TrapDetector {
+        let window = window.min(64);
         TrapDetector {
-            window: window.min(64),
-            share,
+            window,
+            threshold: trap_threshold(window, share),
             sections: HashMap::new(),
         }
     }
@@ -112,7 +124,7 @@ impl TrapDetector {
             (1u64 << self.window) - 1
         };
         let duplicates = (recent.bits & mask).count_ones();
-        if duplicates as f32 >= self.share * self.window as f32 {
+        if duplicates >= self.threshold {
             self.sections.remove(section);
             return Some(Trap {
                 duplicates,

@@ -237,16 +237,16 @@ impl Fetcher {
     /// [`learn_address`](Fetcher::learn_address)).
     fn pace_key(&self, url: &Url) -> String {
         if self.config.politeness_key == PolitenessKey::Host {
-            return host_key(url);
+            return politeness_key(url);
         }
         match url.host() {
             Some(url::Host::Ipv4(ip)) => ip.to_string(),
             Some(url::Host::Ipv6(ip)) => ip.to_string(),
             Some(url::Host::Domain(name)) => match self.addresses.lock().unwrap().get(name) {
                 Some(ip) => ip.to_string(),
-                None => host_key(url),
+                None => politeness_key(url),
             },
-            None => host_key(url),
+            None => politeness_key(url),
         }
     }
 
@@ -966,12 +966,14 @@ pub const KEEP_ALIVE_BELOW: Duration = Duration::from_secs(1);
 /// The sitemap protocol's limit on a sitemap file, uncompressed.
 pub const SITEMAP_MAX_BYTES: u64 = 50 << 20;
 
-fn host_key(url: &Url) -> String {
-    format!(
-        "{}:{}",
-        url.host_str().unwrap_or(""),
-        url.port_or_known_default().unwrap_or(0)
-    )
+/// The politeness key of a URL, in both engines: its host, with the port
+/// when it is not the scheme's default (another port is another server;
+/// `http` and `https` of one host are one).
+pub fn politeness_key(url: &Url) -> String {
+    match url.port() {
+        Some(p) => format!("{}:{p}", url.host_str().unwrap_or("")),
+        None => url.host_str().unwrap_or("").to_string(),
+    }
 }
 
 fn path_and_query(url: &Url) -> String {
@@ -1051,11 +1053,11 @@ fn charset_param(content_type: &str) -> Option<String> {
 /// 0..0.5 from the URL and attempt: jitter without a random source, so
 /// concurrent retries of different URLs spread out.
 fn jitter_fraction(url: &Url, attempt: u32) -> f64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in url.as_str().bytes().chain(attempt.to_le_bytes()) {
-        h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
-    }
-    (h >> 11) as f64 / (1u64 << 53) as f64 * 0.5
+    use std::hash::Hasher;
+    let mut h = fnv::FnvHasher::default();
+    h.write(url.as_str().as_bytes());
+    h.write(&attempt.to_le_bytes());
+    (h.finish() >> 11) as f64 / (1u64 << 53) as f64 * 0.5
 }
 
 #[cfg(test)]

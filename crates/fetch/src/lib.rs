@@ -30,4 +30,4 @@ pub mod safety;
 
 pub use config::{FetchConfig, PolitenessKey};
 pub use error::FetchError;
-pub use fetcher::{Fetched, Fetcher, HopCheck, RobotsStore};
+pub use fetcher::{Fetched, Fetcher, HopCheck, RobotsStore, politeness_key};

@@ -3,9 +3,12 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
+use nearcrawl_cluster::Worker;
 use nearcrawl_crawl::config::{Config, Positive};
 use nearcrawl_crawl::crawler::Crawler;
 use nearcrawl_crawl::seeds::parse_seeds;
+use nearcrawl_crawl::sink::Sink;
+use nearcrawl_crawl::stats::{Metrics, Progress, Stats};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -79,13 +82,13 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<ExitCode> {
         ),
         None => None,
     };
-    if !config.cluster.nodes.is_empty() {
-        let stats = runtime.block_on(run_worker(config, seeds, sink, metrics, verbose))?;
-        summarize(&stats, &out, Run::Worker);
-        return Ok(ExitCode::SUCCESS);
-    }
-    let stats = runtime.block_on(run_embedded(config, seeds, sink, metrics, verbose))?;
-    summarize(&stats, &out, Run::Embedded);
+    let run = if config.cluster.nodes.is_empty() {
+        Run::Embedded
+    } else {
+        Run::Worker
+    };
+    let stats = runtime.block_on(crawl(run, config, seeds, sink, metrics, verbose))?;
+    summarize(&stats, &out, run);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -153,33 +156,57 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .context("cannot start the async runtime")
 }
 
-/// The crawl on this machine: progress on stderr, a sample of the figures
-/// in `series.jsonl` every few seconds, Ctrl-C to stop cleanly.
-async fn run_embedded(
+/// The crawl, on this machine (its state in sled under the output
+/// directory) or as one worker of a shared one (`--cluster`: the frontier
+/// and the gate in a Redis Cluster, its own outputs): the same figures
+/// either way, progress on stderr, a sample of them in `series.jsonl`
+/// every few seconds, `--metrics`, Ctrl-C to stop cleanly.
+async fn crawl(
+    run: Run,
     config: Config,
     seeds: Vec<url::Url>,
-    sink: Box<dyn nearcrawl_crawl::sink::Sink>,
-    metrics: Option<tokio::net::TcpListener>,
+    sink: Box<dyn Sink>,
+    listener: Option<tokio::net::TcpListener>,
     verbose: bool,
-) -> anyhow::Result<nearcrawl_crawl::state::Stats> {
+) -> anyhow::Result<Stats> {
     let series_path = config.output.dir.join("series.jsonl");
-    let crawler = Crawler::new(config, &seeds, sink)?;
-    if let Some(listener) = metrics {
-        tokio::spawn(crate::metrics::serve(listener, Arc::new(crawler.metrics())));
+    let (metrics, stop, finished, crawl): (Read, Stop, _, BoxFuture<Stats>) = match run {
+        Run::Embedded => {
+            let crawler = Crawler::new(config, &seeds, sink)?;
+            let finished = "open requests are left for the next run, fetched pages are finished";
+            let (metrics, stop) = (crawler.metrics(), crawler.stopper());
+            let crawl = async move { Ok(crawler.run().await?) };
+            (Arc::new(metrics), Box::new(stop), finished, Box::pin(crawl))
+        }
+        Run::Worker => {
+            let name = config.cluster.name.clone();
+            let worker = Worker::new(config, &seeds, sink)
+                .await
+                .with_context(|| format!("cannot join the cluster crawl {name:?}"))?;
+            eprintln!(
+                "nearcrawl: worker {} of the cluster crawl {name:?}",
+                worker.name()
+            );
+            let finished = "pages in flight are finished and committed";
+            let (metrics, stop) = (worker.metrics(), worker.stopper());
+            let crawl = async move { Ok(worker.run().await?) };
+            (Arc::new(metrics), Box::new(stop), finished, Box::pin(crawl))
+        }
+    };
+    if let Some(listener) = listener {
+        tokio::spawn(crate::metrics::serve(listener, metrics.clone()));
     }
-    let stop = crawler.stopper();
-    let reporter = tokio::spawn(report_progress(crawler.progress(), verbose));
-    let (metrics, run_start) = (crawler.metrics(), crate::series::unix_now());
+    let progress = metrics.clone();
+    let reporter = tokio::spawn(report_progress(move || progress().progress(), verbose));
+    let run_start = crate::series::unix_now();
+    let sampled = metrics.clone();
     let sampler = tokio::spawn(crate::series::record(
         series_path.clone(),
-        crawler.metrics(),
+        move || sampled(),
         run_start,
     ));
-    stop_on_ctrl_c(
-        stop,
-        "open requests are left for the next run, fetched pages are finished",
-    );
-    let stats = crawler.run().await;
+    stop_on_ctrl_c(stop, finished);
+    let stats = crawl.await;
     reporter.abort();
     let _ = reporter.await;
     sampler.abort();
@@ -188,41 +215,16 @@ async fn run_embedded(
     if let Err(e) = crate::series::append(&series_path, &last) {
         eprintln!("nearcrawl: cannot write {}: {e}", series_path.display());
     }
-    Ok(stats?)
+    stats
 }
 
-/// One worker of a shared crawl (`--cluster`): its own outputs, the
-/// frontier and the duplicate gate shared with the other workers.
-async fn run_worker(
-    config: Config,
-    seeds: Vec<url::Url>,
-    sink: Box<dyn nearcrawl_crawl::sink::Sink>,
-    metrics: Option<tokio::net::TcpListener>,
-    verbose: bool,
-) -> anyhow::Result<nearcrawl_crawl::state::Stats> {
-    let crawl = config.cluster.name.clone();
-    let worker = nearcrawl_cluster::Worker::new(config, &seeds, sink)
-        .await
-        .with_context(|| format!("cannot join the cluster crawl {crawl:?}"))?;
-    eprintln!(
-        "nearcrawl: worker {} of the cluster crawl {crawl:?}",
-        worker.name()
-    );
-    if let Some(listener) = metrics {
-        tokio::spawn(crate::metrics::serve(listener, Arc::new(worker.metrics())));
-    }
-    let reporter = tokio::spawn(report_progress(worker.progress(), verbose));
-    let stop = worker.stopper();
-    stop_on_ctrl_c(stop, "pages in flight are finished and committed");
-    let stats = worker.run().await;
-    reporter.abort();
-    let _ = reporter.await;
-    Ok(stats?)
-}
+type Read = Arc<dyn Fn() -> Metrics + Send + Sync>;
+type Stop = Box<dyn FnOnce() + Send>;
+type BoxFuture<T> = std::pin::Pin<Box<dyn std::future::Future<Output = anyhow::Result<T>>>>;
 
 /// Ctrl-C stops the run cleanly (`finished` says what is done before it
 /// ends); a second Ctrl-C aborts.
-fn stop_on_ctrl_c(stop: impl FnOnce() + Send + 'static, finished: &'static str) {
+fn stop_on_ctrl_c(stop: Stop, finished: &'static str) {
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
             eprintln!("nearcrawl: stopping: {finished} (Ctrl-C again to abort)");
@@ -241,7 +243,7 @@ enum Run {
 }
 
 /// The closing line: totals, and why nothing was fetched when nothing was.
-fn summarize(stats: &nearcrawl_crawl::state::Stats, out: &std::path::Path, run: Run) {
+fn summarize(stats: &Stats, out: &std::path::Path, run: Run) {
     if stats.fetched == 0 {
         for line in why_nothing_was_fetched(stats, run) {
             eprintln!("nearcrawl: {line}");
@@ -273,7 +275,7 @@ fn default_out(urls: &[String]) -> PathBuf {
 }
 
 /// What a crawl that fetched nothing ran into, and what to do about it.
-fn why_nothing_was_fetched(stats: &nearcrawl_crawl::state::Stats, run: Run) -> Vec<String> {
+fn why_nothing_was_fetched(stats: &Stats, run: Run) -> Vec<String> {
     let mut why = vec!["nothing was fetched.".to_string()];
     if run == Run::Worker {
         why[0] = "this worker fetched nothing.".into();
@@ -337,10 +339,10 @@ fn why_nothing_was_fetched(stats: &nearcrawl_crawl::state::Stats, run: Run) -> V
 
 /// A live progress line on a terminal; a plain line every ten seconds
 /// otherwise (logs, CI).
-async fn report_progress(progress: impl Fn() -> nearcrawl_crawl::crawler::Progress, verbose: bool) {
+async fn report_progress(progress: impl Fn() -> Progress, verbose: bool) {
     use std::io::IsTerminal;
     let start = std::time::Instant::now();
-    let line = |p: nearcrawl_crawl::crawler::Progress| {
+    let line = |p: Progress| {
         let secs = start.elapsed().as_secs_f64().max(1e-3);
         format!(
             "{:.0} pages/s | fetched {} | written {} | duplicates {} | errors {} | queued {} | in flight {} | hosts {}",

@@ -1,0 +1,384 @@
+//! One fetched page through the pipeline, the same for both engines (the
+//! embedded crawl and a cluster worker): they differ in where state lives,
+//! never in what a page becomes.
+//!
+//! 1. [`Pipeline::read`], with no lock and no state: extraction, the
+//!    page's links canonicalized and scoped, its capture for archival
+//!    outputs (the body moves into it), its fingerprints and name.
+//! 2. The engine asks its gate for a verdict (the embedded gate, or the
+//!    shared log of a cluster) and the duplicate's original URL.
+//! 3. [`Pipeline::judged`]: the outcomes of the verdict, counted in the
+//!    engine's [`Stats`]: a duplicate is recorded (its page too under the
+//!    `record` policy) and its links dropped; a new page goes to the corpus
+//!    (unless `noindex`) with its links to queue, and the trap rule's
+//!    signal is said once for both ([`Judged::copies_neighbour`]).
+//!
+//! Fetch failures ([`failed`]) and sitemap lists ([`Pipeline::sitemap_pages`])
+//! are counted and scoped here too.
+
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use nearcrawl_extract::{Input, Page, extract};
+use nearcrawl_fetch::{FetchError, Fetched};
+use nearcrawl_index::{Decision, Doc, Fingerprinter, Prepared, Verdict};
+use url::Url;
+
+use crate::canonical::Canonicalizer;
+use crate::config::{Config, DuplicatePolicy};
+use crate::scope::Scope;
+use crate::sink::{Capture, DuplicateRecord, ErrorRecord, Outcome, PageRecord};
+use crate::stats::Stats;
+
+/// What turns a fetched response into outcomes: the scope, the URL
+/// spelling, the fingerprinters and the duplicate policy. Shared by every
+/// task of an engine.
+pub struct Pipeline {
+    scope: Scope,
+    canon: Canonicalizer,
+    /// Fingerprinters are reused (they hold buffers), one per thread at work.
+    fingerprinters: Mutex<Vec<Fingerprinter>>,
+    fingerprinter: Fingerprinter,
+    /// The request headers a capture records; none when no output keeps
+    /// captures.
+    capture_headers: Option<Vec<(String, String)>>,
+    policy: DuplicatePolicy,
+}
+
+impl std::fmt::Debug for Pipeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pipeline").finish_non_exhaustive()
+    }
+}
+
+/// A fetched page as read before its verdict.
+#[derive(Debug)]
+pub struct ReadPage {
+    pub page: Page,
+    /// The response, its body gone (extracted, or moved into the capture).
+    pub fetched: Fetched,
+    /// Since the Unix epoch.
+    pub fetched_at: Duration,
+    pub body_bytes: u64,
+    pub links: ScopedLinks,
+    pub capture: Option<Capture>,
+}
+
+/// A page's links that may be queued (canonical, in scope, not known to
+/// be seen), and the reasons the others were not.
+#[derive(Debug, Default)]
+pub struct ScopedLinks {
+    pub queue: Vec<Url>,
+    pub out_of_scope: Vec<&'static str>,
+}
+
+/// The outcomes of a judged page.
+#[derive(Debug, Default)]
+pub struct Judged {
+    /// Its capture, then its records, in the order the outputs get them.
+    pub outcomes: Vec<Outcome>,
+    /// A new page: its links to queue, one level deeper. A duplicate's
+    /// links never reach the frontier.
+    pub links: Vec<Url>,
+    /// The page is new: the gate records it as a document.
+    pub new: bool,
+    /// The page went to the corpus (new, and not `noindex`).
+    pub written: bool,
+    /// The trap rule's signal: a duplicate of a page in its own directory
+    /// (see [`crate::traps::copies_own_directory`]).
+    pub copies_neighbour: bool,
+}
+
+impl Pipeline {
+    /// The pipeline of `config`'s crawl of `seeds`; `capture_headers`:
+    /// the request headers captures record, if an output keeps them.
+    pub fn new(
+        config: &Config,
+        seeds: &[Url],
+        fingerprinter: Fingerprinter,
+        capture_headers: Option<Vec<(String, String)>>,
+    ) -> Result<Pipeline, regex::Error> {
+        Ok(Pipeline {
+            scope: Scope::new(&config.scope, seeds)?,
+            canon: Canonicalizer {
+                strip_params: config.scope.strip_params.clone(),
+                sort_query: config.scope.sort_query,
+            },
+            fingerprinters: Mutex::new(Vec::new()),
+            fingerprinter,
+            capture_headers,
+            policy: config.dedup.policy,
+        })
+    }
+
+    pub fn scope(&self) -> &Scope {
+        &self.scope
+    }
+
+    pub fn canon(&self) -> &Canonicalizer {
+        &self.canon
+    }
+
+    /// `url`'s canonical spelling, if it is in scope at `depth`.
+    pub fn in_scope(&self, url: &Url, depth: u32) -> Option<Url> {
+        let c = self.canon.canonicalize(url)?;
+        self.scope.check(&c, depth).is_ok().then_some(c)
+    }
+
+    /// Whether a redirect of a page at `depth` may go to `hop`.
+    pub fn allows_hop(&self, hop: &Url, depth: u32) -> bool {
+        self.in_scope(hop, depth).is_some()
+    }
+
+    /// Extracts a page fetched at `depth`, scopes its links (those `seen`
+    /// says were queued before are left out: most links were), captures
+    /// and fingerprints it. No lock, no state.
+    pub fn read(
+        &self,
+        depth: u32,
+        mut fetched: Fetched,
+        seen: impl Fn(&Url) -> bool,
+    ) -> (ReadPage, Prepared) {
+        let fetched_at = now();
+        let input = Input {
+            url: Some(&fetched.final_url),
+            charset: fetched.charset.as_deref(),
+            x_robots_tag: fetched.x_robots_tag.as_deref(),
+        };
+        let page = extract(&fetched.body, &input);
+        let links = self.scoped_links(&page, depth + 1, seen);
+        let body_bytes = fetched.body.len() as u64;
+        let capture = self
+            .capture_headers
+            .as_ref()
+            .map(|headers| capture(headers.clone(), &mut fetched, fetched_at));
+        fetched.body = Vec::new();
+        let prepared = self.prepare(&page, &fetched.final_url);
+        let read = ReadPage {
+            page,
+            fetched,
+            fetched_at,
+            body_bytes,
+            links,
+            capture,
+        };
+        (read, prepared)
+    }
+
+    /// The outcomes of a page of `url` at `depth` the gate judged
+    /// `decision`, counted in `stats`; `original`: a duplicate's original,
+    /// by URL, when the engine knows it.
+    pub fn judged(
+        &self,
+        url: &Url,
+        depth: u32,
+        read: ReadPage,
+        decision: &Decision,
+        original: Option<String>,
+        stats: &mut Stats,
+    ) -> Judged {
+        let ReadPage {
+            page,
+            fetched,
+            fetched_at,
+            body_bytes,
+            links,
+            capture,
+        } = read;
+        stats.count_fetch(body_bytes, depth, fetched.redirects.len());
+        let mut judged = Judged {
+            outcomes: capture.map(Outcome::Capture).into_iter().collect(),
+            ..Judged::default()
+        };
+        let noindex = page.robots.noindex;
+        let record = page_record(url.as_str(), depth, &fetched, fetched_at, page, decision);
+        if decision.verdict.duplicate_of().is_some() {
+            judged.copies_neighbour = crate::traps::copies_own_directory(url, original.as_deref());
+            let original = original.unwrap_or_default();
+            let outcomes =
+                duplicate_outcomes(record, &decision.verdict, original, self.policy, stats);
+            judged.outcomes.extend(outcomes);
+            return judged;
+        }
+        judged.new = true;
+        if noindex {
+            stats.noindex += 1;
+        } else {
+            stats.written += 1;
+            judged.written = true;
+            judged.outcomes.push(Outcome::Page(record));
+        }
+        for why in links.out_of_scope {
+            stats.out_of_scope(why);
+        }
+        judged.links = links.queue;
+        judged
+    }
+
+    /// The pages a sitemap lists, canonical and in scope one link from the
+    /// seeds; the others counted out of scope in `stats`.
+    pub fn sitemap_pages(&self, locs: Vec<String>, stats: &mut Stats) -> Vec<Url> {
+        let mut pages = Vec::new();
+        for loc in locs {
+            let Some(c) = Url::parse(&loc)
+                .ok()
+                .and_then(|u| self.canon.canonicalize(&u))
+            else {
+                continue;
+            };
+            match self.scope.check(&c, 1) {
+                Ok(()) => pages.push(c),
+                Err(why) => stats.out_of_scope(why.name()),
+            }
+        }
+        pages
+    }
+
+    fn scoped_links(&self, page: &Page, depth: u32, seen: impl Fn(&Url) -> bool) -> ScopedLinks {
+        let mut links = ScopedLinks::default();
+        if page.robots.nofollow {
+            return links;
+        }
+        for link in page.links.iter().filter(|l| !l.nofollow) {
+            let Some(c) = self.canon.canonicalize(&link.url) else {
+                continue;
+            };
+            match self.scope.check(&c, depth) {
+                Ok(()) if seen(&c) => {}
+                Ok(()) => links.queue.push(c),
+                Err(why) => links.out_of_scope.push(why.name()),
+            }
+        }
+        links
+    }
+
+    /// The page's fingerprints and name, with a fingerprinter from the
+    /// pool (a clone of the first when the pool is empty; it goes back
+    /// after).
+    fn prepare(&self, page: &Page, url: &Url) -> Prepared {
+        let pooled = self.fingerprinters.lock().unwrap().pop();
+        let mut fp = pooled.unwrap_or_else(|| self.fingerprinter.clone());
+        let host = url.host_str();
+        let name = nearcrawl_index::page_name(
+            page.title.as_deref(),
+            page.heading.as_deref(),
+            page.site_name.as_deref(),
+            host,
+        );
+        let prepared = fp.prepare(Doc {
+            text: &page.text,
+            title: name.as_deref(),
+            host,
+        });
+        self.fingerprinters.lock().unwrap().push(fp);
+        prepared
+    }
+}
+
+/// A fetch of `url` that failed: counted in `stats` (a robots.txt denial
+/// as such, anything else as an error of its kind), and its record.
+pub fn failed(url: &Url, e: &FetchError, stats: &mut Stats) -> Outcome {
+    if matches!(e, FetchError::RobotsDenied) {
+        stats.robots_denied += 1;
+    } else {
+        *stats.errors.entry(e.kind().into()).or_default() += 1;
+    }
+    Outcome::Error(ErrorRecord {
+        url: url.to_string(),
+        kind: e.kind().into(),
+        detail: e.to_string(),
+    })
+}
+
+/// An error of `kind` about `url` (a sitemap, the gate): counted in
+/// `stats`, and its record.
+pub fn error(url: &str, kind: &str, detail: String, stats: &mut Stats) -> Outcome {
+    *stats.errors.entry(kind.into()).or_default() += 1;
+    Outcome::Error(ErrorRecord {
+        url: url.into(),
+        kind: kind.into(),
+        detail,
+    })
+}
+
+/// The raw exchange for archival outputs; extraction is done with the
+/// body, so the capture takes it. `at`: since the Unix epoch.
+fn capture(request_headers: Vec<(String, String)>, fetched: &mut Fetched, at: Duration) -> Capture {
+    Capture {
+        url: fetched.final_url.to_string(),
+        fetched_at_ms: at.as_millis() as u64,
+        request_headers,
+        status: fetched.status,
+        headers: std::mem::take(&mut fetched.headers),
+        body: std::mem::take(&mut fetched.body),
+        truncated: fetched.truncated,
+    }
+}
+
+/// The corpus record of a page (it takes the page's text).
+fn page_record(
+    url: &str,
+    depth: u32,
+    fetched: &Fetched,
+    fetched_at: Duration,
+    page: Page,
+    decision: &Decision,
+) -> PageRecord {
+    PageRecord {
+        url: url.to_string(),
+        final_url: fetched.final_url.to_string(),
+        status: fetched.status,
+        fetched_at: fetched_at.as_secs(),
+        depth,
+        outlinks: page.links.len(),
+        title: page.title,
+        lang: page.lang,
+        text: page.text,
+        simhash: decision.simhash.fingerprint.to_string(),
+        content_hash: format!("{:032x}", decision.content_hash),
+        duplicate_of: None,
+    }
+}
+
+/// A duplicate's outcomes: its record, and under the `record` policy the
+/// page itself naming `original`; counted in `stats`.
+fn duplicate_outcomes(
+    page: PageRecord,
+    verdict: &Verdict,
+    original: String,
+    policy: DuplicatePolicy,
+    stats: &mut Stats,
+) -> Vec<Outcome> {
+    let Some((_, kind, distance, similarity)) = verdict.duplicate_of() else {
+        return Vec::new();
+    };
+    if kind == "exact" {
+        stats.exact_duplicates += 1;
+    } else {
+        stats.near_duplicates += 1;
+    }
+    let mut outcomes = vec![Outcome::Duplicate(DuplicateRecord {
+        url: page.url.clone(),
+        duplicate_of: original.clone(),
+        kind: kind.into(),
+        distance,
+        similarity,
+        check: verdict
+            .check()
+            .map(|c| c.name().to_string())
+            .unwrap_or_default(),
+    })];
+    if policy == DuplicatePolicy::Record {
+        outcomes.push(Outcome::Page(PageRecord {
+            duplicate_of: Some(original),
+            ..page
+        }));
+    }
+    outcomes
+}
+
+fn now() -> Duration {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+}
