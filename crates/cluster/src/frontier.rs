@@ -60,7 +60,8 @@ use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;
 use url::Url;
 
-use crate::ClusterError;
+use crate::error::ClusterError;
+use crate::hash::fnv1a;
 use crate::lease::{FENCE, Lease};
 use crate::retry::invoke_retrying;
 
@@ -934,15 +935,6 @@ fn host_of_key(key: &str) -> &str {
         }
         _ => key,
     }
-}
-
-/// 64-bit FNV-1a: stable across workers, versions and platforms (the
-/// partition of a key and a URL's seen hash must be the same everywhere).
-pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
-    use std::hash::Hasher;
-    let mut h = fnv::FnvHasher::default();
-    h.write(bytes);
-    h.finish()
 }
 
 #[cfg(test)]

@@ -17,8 +17,8 @@ use redis::Script;
 use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;
 
-use crate::ClusterError;
-use crate::frontier::fnv1a;
+use crate::error::ClusterError;
+use crate::hash::fnv1a;
 use crate::retry::{invoke_retrying, query_retrying};
 
 /// Takes a free partition: owner set if absent, epoch bumped; returns the

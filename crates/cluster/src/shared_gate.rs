@@ -10,7 +10,7 @@ use nearcrawl_index::{Decision, DedupConfig, Deduper, Prepared, Verdict};
 use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;
 
-use crate::ClusterError;
+use crate::error::ClusterError;
 use crate::retry::{invoke_retrying, query_retrying};
 use crate::snapshot::{self, Channel};
 
@@ -423,7 +423,9 @@ impl SharedGate {
         channel.receive(name, &file, wait).await?;
         let fresh = snapshot::scratch(dir, "restoring");
         let _ = std::fs::remove_dir_all(&fresh);
-        snapshot::restore(&file, &fresh, nearcrawl_index::RECORDS_FILE, name)?;
+        snapshot::restore(&file, &fresh, nearcrawl_index::RECORDS_FILE, |db| {
+            set_name(db, name)
+        })?;
         if dir.exists() {
             std::fs::remove_dir_all(dir)?;
         }
@@ -544,7 +546,7 @@ impl SharedGate {
 }
 
 /// Registers the replica whose database is `db` under `name`.
-pub(crate) fn set_name(db: &sled::Db, name: &str) -> Result<(), ClusterError> {
+fn set_name(db: &sled::Db, name: &str) -> Result<(), ClusterError> {
     let meta = db.open_tree(META).map_err(gate_error)?;
     meta.insert(NAME, name.as_bytes()).map_err(gate_error)?;
     Ok(())

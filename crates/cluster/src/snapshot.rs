@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use redis::cluster_async::ClusterConnection;
 
-use crate::ClusterError;
+use crate::error::ClusterError;
 use crate::retry::query_retrying;
 
 const MAGIC: &[u8] = b"nearcrawl gate replica 1\n";
@@ -83,12 +83,13 @@ fn frame(out: &mut impl Write, kind: u8, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// Makes the replica directory `dir` (which must not exist) from the
-/// snapshot file `from`; the replica is then registered under `name`.
+/// snapshot file `from`; `finish` writes what the replica adds of its own
+/// (its name) before it is made durable.
 pub(crate) fn restore(
     from: &Path,
     dir: &Path,
     records: &str,
-    name: &str,
+    finish: impl FnOnce(&sled::Db) -> Result<(), ClusterError>,
 ) -> Result<(), ClusterError> {
     let bad = |what: &str| ClusterError::Corrupt(format!("gate snapshot: {what}"));
     let mut input = BufReader::new(std::fs::File::open(from)?);
@@ -124,7 +125,7 @@ pub(crate) fn restore(
             _ => return Err(bad("an unknown frame")),
         }
     }
-    crate::shared_gate::set_name(&db, name)?;
+    finish(&db)?;
     db.flush().map_err(sled_error)?;
     Ok(())
 }

@@ -15,12 +15,10 @@
 //! recorded length and the outbox's tails are written again, in order: so
 //! the file holds exactly what the applied batches wrote.
 
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
-
-use crate::outbox::open_cut_back;
 
 /// Bytes appended to one of the frontier's files by one group.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,6 +130,34 @@ impl io::Read for ReadFrom<'_> {
         self.at += n as u64;
         Ok(n)
     }
+}
+
+/// Opens (or creates) the append-only file at `path`, cut back to the
+/// `recorded` bytes the store names: bytes past them were appended by a
+/// batch or checkpoint that did not make it. Fewer bytes than that is an
+/// error, not a silent loss.
+pub(crate) fn open_cut_back(path: &Path, recorded: u64) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)?;
+    let on_disk = file.metadata()?.len();
+    if on_disk < recorded {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "{}: {on_disk} bytes, but the crawl state names {recorded}",
+                path.display()
+            ),
+        ));
+    }
+    if on_disk > recorded {
+        file.set_len(recorded)?;
+        file.sync_data()?;
+    }
+    Ok(file)
 }
 
 #[cfg(test)]

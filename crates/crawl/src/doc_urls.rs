@@ -76,7 +76,7 @@ pub(crate) struct DocUrls {
 impl DocUrls {
     /// Opens the file at `path`, cut back to `recorded`.
     pub(crate) fn open(path: &Path, recorded: Length) -> io::Result<DocUrls> {
-        let file = crate::outbox::open_cut_back(path, recorded.bytes)?;
+        let file = crate::append_file::open_cut_back(path, recorded.bytes)?;
         let mut urls = DocUrls {
             file,
             len: Length::default(),

@@ -20,7 +20,6 @@
 //! belong to a batch that did not make it (its URLs are still in flight)
 //! and are cut off at open.
 
-use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::Path;
 
@@ -185,34 +184,6 @@ impl Outbox {
     pub(crate) fn cut_to(&mut self, len: u64) -> io::Result<()> {
         self.file.cut_to(len)
     }
-}
-
-/// Opens (or creates) the append-only file at `path`, cut back to the
-/// `recorded` bytes the store names: bytes past them were appended by a
-/// batch or checkpoint that did not make it. Fewer bytes than that is an
-/// error, not a silent loss.
-pub(crate) fn open_cut_back(path: &Path, recorded: u64) -> io::Result<File> {
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)?;
-    let on_disk = file.metadata()?.len();
-    if on_disk < recorded {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!(
-                "{}: {on_disk} bytes, but the crawl state names {recorded}",
-                path.display()
-            ),
-        ));
-    }
-    if on_disk > recorded {
-        file.set_len(recorded)?;
-        file.sync_data()?;
-    }
-    Ok(file)
 }
 
 /// Decodes the block at the head of `rest` and moves past it.

@@ -513,7 +513,7 @@ impl Facts {
 /// The [`Facts`] of a page's elements, read as they are first asked for.
 #[derive(Default)]
 pub(crate) struct FactsMap {
-    map: std::cell::RefCell<crate::content::NodeMap<Facts>>,
+    map: std::cell::RefCell<crate::node_map::NodeMap<Facts>>,
     /// An element read so far is named a widget.
     widget_seen: std::cell::Cell<bool>,
 }

@@ -151,6 +151,7 @@ mod content;
 mod decode;
 mod links;
 mod meta;
+mod node_map;
 mod prestrip;
 mod render;
 mod repair;

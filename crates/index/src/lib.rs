@@ -132,11 +132,10 @@ mod sketch;
 mod store;
 mod title_counts;
 mod upgrade;
+mod verdict;
 
 pub use band_index::{BandIndex, IndexConfig, Match};
-pub use dedup::{
-    Check, Decision, DedupConfig, Deduper, Doc, Fingerprinter, Prepared, RECORDS_FILE, Verdict,
-};
+pub use dedup::{DedupConfig, Deduper, Doc, Fingerprinter, Prepared, RECORDS_FILE};
 pub use error::IndexError;
 pub use layout::Layout;
 pub use names::MIN_TITLES;
@@ -144,3 +143,4 @@ pub use page_name::page_name;
 pub use record::Judgement;
 pub use sketch::{BANDS, SKETCH_BINS, SKETCH_BYTES, Sketch, SketchBuilder};
 pub use store::open_sled;
+pub use verdict::{Check, Decision, Verdict};

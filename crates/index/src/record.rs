@@ -6,9 +6,9 @@ use nearcrawl_simhash::hash::fmix64;
 use nearcrawl_simhash::{Fingerprint, Simhash};
 
 use crate::candidates::Keys;
-use crate::dedup::{Check, Decision, Verdict};
 use crate::names;
 use crate::sketch::{BANDS, SKETCH_BYTES, Sketch};
+use crate::verdict::{Check, Decision, Verdict};
 
 /// What the gate stores of a new document, under its slot: the caller's
 /// document id, the fingerprint (for the k-bit check), the content hash

@@ -89,7 +89,8 @@ fn part(key: &[u8], at: usize, what: &str) -> Result<u64, IndexError> {
 #[cfg(test)]
 mod tests {
     use crate::band_index::{BandIndex, IndexConfig};
-    use crate::dedup::{DedupConfig, Deduper, Verdict};
+    use crate::dedup::{DedupConfig, Deduper};
+    use crate::verdict::Verdict;
 
     fn article(seed: u64) -> String {
         (0..400)
