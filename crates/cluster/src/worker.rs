@@ -27,18 +27,19 @@ use std::time::{Duration, Instant};
 use nearcrawl_crawl::config::{Config, PolitenessKey};
 use nearcrawl_crawl::latency::Latencies;
 use nearcrawl_crawl::page::{self, Pipeline};
-use nearcrawl_crawl::sink::{ErrorRecord, Outcome, Sink};
-use nearcrawl_crawl::stats::{Metrics, Stats, TrappedHost};
-use nearcrawl_crawl::traps::section;
+use nearcrawl_crawl::sink::{Outcome, Sink};
+use nearcrawl_crawl::stats::{Metrics, Stats};
+use nearcrawl_crawl::traps::{Trap, section, trap_record};
 use nearcrawl_fetch::{Fetched, Fetcher, politeness_key};
 use nearcrawl_index::Fingerprinter;
 use tokio::task::JoinSet;
 use url::Url;
 
+use crate::error::ClusterError;
+use crate::frontier::{FrontierConfig, Leased, Link, SharedFrontier};
+use crate::lease::{Lease, Partitions};
 use crate::outbox::{Entry, Outbox};
-use crate::{
-    ClusterError, FrontierConfig, Lease, Leased, Link, Partitions, SharedFrontier, SharedGate,
-};
+use crate::shared_gate::SharedGate;
 
 /// Outcomes are committed in groups of this many URLs, or this old.
 const GROUP_URLS: usize = 64;
@@ -464,7 +465,7 @@ impl Worker {
 
     /// Tells the other workers whose partitions got URLs, one call per
     /// worker, all at once.
-    async fn wake_owners(&self, added: &crate::Added) -> Result<(), ClusterError> {
+    async fn wake_owners(&self, added: &crate::frontier::Added) -> Result<(), ClusterError> {
         let mut by_owner: HashMap<&str, Vec<u32>> = HashMap::new();
         for (p, owner) in &added.woken {
             if owner != &self.worker {
@@ -479,7 +480,7 @@ impl Worker {
     }
 
     /// Links refused for a budget, named as the embedded crawl names them.
-    fn count_refused(&mut self, added: &crate::Added) {
+    fn count_refused(&mut self, added: &crate::frontier::Added) {
         for (why, n) in [
             ("host_page_limit", added.over_key_budget),
             ("domain_page_limit", added.over_domain_budget),
@@ -494,31 +495,20 @@ impl Worker {
     /// The record of a section cut off as a duplicate trap by `f`'s page:
     /// an outbox entry under `f`'s lease, so it is replayed with it.
     fn trap_entry(&self, f: &Fetch, duplicates: u32) -> Entry {
-        let url = Url::parse(&f.leased.url).ok();
-        let section = url.as_ref().map(section).unwrap_or_default();
         let window = self.stages.config.dedup.trap_window;
-        tracing::warn!(
-            section,
-            "duplicate trap: {duplicates} of its last {window} pages were duplicates"
-        );
+        let trap = Trap { duplicates, window };
         let mut stats = Stats::default();
-        stats.duplicate_traps.push(TrappedHost {
-            host: url.as_ref().and_then(Url::host_str).unwrap_or("").into(),
-            section: section.clone(),
-            duplicates,
-            window,
-        });
+        let mut outcomes = Vec::new();
+        if let Ok(url) = Url::parse(&f.leased.url) {
+            let (record, listed) = trap_record(&url, &trap);
+            outcomes.push(record);
+            stats.duplicate_traps.push(listed);
+        }
         Entry {
             partition: f.leased.partition,
             id: f.leased.id,
             stats,
-            outcomes: vec![Outcome::Error(ErrorRecord {
-                url: f.leased.url.clone(),
-                kind: "duplicate_trap".into(),
-                detail: format!(
-                    "{section}: {duplicates} of its last {window} pages were duplicates; its other URLs are skipped"
-                ),
-            })],
+            outcomes,
         }
     }
 
@@ -1169,7 +1159,7 @@ async fn judge(stages: &Arc<Stages>, f: &mut Fetch, url: &Url, fetched: Fetched)
         );
         return;
     };
-    let request = crate::frontier::fnv1a(f.leased.url.as_bytes());
+    let request = crate::hash::fnv1a(f.leased.url.as_bytes());
     let mut gate = stages.gate.lock().await;
     let (decision, original) = match gate.judge(request, &f.leased.url, &prepared).await {
         Ok((place, d)) => {

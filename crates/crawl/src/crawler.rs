@@ -20,7 +20,7 @@ use crate::config::Config;
 use crate::frontier::{Additions, Entry, Popped, Pushed, SeenSet, Turns};
 use crate::page::Pipeline;
 use crate::phases::Phase;
-use crate::sink::{ErrorRecord, Outcome, Sink};
+use crate::sink::{Outcome, Sink};
 use crate::slots::ExtractionSlots;
 use crate::state::{RobotsCache, State};
 use crate::stats::{Metrics, Stats};
@@ -1010,19 +1010,7 @@ fn note_host_verdict(
     let Some(trap) = traps.judged(&section, verdict.copies_neighbour) else {
         return;
     };
-    tracing::warn!(
-        section,
-        "duplicate trap: {} of its last {} pages were duplicates",
-        trap.duplicates,
-        trap.window
-    );
-    commit.outcomes.push(Outcome::Error(ErrorRecord {
-        url: url.to_string(),
-        kind: "duplicate_trap".into(),
-        detail: format!(
-            "{section}: {} of its last {} pages were duplicates; its other URLs are skipped",
-            trap.duplicates, trap.window
-        ),
-    }));
-    state.trap_section(&mut commit.writes, host, &section, &trap);
+    let (record, listed) = crate::traps::trap_record(url, &trap);
+    commit.outcomes.push(record);
+    state.trap_section(&mut commit.writes, listed);
 }

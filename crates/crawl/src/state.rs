@@ -436,24 +436,13 @@ impl State {
         Ok(Ok(()))
     }
 
-    /// Cuts `section` of `host` off as a duplicate trap: no more of its
-    /// pages are taken, over every run. The record goes in `batch`.
-    pub fn trap_section(
-        &mut self,
-        batch: &mut Writes,
-        host: &str,
-        section: &str,
-        trap: &crate::traps::Trap,
-    ) {
-        if self.trapped.insert(section.to_string()) {
-            batch.insert(key(TRAP, section.as_bytes()), []);
+    /// Cuts `trap.section` off as a duplicate trap: no more of its pages
+    /// are taken, over every run. The record goes in `batch`.
+    pub fn trap_section(&mut self, batch: &mut Writes, trap: TrappedHost) {
+        if self.trapped.insert(trap.section.clone()) {
+            batch.insert(key(TRAP, trap.section.as_bytes()), []);
             if self.stats.duplicate_traps.len() < crate::stats::MAX_TRAPS_LISTED {
-                self.stats.duplicate_traps.push(TrappedHost {
-                    host: host.to_string(),
-                    section: section.to_string(),
-                    duplicates: trap.duplicates,
-                    window: trap.window,
-                });
+                self.stats.duplicate_traps.push(trap);
             }
         }
     }

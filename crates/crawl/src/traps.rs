@@ -30,6 +30,9 @@ use std::collections::HashMap;
 
 use url::Url;
 
+use crate::sink::{ErrorRecord, Outcome};
+use crate::stats::TrappedHost;
+
 /// The part of a site a trap is judged on: the host and the URL's first
 /// path segment when the path goes deeper (`host/mirror/`), else the
 /// host's top level (`host/`, where query-string traps live).
@@ -67,6 +70,33 @@ pub fn trap_threshold(window: u32, share: f32) -> u32 {
     (0..=window)
         .find(|&d| d as f32 >= share * window as f32)
         .unwrap_or(window)
+}
+
+/// What both engines record of a section `url`'s page made a trap: the
+/// error record that says why its other URLs are skipped, and the entry
+/// `stats.json` lists.
+pub fn trap_record(url: &Url, trap: &Trap) -> (Outcome, TrappedHost) {
+    let section = section(url);
+    let (duplicates, window) = (trap.duplicates, trap.window);
+    tracing::warn!(
+        section,
+        "duplicate trap: {duplicates} of its last {window} pages were duplicates"
+    );
+    let record = Outcome::Error(ErrorRecord {
+        url: url.to_string(),
+        kind: "duplicate_trap".into(),
+        detail: format!(
+            "{section}: {duplicates} of its last {window} pages were duplicates; its other URLs \
+             are skipped"
+        ),
+    });
+    let listed = TrappedHost {
+        host: url.host_str().unwrap_or("").into(),
+        section,
+        duplicates,
+        window,
+    };
+    (record, listed)
 }
 
 /// The last judged pages of each section that has not made a full window
