@@ -78,16 +78,17 @@ pub fn run(args: &[&str], stdin: &[u8]) -> Output {
     child.wait_with_output().expect("wait for nearcrawl")
 }
 
-/// The shared benchmark data beside the checkout.
-pub fn shared_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared")
+/// The repository's 50 real news articles (pages and their hand-made
+/// article bodies: `tests/fixtures/articles/README.md`).
+pub fn articles_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/articles")
 }
 
-/// Article bodies of the shared extraction benchmark with more than
+/// Article bodies of the repository's real articles with more than
 /// `min_words` words (ASCII-only ones if `ascii`), sorted and deduplicated:
 /// real text for the tests.
 pub fn article_bodies(min_words: usize, ascii: bool) -> Vec<String> {
-    let path = shared_dir().join("bench/extraction/ground-truth.json");
+    let path = articles_dir().join("ground-truth.json");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let gt: serde_json::Value = serde_json::from_str(&text).expect("ground truth is JSON");
     let mut out: Vec<String> = gt

@@ -1,10 +1,10 @@
 //! `nearcrawl extract`, end to end, on the benchmark's real pages.
 
-use nearcrawl_tests::{run, shared_dir};
+use nearcrawl_tests::{articles_dir, run};
 use serde_json::Value;
 
 fn pages(n: usize) -> Vec<String> {
-    let dir = shared_dir().join("bench/extraction/html");
+    let dir = articles_dir().join("html");
     let mut files: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path().to_string_lossy().into_owned())

@@ -2,7 +2,7 @@
 
 use std::io::Read;
 
-use nearcrawl_tests::{article_bodies, run, shared_dir};
+use nearcrawl_tests::{article_bodies, articles_dir, run};
 
 fn stdout(o: &std::process::Output) -> String {
     String::from_utf8(o.stdout.clone()).expect("UTF-8 output")
@@ -127,7 +127,7 @@ fn html_mode_fingerprints_text_not_markup() {
 
 #[test]
 fn html_mode_on_real_pages() {
-    let pages = shared_dir().join("bench/extraction/html");
+    let pages = articles_dir().join("html");
     let mut entries: Vec<_> = std::fs::read_dir(&pages)
         .unwrap_or_else(|e| panic!("{}: {e}", pages.display()))
         .map(|e| e.unwrap().path())

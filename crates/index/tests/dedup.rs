@@ -10,7 +10,7 @@ fn tempdir(tag: &str) -> std::path::PathBuf {
 
 fn articles() -> Vec<String> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/bench/extraction/ground-truth.json");
+        .join("../../tests/fixtures/articles/ground-truth.json");
     let gt: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let mut out: Vec<String> = gt
@@ -279,26 +279,30 @@ fn a_short_page_with_a_line_added_is_a_copy_when_its_name_says_so() {
 #[test]
 fn a_long_page_with_a_line_added_is_a_copy_when_near_identical() {
     let dir = tempdir("long-line");
-    let docs = articles();
-    let text: String = docs[4]
-        .split_whitespace()
-        .take(110)
-        .collect::<Vec<_>>()
-        .join(" ");
     let mut d = Deduper::open(&dir, DedupConfig::default()).unwrap();
     let fp = |d: &mut Deduper, t: &str| d.judge(t, |_| true).unwrap().decision.simhash.fingerprint;
-    let base = fp(&mut d, &text);
-    // A line that moves the fingerprint past k (checked, so the test means
-    // what it says).
-    let copy = (0..400)
-        .map(|n| {
-            format!(
-                "Mirrored on host{n} at {n}:{:02} by job{}.\n{text}",
-                n % 60,
-                n * 7
-            )
+    // A page of 110 words, and a copy with a line that moves its
+    // fingerprint past k (found, so the test means what it says).
+    let (text, copy) = articles()
+        .iter()
+        .find_map(|doc| {
+            let text = doc
+                .split_whitespace()
+                .take(110)
+                .collect::<Vec<_>>()
+                .join(" ");
+            let base = fp(&mut d, &text);
+            (0..400)
+                .map(|n| {
+                    format!(
+                        "Mirrored on host{n} at {n}:{:02} by job{}.\n{text}",
+                        n % 60,
+                        n * 7
+                    )
+                })
+                .find(|c| base.distance(fp(&mut d, c)) > 8)
+                .map(|copy| (text, copy))
         })
-        .find(|c| base.distance(fp(&mut d, c)) > 8)
         .expect("a line that moves the fingerprint more than 8 bits");
     let title = "binary_heap.hpp File Reference";
     assert_eq!(
@@ -332,6 +336,7 @@ fn a_long_page_with_a_line_added_is_a_copy_when_near_identical() {
     // One word in eight replaced (Jaccard of shingles ~0.6) and the
     // fingerprint past k: not near identical, not a copy.
     let words: Vec<&str> = text.split_whitespace().collect();
+    let base = fp(&mut d, &text);
     let edited = (0..400)
         .map(|seed| {
             let w: Vec<String> = words

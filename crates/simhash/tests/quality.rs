@@ -10,7 +10,7 @@ use common::{Rng, edit_chars, edit_words, pairwise};
 use nearcrawl_simhash::{Fingerprint, Options, Simhasher, Weighting, simhash};
 
 fn english_articles() -> Vec<String> {
-    common::article_bodies()
+    common::article_bodies_in(&common::fixture_ground_truth_path())
         .into_iter()
         .map(|(_, b)| b)
         .filter(|b| common::is_english(b) && b.split_whitespace().count() >= 200)
@@ -42,7 +42,7 @@ fn deterministic_across_hashers() {
 fn english_small_edits_stay_close_unrelated_stay_far() {
     let docs = english_articles();
     assert!(
-        docs.len() >= 30,
+        docs.len() >= 20,
         "only {} English articles found",
         docs.len()
     );

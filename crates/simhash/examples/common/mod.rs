@@ -12,10 +12,21 @@ pub fn ground_truth_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/bench/extraction/ground-truth.json")
 }
 
-/// `(id, article body)` of every page in the ground truth, sorted by id.
+/// The 50 of them the repository ships (what the tests read).
+pub fn fixture_ground_truth_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/articles/ground-truth.json")
+}
+
+/// `(id, article body)` of every page in the benchmark's ground truth,
+/// sorted by id.
 pub fn article_bodies() -> Vec<(String, String)> {
-    let path = ground_truth_path();
-    let raw = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+    article_bodies_in(&ground_truth_path())
+}
+
+/// `(id, article body)` of every page in the ground truth at `path`,
+/// sorted by id.
+pub fn article_bodies_in(path: &Path) -> Vec<(String, String)> {
+    let raw = std::fs::read_to_string(path).unwrap_or_else(|e| {
         panic!(
             "reading {}: {e} (is ../shared beside the checkout?)",
             path.display()
