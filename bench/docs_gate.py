@@ -254,12 +254,17 @@ def main():
         with open(os.path.join(tmp, "seeds.txt"), "w") as f:
             f.write(f"http://127.0.0.1:{port}{seed}\n")
         started = time.time()
-        subprocess.run(
+        crawl = subprocess.Popen(
             [args.binary, "crawl", "--config", os.path.join(tmp, "crawl.toml"),
              "--seeds", os.path.join(tmp, "seeds.txt")],
-            check=True, stdout=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
         )
+        # The crawl's own peak RSS (not nginx's, nor this script's).
+        _, status, usage = os.wait4(crawl.pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            sys.exit(f"the crawl failed: {status}")
         elapsed = time.time() - started
+        peak_rss_mb = usage.ru_maxrss / 1024
 
     stats = json.load(open(os.path.join(out, "stats.json")))
     # A page is judged by what it is, at its final URL (after redirects and
@@ -317,8 +322,10 @@ def main():
     }
     if args.site == "rustdoc":
         figures["reexports"] = reexports(root, pages)
+    figures["peak_rss_mb"] = round(peak_rss_mb, 1)
     print(f"{args.site}: fetched {fetched}, written {figures['written']}, "
-          f"exact {figures['exact']}, near {figures['near']} in {elapsed:.1f} s")
+          f"exact {figures['exact']}, near {figures['near']} in {elapsed:.1f} s, "
+          f"peak RSS {peak_rss_mb:.0f} MB")
     print(f"false drops: {len(false_drops)} ({100 * figures['false_drop_rate']:.3f}% of fetched; goal <= 0.1%)")
     print(f"planted duplicates: {mirror_caught} of {mirror_fetched} mirror pages caught "
           f"({100 * figures['mirror_recall']:.1f}%; goal >= 90%), {mirror_wrong} joined to another item")

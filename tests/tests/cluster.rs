@@ -372,6 +372,13 @@ fn three_workers_one_killed_twice_and_a_redis_node_killed_count_every_page_once(
         counted.len(),
         "stats agree with the outputs: {stats:?}"
     );
+    // A worker records its figures over time as the embedded crawl does
+    // (for `nearcrawl report`): its last sample is its final count.
+    for (out, s) in outs.iter().zip(&stats) {
+        let series = json_lines(&out.join("series.jsonl"));
+        let last = series.last().expect("samples in series.jsonl");
+        assert_eq!(last["fetched"], s["fetched"], "{}", out.display());
+    }
     let _ = std::fs::remove_dir_all(&tmp);
 }
 
