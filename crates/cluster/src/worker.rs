@@ -28,6 +28,7 @@ use nearcrawl_crawl::config::{Config, PolitenessKey};
 use nearcrawl_crawl::latency::Latencies;
 use nearcrawl_crawl::page::{self, Pipeline};
 use nearcrawl_crawl::sink::{Outcome, Sink};
+use nearcrawl_crawl::slots::ExtractionSlots;
 use nearcrawl_crawl::stats::{Metrics, Stats};
 use nearcrawl_crawl::traps::{Trap, section, trap_record};
 use nearcrawl_fetch::{Fetched, Fetcher, politeness_key};
@@ -79,6 +80,8 @@ struct Stages {
     fetcher: Fetcher,
     /// What a fetched page becomes, as in the embedded crawl.
     pages: Pipeline,
+    /// Pages extracted at once and bodies waiting, as in the embedded crawl.
+    extraction: ExtractionSlots,
     gate: tokio::sync::Mutex<SharedGate>,
     /// With `politeness.key = "ip"`: where servers' turns are taken.
     addresses: Option<SharedFrontier>,
@@ -205,6 +208,7 @@ impl Worker {
         let stages = Stages {
             fetcher,
             pages,
+            extraction: ExtractionSlots::new(),
             gate: tokio::sync::Mutex::new(gate),
             addresses: (config.politeness.key == PolitenessKey::Ip).then(|| frontier.clone()),
             shown: Arc::new(Shown {
@@ -755,6 +759,11 @@ impl Crawl {
     /// Leases from the partitions that are due, all at once (one round trip
     /// of time, however many partitions), and starts each URL's task.
     async fn lease_and_start(&mut self, w: &Worker) -> Result<(), ClusterError> {
+        // A leased URL must start at once: none is leased while fetched
+        // bodies wait for extraction past their bounds.
+        if !w.stages.extraction.has_room() {
+            return Ok(());
+        }
         let room = self.concurrency.saturating_sub(self.tasks.len());
         let now = Instant::now();
         let margin = self.lease_time / 3;
@@ -1149,8 +1158,17 @@ impl Fetch {
 async fn judge(stages: &Arc<Stages>, f: &mut Fetch, url: &Url, fetched: Fetched) {
     let s = stages.clone();
     let depth = f.leased.depth;
+    let len = fetched.body.len();
+    stages.extraction.waiting(len);
+    let turn = stages.extraction.enter(len).await;
     // Whether a link was seen is the shared frontier's to say.
-    let read = tokio::task::spawn_blocking(move || s.pages.read(depth, fetched, |_| false)).await;
+    let read = tokio::task::spawn_blocking(move || {
+        let read = s.pages.read(depth, fetched, |_| false);
+        drop(turn);
+        read
+    })
+    .await;
+    stages.extraction.done(len);
     let Ok((read, prepared)) = read else {
         f.error(
             "extract",

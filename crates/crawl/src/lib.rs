@@ -38,7 +38,7 @@ pub mod scope;
 pub mod seeds;
 pub mod sink;
 pub mod sitemap;
-mod slots;
+pub mod slots;
 pub mod state;
 pub mod stats;
 pub mod store;

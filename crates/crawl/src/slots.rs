@@ -7,33 +7,62 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Extraction is CPU work, and a page's parse holds many times its bytes
-/// (a tree about 13×, the extractor's streamed pass for pages over 1 MiB
+/// (a tree 13× to 25×, the extractor's streamed pass for pages over 1 MiB
 /// about 4×): so pages are judged one per core at most, and while their
 /// bytes fit a budget, so that memory is bounded by bytes and not by the
 /// requests in flight (64 large pages parsed at once took ~300 MB). And
-/// while fetched bodies wait for their turn past a bound, no new request
-/// starts (they were 36 MB on javadoc's large pages).
+/// while fetched bodies wait for their turn past a bound, in bytes or in
+/// bodies, no new request starts: then extraction, not the network, is
+/// what the crawl waits for, and more requests would only add bodies to
+/// the wait (they were 36 MB on javadoc's large pages, and 64 bodies of up
+/// to 3 MB, 62 MB, on rust-doc's). Both engines use them.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// use nearcrawl_crawl::slots::ExtractionSlots;
+///
+/// let slots = ExtractionSlots::new();
+/// slots.wait_for_room().await; // before a request starts
+/// let body = b"<html>...</html>";
+/// slots.waiting(body.len()); // its body is in
+/// let turn = slots.enter(body.len()).await;
+/// // ... extract and judge it ...
+/// drop(turn);
+/// slots.done(body.len());
+/// # });
+/// ```
 #[derive(Debug)]
-pub(crate) struct ExtractionSlots {
+pub struct ExtractionSlots {
     per_core: Arc<Semaphore>,
     /// In KiB.
     bytes: Arc<Semaphore>,
     budget_kib: u32,
     /// Bytes of fetched bodies not judged yet.
     backlog: AtomicUsize,
+    /// Fetched bodies not judged yet, and how many may be before requests
+    /// wait: enough to keep every core busy while the next ones arrive.
+    bodies: AtomicUsize,
+    max_bodies: usize,
     room: tokio::sync::Notify,
 }
 
-/// Body bytes being extracted at once: a page larger than this is
-/// extracted alone.
-const EXTRACTION_BUDGET: usize = 8 << 20;
+/// Body bytes being extracted at once: two pages share it only when each
+/// is under half of it, a larger page is extracted alone. Pages of half a
+/// MiB to 1 MiB parse into trees of 10 to 25 MB (rust-doc's source pages),
+/// and two at once made that crawl's peak; below half a MiB, pages go one
+/// per core as before.
+const EXTRACTION_BUDGET: usize = 1 << 20;
 
 /// Bytes of fetched bodies waiting for extraction past which no request
 /// starts.
 const MAX_BACKLOG: usize = 4 << 20;
 
+/// Fetched bodies not judged yet, per core, past which no request starts:
+/// one being extracted and three ready for the next turns.
+const BODIES_PER_CORE: usize = 4;
+
 impl ExtractionSlots {
-    pub(crate) fn new() -> ExtractionSlots {
+    pub fn new() -> ExtractionSlots {
         ExtractionSlots::with_cores(std::thread::available_parallelism().map_or(2, |n| n.get()))
     }
 
@@ -44,15 +73,24 @@ impl ExtractionSlots {
             bytes: Arc::new(Semaphore::new(budget_kib as usize)),
             budget_kib,
             backlog: AtomicUsize::new(0),
+            bodies: AtomicUsize::new(0),
+            max_bodies: BODIES_PER_CORE * cores,
             room: tokio::sync::Notify::new(),
         }
     }
 
-    /// Waits while the fetched bodies not judged yet are past the bound.
-    pub(crate) async fn wait_for_room(&self) {
+    /// Whether a new request may start: the fetched bodies not judged yet
+    /// are within their bounds.
+    pub fn has_room(&self) -> bool {
+        self.backlog.load(Ordering::SeqCst) < MAX_BACKLOG
+            && self.bodies.load(Ordering::SeqCst) < self.max_bodies
+    }
+
+    /// Waits until a new request may start.
+    pub async fn wait_for_room(&self) {
         loop {
             let room = self.room.notified();
-            if self.backlog.load(Ordering::SeqCst) < MAX_BACKLOG {
+            if self.has_room() {
                 return;
             }
             room.await;
@@ -60,18 +98,20 @@ impl ExtractionSlots {
     }
 
     /// A body of `len` bytes waits for extraction.
-    pub(crate) fn waiting(&self, len: usize) {
+    pub fn waiting(&self, len: usize) {
         self.backlog.fetch_add(len, Ordering::SeqCst);
+        self.bodies.fetch_add(1, Ordering::SeqCst);
     }
 
     /// A body of `len` bytes was judged.
-    pub(crate) fn done(&self, len: usize) {
+    pub fn done(&self, len: usize) {
         self.backlog.fetch_sub(len, Ordering::SeqCst);
+        self.bodies.fetch_sub(1, Ordering::SeqCst);
         self.room.notify_waiters();
     }
 
     /// Waits for a turn to extract a page of `len` bytes.
-    pub(crate) async fn enter(&self, len: usize) -> ExtractionTurn {
+    pub async fn enter(&self, len: usize) -> ExtractionTurn {
         let kib = u32::try_from(len.div_ceil(1024)).unwrap_or(u32::MAX);
         let bytes = self
             .bytes
@@ -90,7 +130,8 @@ impl ExtractionSlots {
 /// thread that extracts gives it back the moment it is done; held by the
 /// task that awaits the extraction, it stayed taken until the runtime
 /// polled that task again.
-pub(crate) struct ExtractionTurn {
+#[derive(Debug)]
+pub struct ExtractionTurn {
     _bytes: OwnedSemaphorePermit,
     _core: OwnedSemaphorePermit,
 }
@@ -136,6 +177,19 @@ mod tests {
         slots.waiting(MAX_BACKLOG);
         assert!(turn_waits(slots.wait_for_room()));
         slots.done(MAX_BACKLOG);
+        assert!(!turn_waits(slots.wait_for_room()));
+    }
+
+    #[test]
+    fn requests_wait_while_bodies_past_their_count_wait() {
+        let slots = ExtractionSlots::with_cores(2);
+        for _ in 0..2 * BODIES_PER_CORE {
+            slots.waiting(100);
+        }
+        assert!(!slots.has_room());
+        assert!(turn_waits(slots.wait_for_room()));
+        slots.done(100);
+        assert!(slots.has_room());
         assert!(!turn_waits(slots.wait_for_room()));
     }
 }

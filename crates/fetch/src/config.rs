@@ -28,6 +28,12 @@ pub struct FetchConfig {
     /// Bodies are cut here (after decompression): a cap on memory and on
     /// decompression bombs.
     pub max_body_bytes: u64,
+    /// Bytes of response bodies held at once, from the moment one is read
+    /// until its [`Fetched`](crate::Fetched) is dropped: a response whose
+    /// body would pass it waits before its body is read (a body larger than
+    /// it waits to be alone). Bounds memory by bytes, not by requests in
+    /// flight: 64 requests for multi-megabyte pages otherwise held them all.
+    pub body_memory_bytes: u64,
     pub max_redirects: usize,
     /// Media types whose bodies are downloaded; others are reported as
     /// [`FetchError::ContentType`](crate::FetchError::ContentType) unread.
@@ -79,6 +85,7 @@ impl Default for FetchConfig {
             request_timeout: Duration::from_secs(30),
             read_timeout: Duration::from_secs(15),
             max_body_bytes: 10 << 20,
+            body_memory_bytes: 16 << 20,
             max_redirects: 10,
             content_types: vec!["text/html".into(), "application/xhtml+xml".into()],
             allow_private_networks: false,

@@ -21,6 +21,7 @@
 //! assert_eq!(robots.sitemaps(), ["https://example.com/sitemap.xml"]);
 //! ```
 
+mod body_memory;
 mod config;
 mod error;
 mod fetcher;
