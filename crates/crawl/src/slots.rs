@@ -61,7 +61,14 @@ const MAX_BACKLOG: usize = 4 << 20;
 /// one being extracted and three ready for the next turns.
 const BODIES_PER_CORE: usize = 4;
 
+impl Default for ExtractionSlots {
+    fn default() -> Self {
+        ExtractionSlots::new()
+    }
+}
+
 impl ExtractionSlots {
+    /// One extraction per core of this machine.
     pub fn new() -> ExtractionSlots {
         ExtractionSlots::with_cores(std::thread::available_parallelism().map_or(2, |n| n.get()))
     }
