@@ -1100,18 +1100,11 @@ async fn robots_sitemaps(stages: &Stages, url: &Url) -> Vec<(String, String, u32
 /// from the seeds (canonical and in scope; the others counted out of
 /// scope). A sitemap that cannot be read is an error outcome.
 async fn read_sitemap(stages: &Stages, f: &mut Fetch, url: &Url, level: u32) {
-    use nearcrawl_crawl::sitemap::{MAX_LEVELS, Sitemap, parse};
-    let result = stages.fetcher.fetch_sitemap(url, &|_| true).await;
+    use nearcrawl_crawl::sitemap::{MAX_LEVELS, Sitemap};
+    let (parsed, elapsed) = nearcrawl_crawl::sitemap::fetch(&stages.fetcher, url).await;
     let done = Instant::now();
     f.delay = stages.fetcher.delay_of(url);
-    f.started = Some(match &result {
-        Ok(fetched) => done.checked_sub(fetched.elapsed).unwrap_or(done),
-        Err(_) => done,
-    });
-    let parsed = match result {
-        Ok(fetched) => parse(&fetched.body).map_err(|e| ("sitemap", e.to_string())),
-        Err(e) => Err((e.kind(), format!("sitemap: {e}"))),
-    };
+    f.started = Some(done.checked_sub(elapsed).unwrap_or(done));
     let locs = |locs: Vec<String>| locs.into_iter().filter_map(|l| Url::parse(&l).ok());
     match parsed {
         Err((kind, detail)) => f.error(kind, detail, url.as_str()),

@@ -821,7 +821,7 @@ const MAX_SITEMAP_FILES: usize = 1000;
 /// queues their in-scope URLs one link from the seeds; then records the
 /// origin as done, so a resumed crawl does not read them again.
 async fn read_sitemaps(shared: &Arc<Shared>, page: &Url, origin: &str) {
-    use crate::sitemap::{Sitemap, parse};
+    use crate::sitemap::Sitemap;
     let Ok(robots) = shared.fetcher.robots_for(page).await else {
         return; // the page's own fetch reports the host's trouble
     };
@@ -838,10 +838,7 @@ async fn read_sitemaps(shared: &Arc<Shared>, page: &Url, origin: &str) {
         let mut commit = Commit::bare();
         let parsed = match Url::parse(&loc) {
             Err(e) => Err(("sitemap", format!("bad sitemap URL: {e}"))),
-            Ok(url) => match shared.fetcher.fetch_sitemap(&url, &|_| true).await {
-                Err(e) => Err((e.kind(), format!("sitemap: {e}"))),
-                Ok(f) => parse(&f.body).map_err(|e| ("sitemap", e.to_string())),
-            },
+            Ok(url) => crate::sitemap::fetch(&shared.fetcher, &url).await.0,
         };
         let mut core = shared.core.lock();
         match parsed {

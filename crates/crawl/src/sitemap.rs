@@ -3,8 +3,12 @@
 //! crawler reads the ones a host's robots.txt names and queues their URLs
 //! beside the links it finds.
 
+use std::time::Duration;
+
+use nearcrawl_fetch::Fetcher;
 use quick_xml::Reader;
 use quick_xml::events::Event;
+use url::Url;
 
 /// The most URLs taken from one sitemap file (the protocol's limit).
 pub const MAX_URLS: usize = 50_000;
@@ -25,6 +29,22 @@ pub const MAX_LEVELS: u32 = 3;
 #[derive(Debug, thiserror::Error)]
 #[error("sitemap: {0}")]
 pub struct SitemapError(String);
+
+/// Fetches and parses the sitemap at `url`, as both engines read one. A
+/// failure comes as its kind (the fetch's, or `sitemap`) and what went
+/// wrong. With the time its requests took (zero when none was answered).
+pub async fn fetch(
+    fetcher: &Fetcher,
+    url: &Url,
+) -> (Result<Sitemap, (&'static str, String)>, Duration) {
+    match fetcher.fetch_sitemap(url, &|_| true).await {
+        Err(e) => (Err((e.kind(), format!("sitemap: {e}"))), Duration::ZERO),
+        Ok(f) => (
+            parse(&f.body).map_err(|e| ("sitemap", e.to_string())),
+            f.elapsed,
+        ),
+    }
+}
 
 /// Parses a sitemap: XML (`urlset` or `sitemapindex`, any namespace
 /// prefix), or plain text. Gzip is the fetcher's business.
