@@ -1151,9 +1151,7 @@ impl Fetch {
 async fn judge(stages: &Arc<Stages>, f: &mut Fetch, url: &Url, fetched: Fetched) {
     let s = stages.clone();
     let depth = f.leased.depth;
-    let len = fetched.body.len();
-    stages.extraction.waiting(len);
-    let turn = stages.extraction.enter(len).await;
+    let turn = stages.extraction.enter(fetched.body.len()).await;
     // Whether a link was seen is the shared frontier's to say.
     let read = tokio::task::spawn_blocking(move || {
         let read = s.pages.read(depth, fetched, |_| false);
@@ -1161,7 +1159,6 @@ async fn judge(stages: &Arc<Stages>, f: &mut Fetch, url: &Url, fetched: Fetched)
         read
     })
     .await;
-    stages.extraction.done(len);
     let Ok((read, prepared)) = read else {
         f.error(
             "extract",

@@ -699,7 +699,6 @@ async fn process(shared: &Arc<Shared>, entry: Entry) -> Processed {
         Ok(fetched) => {
             shared.latencies.observe(fetched.elapsed);
             let len = fetched.body.len();
-            shared.extraction.waiting(len);
             let turn = shared.extraction.enter(len).await;
             let t = shared.phases.add(Phase::ExtractionWait, t);
             if len <= INLINE_JUDGE_BYTES {
@@ -714,7 +713,6 @@ async fn process(shared: &Arc<Shared>, entry: Entry) -> Processed {
                 .await;
             }
             shared.phases.add(Phase::Judge, t);
-            shared.extraction.done(len);
         }
         Err(e) => fetch_failed(shared, &entry, &e),
     }

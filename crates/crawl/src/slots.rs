@@ -24,11 +24,9 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 /// let slots = ExtractionSlots::new();
 /// slots.wait_for_room().await; // before a request starts
 /// let body = b"<html>...</html>";
-/// slots.waiting(body.len()); // its body is in
-/// let turn = slots.enter(body.len()).await;
+/// let turn = slots.enter(body.len()).await; // its body is in
 /// // ... extract and judge it ...
-/// drop(turn);
-/// slots.done(body.len());
+/// drop(turn); // and judged
 /// # });
 /// ```
 #[derive(Debug)]
@@ -37,13 +35,46 @@ pub struct ExtractionSlots {
     /// In KiB.
     bytes: Arc<Semaphore>,
     budget_kib: u32,
-    /// Bytes of fetched bodies not judged yet.
-    backlog: AtomicUsize,
-    /// Fetched bodies not judged yet, and how many may be before requests
-    /// wait: enough to keep every core busy while the next ones arrive.
-    bodies: AtomicUsize,
+    backlog: Arc<Backlog>,
+    /// Fetched bodies not judged yet past which requests wait: enough to
+    /// keep every core busy while the next ones arrive.
     max_bodies: usize,
+}
+
+/// Fetched bodies not judged yet: from the moment one asks for its turn
+/// until the turn ends.
+#[derive(Debug, Default)]
+struct Backlog {
+    bytes: AtomicUsize,
+    bodies: AtomicUsize,
     room: tokio::sync::Notify,
+}
+
+impl Backlog {
+    fn add(&self, len: usize) {
+        self.bytes.fetch_add(len, Ordering::SeqCst);
+        self.bodies.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn remove(&self, len: usize) {
+        self.bytes.fetch_sub(len, Ordering::SeqCst);
+        self.bodies.fetch_sub(1, Ordering::SeqCst);
+        self.room.notify_waiters();
+    }
+}
+
+/// A body counted in the backlog until this is dropped (its turn ended,
+/// or the wait for it was given up).
+#[derive(Debug)]
+struct Held {
+    backlog: Arc<Backlog>,
+    len: usize,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.backlog.remove(self.len);
+    }
 }
 
 /// Body bytes being extracted at once: two pages share it only when each
@@ -79,24 +110,22 @@ impl ExtractionSlots {
             per_core: Arc::new(Semaphore::new(cores)),
             bytes: Arc::new(Semaphore::new(budget_kib as usize)),
             budget_kib,
-            backlog: AtomicUsize::new(0),
-            bodies: AtomicUsize::new(0),
+            backlog: Arc::default(),
             max_bodies: BODIES_PER_CORE * cores,
-            room: tokio::sync::Notify::new(),
         }
     }
 
     /// Whether a new request may start: the fetched bodies not judged yet
     /// are within their bounds.
     pub fn has_room(&self) -> bool {
-        self.backlog.load(Ordering::SeqCst) < MAX_BACKLOG
-            && self.bodies.load(Ordering::SeqCst) < self.max_bodies
+        self.backlog.bytes.load(Ordering::SeqCst) < MAX_BACKLOG
+            && self.backlog.bodies.load(Ordering::SeqCst) < self.max_bodies
     }
 
     /// Waits until a new request may start.
     pub async fn wait_for_room(&self) {
         loop {
-            let room = self.room.notified();
+            let room = self.backlog.room.notified();
             if self.has_room() {
                 return;
             }
@@ -104,21 +133,14 @@ impl ExtractionSlots {
         }
     }
 
-    /// A body of `len` bytes waits for extraction.
-    pub fn waiting(&self, len: usize) {
-        self.backlog.fetch_add(len, Ordering::SeqCst);
-        self.bodies.fetch_add(1, Ordering::SeqCst);
-    }
-
-    /// A body of `len` bytes was judged.
-    pub fn done(&self, len: usize) {
-        self.backlog.fetch_sub(len, Ordering::SeqCst);
-        self.bodies.fetch_sub(1, Ordering::SeqCst);
-        self.room.notify_waiters();
-    }
-
-    /// Waits for a turn to extract a page of `len` bytes.
+    /// Waits for a turn to extract a fetched page of `len` bytes; the body
+    /// counts as waiting from this call until the turn is dropped.
     pub async fn enter(&self, len: usize) -> ExtractionTurn {
+        self.backlog.add(len);
+        let held = Held {
+            backlog: self.backlog.clone(),
+            len,
+        };
         let kib = u32::try_from(len.div_ceil(1024)).unwrap_or(u32::MAX);
         let bytes = self
             .bytes
@@ -129,6 +151,7 @@ impl ExtractionSlots {
         ExtractionTurn {
             _bytes: bytes,
             _core: core.expect("never closed"),
+            _held: held,
         }
     }
 }
@@ -141,6 +164,7 @@ impl ExtractionSlots {
 pub struct ExtractionTurn {
     _bytes: OwnedSemaphorePermit,
     _core: OwnedSemaphorePermit,
+    _held: Held,
 }
 
 #[cfg(test)]
@@ -181,9 +205,9 @@ mod tests {
     #[test]
     fn requests_wait_while_the_backlog_is_past_its_bound() {
         let slots = ExtractionSlots::with_cores(2);
-        slots.waiting(MAX_BACKLOG);
+        slots.backlog.add(MAX_BACKLOG);
         assert!(turn_waits(slots.wait_for_room()));
-        slots.done(MAX_BACKLOG);
+        slots.backlog.remove(MAX_BACKLOG);
         assert!(!turn_waits(slots.wait_for_room()));
     }
 
@@ -191,11 +215,11 @@ mod tests {
     fn requests_wait_while_bodies_past_their_count_wait() {
         let slots = ExtractionSlots::with_cores(2);
         for _ in 0..2 * BODIES_PER_CORE {
-            slots.waiting(100);
+            slots.backlog.add(100);
         }
         assert!(!slots.has_room());
         assert!(turn_waits(slots.wait_for_room()));
-        slots.done(100);
+        slots.backlog.remove(100);
         assert!(slots.has_room());
         assert!(!turn_waits(slots.wait_for_room()));
     }
