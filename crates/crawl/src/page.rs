@@ -278,11 +278,10 @@ impl Pipeline {
 /// A fetch of `url` that failed: counted in `stats` (a robots.txt denial
 /// as such, anything else as an error of its kind), and its record.
 pub fn failed(url: &Url, e: &FetchError, stats: &mut Stats) -> Outcome {
-    if matches!(e, FetchError::RobotsDenied) {
-        stats.robots_denied += 1;
-    } else {
-        *stats.errors.entry(e.kind().into()).or_default() += 1;
+    if !matches!(e, FetchError::RobotsDenied) {
+        return error(url.as_str(), e.kind(), e.to_string(), stats);
     }
+    stats.robots_denied += 1;
     Outcome::Error(ErrorRecord {
         url: url.to_string(),
         kind: e.kind().into(),
