@@ -46,14 +46,18 @@
 //! # Ok(()) }
 //! ```
 
+mod commit;
 mod error;
 mod frontier;
 mod hash;
 mod lease;
 mod outbox;
+mod pages;
 mod retry;
+mod share;
 mod shared_gate;
 mod snapshot;
+mod store;
 mod worker;
 
 pub use error::ClusterError;

@@ -1,19 +1,21 @@
 //! The crawl that joins the stages: fetch -> extract -> exact/near
 //! duplicate gate -> corpus, links of new pages to the frontier.
 //!
-//! - [`config`]: the TOML config, errors naming key and line; [`seeds`].
-//! - [`canonical`]: one spelling per URL, trap detection; [`scope`].
-//! - [`frontier`]: per-host queues, in-flight URLs and the seen set.
-//! - [`crawler`]: the loop: fetch (async), then extraction and the duplicate
-//!   gate on blocking threads; new pages to the [`sink::Sink`] and their
-//!   links to the frontier, duplicates recorded and their links dropped.
-//! - [`state`]: everything a URL changes as one atomic batch, checkpoints,
-//!   and the outbox that makes resume after a crash exact; kept in a
-//!   [`store::Store`] (sled under the output directory by default), as the
-//!   frontier is.
-//! - [`sink`]: the [`sink::Sink`] trait the crawl pushes its outcomes into;
-//!   the outputs that implement it (JSONL, WARC) are the `nearcrawl-output`
-//!   crate.
+//! One crawl, two stores. [`run`] is the one loop: it takes URLs whose
+//! turn has come from a [`run::CrawlStore`], fetches and judges each in
+//! its own task through the one page pipeline ([`page`]), and commits the
+//! finished ones back to the store in groups. The stores differ only in
+//! where the state lives:
+//! - [`embedded`]: sled and files under the output directory (the
+//!   default), with [`frontier`], [`state`] and the outbox that makes
+//!   resume after a crash exact; [`crawler::Crawler`] runs the loop over it;
+//! - a Redis Cluster shared by many workers: the `nearcrawl-cluster` crate.
+//!
+//! Shared by both: [`config`] (the TOML config, errors naming key and
+//! line), [`seeds`], [`canonical`] (one spelling per URL), [`scope`],
+//! [`sitemap`], [`traps`], [`stats`] (counts, progress, metrics) and
+//! [`sink::Sink`], the trait the outputs (the `nearcrawl-output` crate)
+//! implement and the crawl pushes its outcomes into.
 //!
 //! ```
 //! use nearcrawl_crawl::canonical::Canonicalizer;
@@ -29,11 +31,14 @@ pub mod canonical;
 pub mod config;
 pub mod crawler;
 mod doc_urls;
+pub mod embedded;
+mod error;
 pub mod frontier;
 pub mod latency;
 mod outbox;
 pub mod page;
 mod phases;
+pub mod run;
 pub mod scope;
 pub mod seeds;
 pub mod sink;

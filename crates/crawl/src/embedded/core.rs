@@ -1,0 +1,161 @@
+//! What the embedded store's lock guards: the state (frontier, documents,
+//! counts), the duplicate index and the outputs, which move together; and
+//! the recovery and checkpoints that keep them in line.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Instant;
+
+use nearcrawl_index::{Deduper, Judgement};
+
+use crate::error::CrawlError;
+use crate::sink::Sink;
+use crate::state::State;
+use crate::store::StoreError;
+use crate::traps::TrapDetector;
+
+pub(crate) struct Core {
+    pub state: State,
+    pub dedup: Deduper,
+    pub sink: Box<dyn Sink>,
+    pub traps: TrapDetector,
+    /// Documents judged new whose pages are not committed yet, by id: the
+    /// gate counts them (the next page is judged against them), and their
+    /// URLs name them as originals. They reach the state with their pages.
+    pub pending_docs: HashMap<u64, String>,
+}
+
+impl Core {
+    pub fn doc_url(&self, doc: u64) -> Option<String> {
+        let pending = self.pending_docs.get(&doc).cloned();
+        pending.or_else(|| self.state.doc_url(doc).ok().flatten())
+    }
+
+    /// Brings the outputs and the index in line with the state after an
+    /// unclean stop, then checkpoints: the outputs are cut back to the last
+    /// checkpoint and the outcomes committed since are written again; the
+    /// index gets the documents committed since its last flush.
+    pub fn recover(&mut self) -> Result<(), CrawlError> {
+        let Core {
+            state, dedup, sink, ..
+        } = self;
+        let Some(cp) = state.checkpoint()? else {
+            sink.rewind(&serde_json::Value::Null)?;
+            return self.checkpoint();
+        };
+        sink.rewind(&cp.sink)?;
+        let (mut replayed, mut restored) = (0usize, 0usize);
+        // Documents whose records still carry their judgements (written by
+        // earlier versions), then the outbox's.
+        for doc in state.docs_from(cp.dedup_through) {
+            let (doc, judgement) = doc?;
+            dedup.record(doc, &judgement)?;
+            restored += 1;
+        }
+        for block in state.outbox()? {
+            for new in block.docs {
+                let judgement = Judgement::from_bytes(&new.judgement).ok_or_else(|| {
+                    StoreError::Corrupt(format!("the outbox's judgement of document {}", new.doc))
+                })?;
+                dedup.record(new.doc, &judgement)?;
+                if let Some(url) = &new.url {
+                    state.restore_doc_url(new.doc, url);
+                }
+                restored += 1;
+            }
+            for o in block.outcomes {
+                o.send(sink.as_mut())?;
+                replayed += 1;
+            }
+        }
+        tracing::info!(
+            queued = state.frontier.len(),
+            fetched = state.stats.fetched,
+            replayed,
+            restored,
+            "resuming: outputs cut back to the last checkpoint, {replayed} outcomes written again, \
+             {restored} documents restored to the index"
+        );
+        self.checkpoint()
+    }
+
+    /// Makes the outputs durable, then the index, then the state that says
+    /// both are: a crash in between leaves the previous checkpoint in
+    /// charge. Call with nothing waiting to be committed.
+    pub fn checkpoint(&mut self) -> Result<(), CrawlError> {
+        let t = Instant::now();
+        let position = self.sink.checkpoint()?;
+        self.dedup.flush()?;
+        self.state.set_checkpoint(position)?;
+        tracing::debug!(ms = t.elapsed().as_millis() as u64, "checkpoint");
+        Ok(())
+    }
+}
+
+/// The lock every commit and verdict takes, timed: the time it was held
+/// and the time threads waited for it, over the run, say how much of the
+/// crawl is serial (`stats.json`, `this_run.core_lock`).
+pub(crate) struct CoreLock {
+    core: Mutex<Core>,
+    waited_ns: AtomicU64,
+    held_ns: AtomicU64,
+}
+
+impl CoreLock {
+    pub fn new(core: Core) -> CoreLock {
+        CoreLock {
+            core: Mutex::new(core),
+            waited_ns: AtomicU64::new(0),
+            held_ns: AtomicU64::new(0),
+        }
+    }
+
+    pub fn lock(&self) -> CoreGuard<'_> {
+        let asked = Instant::now();
+        let guard = self.core.lock().expect("a crawl thread panicked");
+        let since = Instant::now();
+        let waited = since.duration_since(asked).as_nanos() as u64;
+        self.waited_ns.fetch_add(waited, Ordering::Relaxed);
+        CoreGuard {
+            guard,
+            since,
+            held_ns: &self.held_ns,
+        }
+    }
+
+    /// Seconds held and seconds waited for, so far.
+    pub fn times(&self) -> serde_json::Value {
+        let secs = |ns: &AtomicU64| (ns.load(Ordering::Relaxed) as f64 / 1e3).round() / 1e6;
+        serde_json::json!({
+            "held_secs": secs(&self.held_ns),
+            "waited_secs": secs(&self.waited_ns),
+        })
+    }
+}
+
+pub(crate) struct CoreGuard<'a> {
+    guard: MutexGuard<'a, Core>,
+    since: Instant,
+    held_ns: &'a AtomicU64,
+}
+
+impl std::ops::Deref for CoreGuard<'_> {
+    type Target = Core;
+    fn deref(&self) -> &Core {
+        &self.guard
+    }
+}
+
+impl std::ops::DerefMut for CoreGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Core {
+        &mut self.guard
+    }
+}
+
+impl Drop for CoreGuard<'_> {
+    fn drop(&mut self) {
+        let held = self.since.elapsed().as_nanos() as u64;
+        self.held_ns.fetch_add(held, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,446 @@
+//! The embedded store: the crawl's state in sled under its output
+//! directory (see [`crate::state`]), driven by the one loop
+//! ([`crate::run`]).
+//!
+//! Everything a group of finished URLs changes is committed in one batch
+//! under one lock with the duplicate index and the sink, so the three
+//! always agree; fetching and extraction, the slow parts, run outside it.
+
+mod core;
+mod pages;
+mod sitemaps;
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use nearcrawl_fetch::Fetcher;
+use nearcrawl_index::Deduper;
+use url::Url;
+
+use self::core::{Core, CoreLock};
+use self::sitemaps::{Queued, SitemapQueue};
+use crate::canonical::Canonicalizer;
+use crate::config::Config;
+use crate::error::CrawlError;
+use crate::frontier::{Additions, Popped, Pushed, Turns};
+use crate::page::Pipeline;
+use crate::run::{Claimed, CrawlStore, Done, PageVerdict, Stages, Taken};
+use crate::sink::{Outcome, Sink};
+use crate::state::{RobotsCache, State};
+use crate::stats::{Metrics, Stats};
+use crate::store::{SledStore, Store, StoreError, Writes};
+use crate::traps::TrapDetector;
+
+pub use pages::{EmbeddedClaim, EmbeddedPages};
+
+/// Seeds queued per state batch.
+const SEED_BATCH: usize = 1000;
+
+/// Hosts listed in `stats.json`, most pages fetched first.
+const TOP_HOSTS: usize = 20;
+
+/// How long the loop may wait when the frontier has nothing to hand out.
+const IDLE: Duration = Duration::from_millis(20);
+
+/// The crawl's state in sled, for the loop.
+pub struct EmbeddedStore {
+    core: Arc<CoreLock>,
+    pages: Arc<EmbeddedPages>,
+    stages: Arc<Stages>,
+    sitemaps: SitemapQueue,
+}
+
+impl std::fmt::Debug for EmbeddedStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmbeddedStore").finish_non_exhaustive()
+    }
+}
+
+impl EmbeddedStore {
+    /// Opens (or resumes) the crawl in `config.output.dir`, writing to
+    /// `sink`; recovers the outputs after an unclean stop and queues the
+    /// seeds (those seen before are skipped).
+    pub fn open(
+        config: Config,
+        seeds: &[Url],
+        sink: Box<dyn Sink>,
+    ) -> Result<(EmbeddedStore, Arc<Stages>), CrawlError> {
+        let state_dir: PathBuf = config.output.dir.join("state");
+        if !state_dir.exists() {
+            refuse_foreign_output(&config.output.dir)?;
+        }
+        // 32 MiB of page cache: the store holds per-host records, robots.txt
+        // files and the gate's small trees (the frontier and the gate's
+        // records are files beside it), so this bounds it in broad crawls.
+        let db = nearcrawl_index::open_sled(
+            &sled::Config::new()
+                .path(&state_dir)
+                .cache_capacity(32 << 20),
+        )
+        .map_err(StoreError::from)?;
+        let store: Arc<dyn Store> = Arc::new(SledStore::open_in(&db, "crawl")?);
+        let fetcher = Fetcher::new(config.fetch_config())?
+            .with_robots_store(Arc::new(RobotsCache(store.clone())));
+        let dedup = Deduper::open_in(&db, &state_dir, config.dedup_config())?;
+        let state = State::open_in(store, &state_dir)?;
+        let outputs = format!(
+            "formats {:?}, compression {:?}",
+            config.output.formats, config.output.compression
+        );
+        if let Some(stored) = state.set_outputs(&outputs)? {
+            return Err(CrawlError::OutputsChanged {
+                stored,
+                requested: outputs,
+            });
+        }
+        let mut core = Core {
+            state,
+            dedup,
+            sink,
+            traps: TrapDetector::new(config.dedup.trap_window, config.dedup.trap_share.0),
+            pending_docs: Default::default(),
+        };
+        core.recover()?;
+        core.state.frontier.set_limits(
+            u32::try_from(config.politeness.per_host_concurrency.0).unwrap_or(u32::MAX),
+            config.scope.max_hosts,
+        );
+        let capture_headers = core
+            .sink
+            .wants_captures()
+            .then(|| fetcher.request_headers());
+        let pages = Pipeline::new(&config, seeds, core.dedup.fingerprinter(), capture_headers)?;
+        queue_seeds(&mut core.state, pages.canon(), seeds)?;
+        let seen = core.state.frontier.seen_set();
+        let core = Arc::new(CoreLock::new(core));
+        let embedded_pages = Arc::new(EmbeddedPages::new(core.clone(), seen, &config));
+        let stages = Arc::new(Stages::new(config, fetcher, pages));
+        let store = EmbeddedStore {
+            core,
+            pages: embedded_pages,
+            stages: stages.clone(),
+            sitemaps: SitemapQueue::default(),
+        };
+        Ok((store, stages))
+    }
+
+    /// The crawl's figures at the moment, for metrics.
+    pub fn metrics(&self) -> impl Fn() -> Metrics + Send + Sync + 'static {
+        let (core, stages) = (self.core.clone(), self.stages.clone());
+        move || {
+            let core = core.lock();
+            Metrics {
+                stats: core.state.stats.clone(),
+                queued: core.state.frontier.len(),
+                in_flight: stages.in_flight(),
+                active_hosts: core.state.frontier.active_hosts(),
+                fetch_latency: stages.latencies.snapshot(),
+            }
+        }
+    }
+
+    /// Counts so far (over every run of this crawl).
+    pub fn stats(&self) -> Stats {
+        self.core.lock().state.stats.clone()
+    }
+
+    /// Checkpoints and writes `stats.json` (`stats`: this run's figures
+    /// filled in).
+    pub fn finish(self, stats: &Stats) -> Result<(), CrawlError> {
+        let mut core = self.core.lock();
+        core.checkpoint()?;
+        let mut json = stats.to_json();
+        json["this_run"]["core_lock"] = self.core.times();
+        json["this_run"]["worker_secs"] = self.stages.phases_json();
+        // The gate's index is the one part of memory that grows with the
+        // crawl (the frontier's is per queued URL and host).
+        json["this_run"]["gate_memory_bytes"] = core.dedup.memory_bytes().into();
+        json["top_hosts"] = core.state.top_hosts(TOP_HOSTS)?;
+        core.sink.finish(&json)?;
+        Ok(())
+    }
+
+    /// Adds one finished URL to the group's commit.
+    fn commit_one(&mut self, core: &mut Core, c: &mut GroupCommit, done: Done<EmbeddedClaim>) {
+        let Done {
+            claimed,
+            outcomes,
+            stats,
+            links,
+            listed,
+            final_url,
+            verdict,
+            host_error,
+            delay,
+            ..
+        } = done;
+        c.outcomes.extend(outcomes);
+        core.state.stats.merge(stats);
+        match claimed.claim {
+            EmbeddedClaim::Page { entry, doc } => {
+                entry.finish(&mut c.adds);
+                let host = claimed.url.host_str().unwrap_or("").to_string();
+                if host_error {
+                    core.state.host_stats(&host).errors += 1;
+                }
+                if let Some((doc, judgement)) = doc {
+                    core.pending_docs.remove(&doc);
+                    core.state.put_doc(doc, claimed.url.as_str(), &judgement);
+                }
+                // Redirect targets count as seen.
+                let canon = self.stages.pages.canon();
+                if let Some(f) = final_url.and_then(|f| canon.canonicalize(&f)) {
+                    core.state.frontier.mark_seen(&mut c.adds, &f);
+                }
+                if let Some(verdict) = verdict {
+                    note_host_verdict(core, c, &claimed.url, verdict, delay);
+                }
+                c.hosts.insert(host);
+            }
+            EmbeddedClaim::Sitemap { origin } => {
+                if self.sitemaps.read(&origin) {
+                    core.state.put_sitemaps_read(&mut c.writes, &origin);
+                }
+            }
+        }
+        c.push(core, &links, claimed.depth + 1, false);
+        c.push(core, &listed, 1, true);
+    }
+}
+
+impl CrawlStore for EmbeddedStore {
+    type Claim = EmbeddedClaim;
+    type Pages = EmbeddedPages;
+    type Error = CrawlError;
+
+    /// Each commit is a sled batch, which takes sled's global write lock
+    /// (a batch per page cost ~0.35 ms and halved the crawl's speed).
+    const GROUP_AGE: Duration = Duration::from_millis(20);
+
+    fn pages(&self) -> Arc<EmbeddedPages> {
+        self.pages.clone()
+    }
+
+    async fn maintain(&mut self) -> Result<(), CrawlError> {
+        Ok(())
+    }
+
+    /// Sitemap files first (few), then the frontier's next hosts in turn.
+    async fn take(
+        &mut self,
+        room: usize,
+        in_flight: usize,
+    ) -> Result<Taken<EmbeddedClaim>, CrawlError> {
+        let mut core = self.core.lock();
+        let spent = core.state.stats.fetched + in_flight as u64;
+        let left = self.stages.config.scope.max_pages.saturating_sub(spent);
+        let room = room.min(usize::try_from(left).unwrap_or(usize::MAX));
+        let turns = FetcherTurns(&self.stages.fetcher);
+        let mut taken = Taken::nothing(IDLE);
+        while taken.claims.len() < room {
+            if let Some(q) = self.sitemaps.pop() {
+                taken.claims.push(Claimed {
+                    url: q.url,
+                    depth: 1,
+                    sitemap: Some(q.level),
+                    claim: EmbeddedClaim::Sitemap { origin: q.origin },
+                });
+                continue;
+            }
+            match core.state.frontier.pop(&turns)? {
+                Popped::Entry(entry) => taken.claims.push(Claimed {
+                    url: entry.url.clone(),
+                    depth: entry.depth,
+                    sitemap: None,
+                    claim: EmbeddedClaim::Page { entry, doc: None },
+                }),
+                Popped::WaitUntil(at) => {
+                    taken.next = at.saturating_duration_since(Instant::now());
+                    break;
+                }
+                Popped::Empty => break,
+            }
+        }
+        Ok(taken)
+    }
+
+    fn finished(&mut self, done: &Done<EmbeddedClaim>) -> Result<(), CrawlError> {
+        let turns = FetcherTurns(&self.stages.fetcher);
+        let origin = match &done.claimed.claim {
+            EmbeddedClaim::Page { entry, .. } => {
+                let frontier = &mut self.core.lock().state.frontier;
+                if done.again {
+                    frontier.put_back(entry.clone(), &turns)?;
+                } else {
+                    frontier.done(entry, &turns);
+                }
+                done.claimed.url.origin().ascii_serialization()
+            }
+            EmbeddedClaim::Sitemap { origin } => {
+                if done.again {
+                    self.sitemaps.put_back(Queued {
+                        url: done.claimed.url.clone(),
+                        level: done.claimed.sitemap.unwrap_or(0),
+                        origin: origin.clone(),
+                    });
+                }
+                origin.clone()
+            }
+        };
+        self.sitemaps.add(&origin, &done.sitemaps);
+        Ok(())
+    }
+
+    /// One batch for the group: its URLs done, documents, links, counts
+    /// and the outbox entry of its outcomes; then the outcomes go to the
+    /// sink.
+    async fn commit(&mut self, group: Vec<Done<EmbeddedClaim>>) -> Result<(), CrawlError> {
+        let core_lock = self.core.clone();
+        let mut guard = core_lock.lock();
+        let core = &mut *guard;
+        let mut c = GroupCommit::default();
+        for done in group.into_iter().filter(|d| !d.again) {
+            self.commit_one(core, &mut c, done);
+        }
+        if let Some(e) = c.failed.take() {
+            return Err(e.into());
+        }
+        for host in &c.hosts {
+            core.state.put_host(&mut c.writes, host);
+        }
+        core.state.put_stats(&mut c.writes);
+        core.state.commit(c.writes, c.adds, &c.outcomes)?;
+        for o in &c.outcomes {
+            // On failure the outcome is still in the state's outbox: the
+            // next checkpoint would record a position past a hole, so the
+            // crawl stops and the next run rewinds and writes it again.
+            o.send(core.sink.as_mut()).map_err(|e| {
+                std::io::Error::new(e.kind(), format!("writing output failed: {e}"))
+            })?;
+        }
+        Ok(())
+    }
+
+    async fn checkpoint(&mut self) -> Result<(), CrawlError> {
+        self.core.lock().checkpoint()
+    }
+
+    async fn over(&mut self, stopping: bool) -> Result<bool, CrawlError> {
+        let core = self.core.lock();
+        let spent = core.state.stats.fetched >= self.stages.config.scope.max_pages;
+        let empty = core.state.frontier.is_empty() && self.sitemaps.is_empty();
+        Ok(stopping || spent || empty)
+    }
+
+    async fn show(&mut self, _in_flight: usize) -> Result<(), CrawlError> {
+        Ok(())
+    }
+}
+
+/// What a group of finished URLs writes, gathered before the one batch.
+#[derive(Default)]
+struct GroupCommit {
+    writes: Writes,
+    adds: Additions,
+    outcomes: Vec<Outcome>,
+    hosts: HashSet<String>,
+    /// The first error queuing links met: the group is not committed.
+    failed: Option<StoreError>,
+}
+
+impl GroupCommit {
+    /// Queues `urls` at `depth`; `listed`: a sitemap's, counted when new.
+    fn push(&mut self, core: &mut Core, urls: &[Url], depth: u32, listed: bool) {
+        for url in urls {
+            let state = &mut core.state;
+            match state
+                .frontier
+                .push(&mut self.writes, &mut self.adds, url, depth)
+            {
+                Ok(Pushed::Queued) if listed => state.stats.sitemap_urls += 1,
+                Ok(Pushed::Queued | Pushed::Seen) => {}
+                Ok(Pushed::HostLimit) => state.stats.out_of_scope("host_limit"),
+                Err(e) => {
+                    self.failed.get_or_insert(e);
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Counts a judged page in its host's figures, and cuts the page's section
+/// off when the page makes it a duplicate trap (recorded in the group).
+fn note_host_verdict(
+    core: &mut Core,
+    c: &mut GroupCommit,
+    url: &Url,
+    verdict: PageVerdict,
+    delay: Duration,
+) {
+    let host = url.host_str().unwrap_or("");
+    let counts = core.state.host_stats(host);
+    counts.fetched += 1;
+    counts.delay_ms_total += delay.as_millis() as u64;
+    counts.duplicates += u64::from(verdict.duplicate);
+    counts.written += u64::from(verdict.written);
+    let section = crate::traps::section(url);
+    let Some(trap) = core.traps.judged(&section, verdict.copies_neighbour) else {
+        return;
+    };
+    let (record, listed) = crate::traps::trap_record(url, &trap);
+    c.outcomes.push(record);
+    core.state.trap_section(&mut c.writes, listed);
+}
+
+/// Queues the seeds (those seen before are skipped), in batches: one
+/// sled batch per seed costs ~5 KB of memory in sled (a 100,000-line seed
+/// list took 1 GB).
+fn queue_seeds(state: &mut State, canon: &Canonicalizer, seeds: &[Url]) -> Result<(), StoreError> {
+    for chunk in seeds.chunks(SEED_BATCH) {
+        let mut writes = Writes::default();
+        let mut adds = Additions::default();
+        for c in chunk.iter().filter_map(|s| canon.canonicalize(s)) {
+            let _ = state.frontier.push(&mut writes, &mut adds, &c, 0)?;
+        }
+        state.commit(writes, adds, &[])?;
+    }
+    Ok(())
+}
+
+/// A new crawl refuses an output directory holding another crawl's
+/// results (they would be mixed, and its resume is lost with its state).
+fn refuse_foreign_output(out: &std::path::Path) -> Result<(), CrawlError> {
+    for e in std::fs::read_dir(out).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if is_result_file(&name) && e.metadata().is_ok_and(|m| m.len() > 0) {
+            return Err(CrawlError::ForeignOutput(out.to_path_buf()));
+        }
+    }
+    Ok(())
+}
+
+/// Files a crawl writes in its output directory.
+fn is_result_file(name: &str) -> bool {
+    name.starts_with("pages-")
+        || name.starts_with("crawl-")
+        || name == "duplicates.jsonl"
+        || name == "errors.jsonl"
+}
+
+/// The fetcher decides when a host may be asked; the frontier asks it.
+struct FetcherTurns<'a>(&'a Fetcher);
+
+impl Turns for FetcherTurns<'_> {
+    fn ready_at(&self, url: &Url) -> Instant {
+        self.0.ready_at(url)
+    }
+    fn gap(&self, url: &Url) -> Duration {
+        self.0.delay_of(url)
+    }
+    fn needs_turn(&self, url: &Url) -> bool {
+        !self.0.forbids(url)
+    }
+}

@@ -1,0 +1,126 @@
+//! The embedded store's side the fetch tasks ask: the page budgets and
+//! the duplicate gate, under the store's lock.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use nearcrawl_index::{Judgement, Prepared};
+use url::Url;
+
+use super::core::CoreLock;
+use crate::config::Config;
+use crate::frontier::{Entry, SeenSet};
+use crate::run::{Admitted, Claimed, GateError, PageStore, Stages, Start, Verdicted};
+
+/// What the embedded store hands out.
+#[derive(Debug)]
+pub enum EmbeddedClaim {
+    Page {
+        entry: Entry,
+        /// The document the gate made of it, when it was new: committed
+        /// with the page.
+        doc: Option<(u64, Box<Judgement>)>,
+    },
+    /// A sitemap file of `origin`, whose robots.txt named it (or a sitemap
+    /// index under it).
+    Sitemap { origin: String },
+}
+
+pub struct EmbeddedPages {
+    pub(super) core: Arc<CoreLock>,
+    pub(super) seen: SeenSet,
+    /// Origins whose sitemaps this run has started reading.
+    pub(super) sitemap_origins: Mutex<HashSet<String>>,
+    pub(super) max_pages_per_host: u64,
+    pub(super) max_pages_per_domain: u64,
+}
+
+impl std::fmt::Debug for EmbeddedPages {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmbeddedPages").finish_non_exhaustive()
+    }
+}
+
+impl EmbeddedPages {
+    pub(super) fn new(core: Arc<CoreLock>, seen: SeenSet, config: &Config) -> EmbeddedPages {
+        EmbeddedPages {
+            core,
+            seen,
+            sitemap_origins: Mutex::new(HashSet::new()),
+            max_pages_per_host: config.scope.max_pages_per_host,
+            max_pages_per_domain: config.scope.max_pages_per_domain,
+        }
+    }
+}
+
+impl PageStore for EmbeddedPages {
+    type Claim = EmbeddedClaim;
+
+    fn start(&self) -> Start {
+        Start::WhenReady
+    }
+
+    fn admit(&self, claimed: &Claimed<EmbeddedClaim>) -> Admitted {
+        let url = &claimed.url;
+        let host = url.host_str().unwrap_or("");
+        let section = crate::traps::section(url);
+        let (per_host, per_domain) = (self.max_pages_per_host, self.max_pages_per_domain);
+        let taken = (self.core.lock().state).take_page(host, &section, per_host, per_domain);
+        match taken {
+            Ok(Ok(())) => Admitted::Yes,
+            Ok(Err(budget)) => Admitted::No(budget),
+            Err(e) => {
+                tracing::error!(%url, "reading the page budgets failed, the URL goes back: {e}");
+                Admitted::Later
+            }
+        }
+    }
+
+    /// The first time this run meets an origin whose sitemaps an earlier
+    /// run did not read to the end.
+    fn wants_sitemaps(&self, url: &Url, _robots_fetched_now: bool) -> bool {
+        let origin = url.origin().ascii_serialization();
+        let first = self.sitemap_origins.lock().unwrap().insert(origin.clone());
+        first && !self.core.lock().state.sitemaps_read(&origin)
+    }
+
+    async fn take_server_turn(&self, _: &mut Claimed<EmbeddedClaim>, _: &Stages) -> bool {
+        true
+    }
+
+    fn seen(&self, url: &Url) -> bool {
+        self.seen.contains(url)
+    }
+
+    /// A new page becomes a document at once (in the index, and pending
+    /// until its page is committed), so the next page is judged against it.
+    async fn judge(
+        &self,
+        claimed: &mut Claimed<EmbeddedClaim>,
+        prepared: Prepared,
+    ) -> Result<Verdicted, GateError> {
+        let mut guard = self.core.lock();
+        let core = &mut *guard;
+        let judgement = {
+            // Committed, or judged in this run and on its way (a document
+            // a crash lost is in neither).
+            let exists = |d| core.pending_docs.contains_key(&d) || core.state.doc_exists(d);
+            core.dedup.judge_prepared(prepared, exists)
+        }
+        .map_err(|e| GateError::Failed(e.to_string()))?;
+        let decision = judgement.decision;
+        if let Some((of, ..)) = decision.verdict.duplicate_of() {
+            return Ok((decision, core.doc_url(of)));
+        }
+        let doc =
+            (core.state.new_doc()).map_err(|e| GateError::Failed(format!("crawl state: {e}")))?;
+        // A crash before the page is committed leaves the index naming a
+        // document that never existed, which `doc_exists` rules out.
+        (core.dedup.record(doc, &judgement)).map_err(|e| GateError::Failed(e.to_string()))?;
+        core.pending_docs.insert(doc, claimed.url.to_string());
+        if let EmbeddedClaim::Page { doc: slot, .. } = &mut claimed.claim {
+            *slot = Some((doc, Box::new(judgement)));
+        }
+        Ok((decision, None))
+    }
+}

@@ -1,0 +1,239 @@
+//! One claimed URL, from its host's robots.txt to the gate's verdict: the
+//! fetch task, the same for both stores.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use nearcrawl_fetch::{FetchError, Fetched};
+use url::Url;
+
+use super::{Admitted, Claimed, Done, GateError, PageStore, PageVerdict, Stages, Start};
+use crate::phases::Phase;
+use crate::sitemap::{MAX_LEVELS, Sitemap};
+
+/// Pages up to this size are read on the runtime's thread that fetched
+/// them, larger ones on a blocking thread. Handing a page to the blocking
+/// pool costs two thread wake-ups (~30 us of system time a page, measured)
+/// against ~0.2 ms to read a small page; a page of this size takes ~1 ms,
+/// about what a request's round trip may wait for the reactor, while a
+/// multi-megabyte page would hold up every request in flight on that
+/// thread for tens of milliseconds.
+const INLINE_READ_BYTES: usize = 64 << 10;
+
+/// Fetches a claimed URL and judges the page (or reads the sitemap);
+/// never fails: a failure is an error outcome, or the URL goes back.
+pub(super) async fn fetch_claimed<P: PageStore>(
+    stages: Arc<Stages>,
+    store: Arc<P>,
+    claimed: Claimed<P::Claim>,
+) -> Done<P::Claim> {
+    let delay = stages.fetcher.delay_of(&claimed.url);
+    let mut done = Done::new(claimed, delay);
+    if !robots_first(&stages, &*store, &mut done).await {
+        return done;
+    }
+    if done.claimed.sitemap.is_none() {
+        match store.admit(&done.claimed) {
+            Admitted::Yes => {}
+            Admitted::No(why) => {
+                done.stats.out_of_scope(why);
+                return done;
+            }
+            Admitted::Later => {
+                done.again = true;
+                return done;
+            }
+        }
+    }
+    if !may_start(&stages, &*store, &mut done).await {
+        done.again = true;
+        return done;
+    }
+    match done.claimed.sitemap {
+        Some(level) => read_sitemap(&stages, &mut done, level).await,
+        None => fetch_page(&stages, &store, &mut done).await,
+    }
+    done
+}
+
+/// Reads the host's robots.txt first if its rules are not known. That
+/// request takes the host's turn: the URL goes back unless the host's
+/// next turn is due at once. The sitemaps robots.txt names are returned
+/// with a page when the store wants them. False: the URL is not fetched
+/// now.
+async fn robots_first<P: PageStore>(stages: &Stages, store: &P, done: &mut Done<P::Claim>) -> bool {
+    let url = done.claimed.url.clone();
+    let fetched_now = !stages.fetcher.has_rules(&url);
+    if fetched_now {
+        if !store.take_server_turn(&mut done.claimed, stages).await {
+            done.again = true;
+            return false;
+        }
+        let asked = Instant::now();
+        let rules = tokio::select! {
+            r = stages.fetcher.rules_for(&url) => r,
+            () = stages.stopped() => {
+                done.again = true;
+                return false;
+            }
+        };
+        done.delay = stages.fetcher.delay_of(&url);
+        done.started = Some(asked);
+        // On an error the request reports it (the answer decides).
+        if rules.is_err() {
+            return true;
+        }
+    }
+    let page = done.claimed.sitemap.is_none();
+    if page && stages.config.seeds.sitemaps && store.wants_sitemaps(&url, fetched_now) {
+        done.sitemaps = robots_sitemaps(stages, &url).await;
+    }
+    let slack = match store.start() {
+        Start::WhenReady => crate::frontier::SLACK,
+        Start::AtOnce(slack) => slack,
+    };
+    if fetched_now && stages.fetcher.ready_at(&url) > Instant::now() + slack {
+        done.again = true;
+        return false;
+    }
+    true
+}
+
+/// Whether the request may start now: a store that counted the host's
+/// turn from the moment it handed the URL out needs it to start at once,
+/// and where turns are kept per server, the server's turn is taken.
+async fn may_start<P: PageStore>(stages: &Stages, store: &P, done: &mut Done<P::Claim>) -> bool {
+    let url = &done.claimed.url;
+    if let Start::AtOnce(slack) = store.start() {
+        if stages.fetcher.ready_at(url) > Instant::now() + slack {
+            done.delay = stages.fetcher.delay_of(url);
+            return false;
+        }
+    }
+    store.take_server_turn(&mut done.claimed, stages).await
+}
+
+/// The sitemaps `url`'s robots.txt names (the cached copy), as level 0.
+async fn robots_sitemaps(stages: &Stages, url: &Url) -> Vec<(Url, u32)> {
+    let Ok(robots) = stages.fetcher.robots_for(url).await else {
+        return Vec::new();
+    };
+    let named = robots.sitemaps().iter().filter_map(|s| Url::parse(s).ok());
+    named.map(|s| (s, 0)).collect()
+}
+
+/// Reads a sitemap: an index gives more sitemaps (down to
+/// [`MAX_LEVELS`]), a list gives pages one link from the seeds (canonical
+/// and in scope; the others counted out of scope). A sitemap that cannot
+/// be read is an error outcome.
+async fn read_sitemap<C>(stages: &Stages, done: &mut Done<C>, level: u32) {
+    let url = done.claimed.url.clone();
+    let (parsed, elapsed) = tokio::select! {
+        r = crate::sitemap::fetch(&stages.fetcher, &url) => r,
+        () = stages.stopped() => {
+            done.again = true;
+            return;
+        }
+    };
+    let now = Instant::now();
+    done.delay = stages.fetcher.delay_of(&url);
+    done.started = Some(now.checked_sub(elapsed).unwrap_or(now));
+    let locs = |locs: Vec<String>| locs.into_iter().filter_map(|l| Url::parse(&l).ok());
+    match parsed {
+        Err((kind, detail)) => done.error(kind, detail),
+        Ok(Sitemap::Index(children)) if level < MAX_LEVELS => {
+            done.sitemaps = locs(children).map(|s| (s, level + 1)).collect();
+        }
+        Ok(Sitemap::Index(_)) => {}
+        Ok(Sitemap::Urls(pages)) => {
+            done.listed = stages.pages.sitemap_pages(pages, &mut done.stats);
+        }
+    }
+}
+
+/// Fetches a page; a request still waiting for its host's turn when the
+/// crawl stops is abandoned (the URL goes back).
+async fn fetch_page<P: PageStore>(stages: &Arc<Stages>, store: &Arc<P>, done: &mut Done<P::Claim>) {
+    let t = Instant::now();
+    let url = done.claimed.url.clone();
+    let depth = done.claimed.depth;
+    let hop_stages = stages.clone();
+    let hop_ok = move |hop: &Url| hop_stages.pages.allows_hop(hop, depth);
+    let result = tokio::select! {
+        r = stages.fetcher.fetch(&url, &hop_ok) => r,
+        () = stages.stopped() => {
+            tracing::debug!(%url, "abandoned: stopping");
+            done.again = true;
+            return;
+        }
+    };
+    let t = stages.phases.add(Phase::Fetch, t);
+    let now = Instant::now();
+    done.delay = stages.fetcher.delay_of(&url);
+    done.started = Some(match &result {
+        Ok(fetched) => now.checked_sub(fetched.elapsed).unwrap_or(now),
+        Err(_) => now,
+    });
+    match result {
+        Ok(fetched) => {
+            stages.latencies.observe(fetched.elapsed);
+            judge_page(stages, store, done, fetched, t).await;
+        }
+        Err(e) => {
+            tracing::debug!(%url, kind = e.kind(), "{e}");
+            done.host_error = !matches!(e, FetchError::RobotsDenied);
+            let record = crate::page::failed(&url, &e, &mut done.stats);
+            done.outcomes.push(record);
+        }
+    }
+}
+
+/// Reads a fetched page in its extraction turn, then asks the gate and
+/// turns the verdict into outcomes.
+async fn judge_page<P: PageStore>(
+    stages: &Arc<Stages>,
+    store: &Arc<P>,
+    done: &mut Done<P::Claim>,
+    fetched: Fetched,
+    t: Instant,
+) {
+    let depth = done.claimed.depth;
+    let len = fetched.body.len();
+    let turn = stages.extraction.enter(len).await;
+    let t = stages.phases.add(Phase::ExtractionWait, t);
+    let read = if len <= INLINE_READ_BYTES {
+        Ok(stages.pages.read(depth, fetched, |c| store.seen(c)))
+    } else {
+        let (s, p) = (stages.clone(), store.clone());
+        tokio::task::spawn_blocking(move || s.pages.read(depth, fetched, |c| p.seen(c))).await
+    };
+    drop(turn);
+    let Ok((read, prepared)) = read else {
+        done.error("extract", "extraction panicked".into());
+        return;
+    };
+    let url = done.claimed.url.clone();
+    let (decision, original) = match store.judge(&mut done.claimed, prepared).await {
+        Ok(verdicted) => verdicted,
+        Err(GateError::Again(why)) => {
+            tracing::warn!(%url, "the gate failed, the URL goes back: {why}");
+            done.again = true;
+            return;
+        }
+        Err(GateError::Failed(why)) => {
+            done.error("index", why);
+            return;
+        }
+    };
+    tracing::debug!(%url, status = read.fetched.status, verdict = ?decision.verdict, "page");
+    done.final_url = Some(read.fetched.final_url.clone());
+    let judged = (stages.pages).judged(&url, depth, read, &decision, original, &mut done.stats);
+    done.verdict = Some(PageVerdict {
+        duplicate: !judged.new,
+        copies_neighbour: judged.copies_neighbour,
+        written: judged.written,
+    });
+    done.outcomes = judged.outcomes;
+    done.links = judged.links;
+    stages.phases.add(Phase::Judge, t);
+}

@@ -1,0 +1,334 @@
+//! The one crawl loop, driven over either store: the embedded one (sled,
+//! [`crate::embedded`]) or a Redis Cluster (`nearcrawl-cluster`).
+//!
+//! ```text
+//!            take(room)            spawn              join
+//!   store ─────────────► claims ─────────► fetch task ─────► done
+//!     ▲                                    (robots, fetch,     │
+//!     │  commit(group)                      read, judge)       │ finished(done)
+//!     └────────────────────────── group of done URLs ◄─────────┘
+//! ```
+//!
+//! A store has two sides, as ripgrep's searcher has a `Sink` and a
+//! `Matcher`:
+//! - [`CrawlStore`], owned by the loop: hands out URLs whose turn has
+//!   come, takes them back when their request is over, commits the
+//!   outcomes of finished URLs in groups, checkpoints, and says when the
+//!   crawl is over;
+//! - [`PageStore`], shared by the fetch tasks: the page budgets and the
+//!   duplicate gate, asked while a page is fetched and judged.
+//!
+//! Everything a page becomes is [`crate::page::Pipeline`]'s, the same for
+//! both stores; the stores differ only in where the state lives.
+
+mod driver;
+mod fetch;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use nearcrawl_fetch::Fetcher;
+use nearcrawl_index::{Decision, Prepared};
+use url::Url;
+
+use crate::config::Config;
+use crate::latency::Latencies;
+use crate::page::Pipeline;
+use crate::phases::Phases;
+use crate::sink::Outcome;
+use crate::slots::ExtractionSlots;
+use crate::stats::Stats;
+
+pub use driver::run;
+
+/// What the fetch tasks of one crawl share, whatever the store.
+pub struct Stages {
+    pub config: Config,
+    pub fetcher: Fetcher,
+    /// What a fetched page becomes.
+    pub pages: Pipeline,
+    /// Pages extracted at once, and bodies waiting for it.
+    pub extraction: ExtractionSlots,
+    pub latencies: Latencies,
+    pub(crate) phases: Phases,
+    stop: AtomicBool,
+    /// Wakes requests waiting for their host's turn when the crawl stops.
+    stopping: tokio::sync::Notify,
+    in_flight: AtomicUsize,
+}
+
+impl std::fmt::Debug for Stages {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stages").finish_non_exhaustive()
+    }
+}
+
+impl Stages {
+    pub fn new(config: Config, fetcher: Fetcher, pages: Pipeline) -> Stages {
+        Stages {
+            config,
+            fetcher,
+            pages,
+            extraction: ExtractionSlots::new(),
+            latencies: Latencies::default(),
+            phases: Phases::default(),
+            stop: AtomicBool::new(false),
+            stopping: tokio::sync::Notify::new(),
+            in_flight: AtomicUsize::new(0),
+        }
+    }
+
+    /// Stops the crawl: no URL is taken any more, requests still waiting
+    /// for their host's turn are abandoned (their URLs go back), pages
+    /// fetched already are finished and committed.
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+        self.stopping.notify_waiters();
+    }
+
+    pub fn is_stopping(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+
+    /// URLs being fetched or judged.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::Relaxed)
+    }
+
+    /// Where the fetch tasks' time went, for `stats.json`.
+    pub fn phases_json(&self) -> serde_json::Value {
+        self.phases.to_json()
+    }
+
+    /// Resolves once the crawl is stopping.
+    async fn stopped(&self) {
+        loop {
+            // Registered before the check, so a stop in between still wakes it.
+            let notified = self.stopping.notified();
+            if self.is_stopping() {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+/// A URL a store handed out to be fetched.
+#[derive(Debug)]
+pub struct Claimed<C> {
+    pub url: Url,
+    /// Links from a seed.
+    pub depth: u32,
+    /// A sitemap file to read, at this level below the ones robots.txt
+    /// names, rather than a page.
+    pub sitemap: Option<u32>,
+    /// What the store needs back to finish it (its frontier entry, its
+    /// lease).
+    pub claim: C,
+}
+
+/// What [`CrawlStore::take`] found.
+#[derive(Debug)]
+pub struct Taken<C> {
+    pub claims: Vec<Claimed<C>>,
+    /// URLs finished without a request (a section cut off as a trap, a
+    /// queued URL that does not parse).
+    pub done: Vec<Done<C>>,
+    /// Nothing is due before this long (links of pages in flight may make
+    /// something due sooner).
+    pub next: Duration,
+}
+
+impl<C> Taken<C> {
+    pub fn nothing(next: Duration) -> Taken<C> {
+        Taken {
+            claims: Vec::new(),
+            done: Vec::new(),
+            next,
+        }
+    }
+}
+
+/// A claimed URL whose request is over, with what it gave.
+#[derive(Debug)]
+pub struct Done<C> {
+    pub claimed: Claimed<C>,
+    /// In the order the outputs get them.
+    pub outcomes: Vec<Outcome>,
+    /// What it adds to the crawl's counts.
+    pub stats: Stats,
+    /// A new page's links to queue, a level below it.
+    pub links: Vec<Url>,
+    /// Sitemap files to read, with their level.
+    pub sitemaps: Vec<(Url, u32)>,
+    /// Pages a sitemap lists, to queue a link from the seeds.
+    pub listed: Vec<Url>,
+    /// Where a page was fetched from after redirects (seen, too).
+    pub final_url: Option<Url>,
+    /// The gate's verdict on a fetched page.
+    pub verdict: Option<PageVerdict>,
+    /// The request failed in a way that counts against its host.
+    pub host_error: bool,
+    /// The host's delay when the request was made (a Crawl-delay).
+    pub delay: Duration,
+    /// When the request started, if one was sent.
+    pub started: Option<Instant>,
+    /// Not done after all: back to its queue (the host's turn went to its
+    /// robots.txt, the crawl stopped before the request, the gate could
+    /// not be reached).
+    pub again: bool,
+}
+
+impl<C> Done<C> {
+    /// Nothing done yet.
+    pub fn new(claimed: Claimed<C>, delay: Duration) -> Done<C> {
+        Done {
+            claimed,
+            outcomes: Vec::new(),
+            stats: Stats::default(),
+            links: Vec::new(),
+            sitemaps: Vec::new(),
+            listed: Vec::new(),
+            final_url: None,
+            verdict: None,
+            host_error: false,
+            delay,
+            started: None,
+            again: false,
+        }
+    }
+
+    /// Done as an error of `kind` about its URL.
+    pub fn error(&mut self, kind: &str, detail: String) {
+        let url = self.claimed.url.to_string();
+        let record = crate::page::error(&url, kind, detail, &mut self.stats);
+        self.outcomes.push(record);
+    }
+}
+
+/// What the gate's verdict tells about a page's host.
+#[derive(Debug, Clone, Copy)]
+pub struct PageVerdict {
+    pub duplicate: bool,
+    /// A duplicate of a page in its own directory: the trap rule's signal.
+    pub copies_neighbour: bool,
+    pub written: bool,
+}
+
+/// The gate's answer on a page, and the duplicate's original by URL.
+pub type Verdicted = (Decision, Option<String>);
+
+/// Why a page could not be judged.
+#[derive(Debug)]
+pub enum GateError {
+    /// Try the URL again later (the gate could not be reached).
+    Again(String),
+    /// Record the error; the URL is done.
+    Failed(String),
+}
+
+/// When the request of a URL handed out may start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// Whenever its host's turn comes: the fetcher waits for it.
+    WhenReady,
+    /// Within this of being handed out, or not at all (the store counted
+    /// the host's turn from then: a cluster's shared schedule).
+    AtOnce(Duration),
+}
+
+/// Whether a URL may be fetched: a budget may be spent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admitted {
+    Yes,
+    /// Done without a request, counted out of scope for this reason.
+    No(&'static str),
+    /// Not known now (the store failed): the URL goes back.
+    Later,
+}
+
+/// The store's side the fetch tasks ask while a page is fetched and judged.
+pub trait PageStore: Send + Sync + 'static {
+    type Claim: Send + 'static;
+
+    /// When a handed-out URL's request may start.
+    fn start(&self) -> Start;
+
+    /// Takes a page of its host's and domain's budgets (stores that check
+    /// them when handing URLs out say yes).
+    fn admit(&self, claimed: &Claimed<Self::Claim>) -> Admitted;
+
+    /// Whether the sitemaps named by the robots.txt of `url`'s origin are
+    /// still to be read; asked once the host's rules are known.
+    fn wants_sitemaps(&self, url: &Url, robots_fetched_now: bool) -> bool;
+
+    /// Takes the turn of the server `claimed`'s request goes to, where
+    /// turns are kept per server (`politeness.key = "ip"` in a cluster);
+    /// false if it has not come: the URL goes back.
+    fn take_server_turn(
+        &self,
+        claimed: &mut Claimed<Self::Claim>,
+        stages: &Stages,
+    ) -> impl Future<Output = bool> + Send;
+
+    /// Whether `url` was queued before (a hint: links known to be seen are
+    /// not handed back).
+    fn seen(&self, url: &Url) -> bool;
+
+    /// The gate's verdict on a prepared page; a new page is recorded, so
+    /// the next page is judged against it.
+    fn judge(
+        &self,
+        claimed: &mut Claimed<Self::Claim>,
+        prepared: Prepared,
+    ) -> impl Future<Output = Result<Verdicted, GateError>> + Send;
+}
+
+/// The store's side the loop owns.
+pub trait CrawlStore: Send {
+    type Claim: Send + 'static;
+    type Pages: PageStore<Claim = Self::Claim>;
+    type Error: std::fmt::Display + Send;
+
+    /// A finished URL's outcomes wait at most this long to be committed.
+    const GROUP_AGE: Duration;
+
+    fn pages(&self) -> Arc<Self::Pages>;
+
+    /// Keeps this engine's share of the crawl (a cluster worker's
+    /// partitions); called every round.
+    fn maintain(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send;
+
+    /// Up to `room` URLs whose turn has come, within the crawl's page
+    /// budget with `in_flight` URLs out.
+    fn take(
+        &mut self,
+        room: usize,
+        in_flight: usize,
+    ) -> impl Future<Output = Result<Taken<Self::Claim>, Self::Error>> + Send;
+
+    /// A URL's request is over (or will not be made): its host may have
+    /// its next turn. Its outcomes wait for [`commit`](CrawlStore::commit).
+    fn finished(&mut self, done: &Done<Self::Claim>) -> Result<(), Self::Error>;
+
+    /// Commits finished URLs: each is done in the state, its links queued,
+    /// its outcomes in the outputs, so that a crash anywhere loses or
+    /// repeats nothing.
+    fn commit(
+        &mut self,
+        group: Vec<Done<Self::Claim>>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send;
+
+    /// Makes the outputs and the state durable together.
+    fn checkpoint(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send;
+
+    /// With nothing in flight and nothing waiting to be committed: whether
+    /// the crawl is over for this engine (nothing left to take, the budget
+    /// spent, or `stopping`).
+    fn over(&mut self, stopping: bool) -> impl Future<Output = Result<bool, Self::Error>> + Send;
+
+    /// Publishes what the loop has in flight (for progress and metrics).
+    fn show(&mut self, in_flight: usize) -> impl Future<Output = Result<(), Self::Error>> + Send;
+}
