@@ -317,15 +317,17 @@ impl CrawlStore for RedisStore {
         Ok(taken)
     }
 
-    fn finished(&mut self, done: &Done<ClusterClaim>) -> Result<(), ClusterError> {
-        let leased = &done.claimed.claim.leased;
-        if let Some(n) = self.share.in_flight.get_mut(&leased.partition) {
-            *n = n.saturating_sub(1);
-        }
-        if let Some(n) = self.keys.get_mut(&leased.key) {
-            *n -= 1;
-            if *n == 0 {
-                self.keys.remove(&leased.key);
+    fn finished(&mut self, finished: &[Done<ClusterClaim>]) -> Result<(), ClusterError> {
+        for done in finished {
+            let leased = &done.claimed.claim.leased;
+            if let Some(n) = self.share.in_flight.get_mut(&leased.partition) {
+                *n = n.saturating_sub(1);
+            }
+            if let Some(n) = self.keys.get_mut(&leased.key) {
+                *n -= 1;
+                if *n == 0 {
+                    self.keys.remove(&leased.key);
+                }
             }
         }
         Ok(())

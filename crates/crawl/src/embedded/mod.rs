@@ -266,30 +266,38 @@ impl CrawlStore for EmbeddedStore {
         Ok(taken)
     }
 
-    fn finished(&mut self, done: &Done<EmbeddedClaim>) -> Result<(), CrawlError> {
+    fn finished(&mut self, finished: &[Done<EmbeddedClaim>]) -> Result<(), CrawlError> {
+        if finished.is_empty() {
+            return Ok(());
+        }
         let turns = FetcherTurns(&self.stages.fetcher);
-        let origin = match &done.claimed.claim {
-            EmbeddedClaim::Page { entry, .. } => {
-                let frontier = &mut self.core.lock().state.frontier;
-                if done.again {
-                    frontier.put_back(entry.clone(), &turns)?;
-                } else {
-                    frontier.done(entry, &turns);
+        let mut core = self.core.lock();
+        for done in finished {
+            let origin = match &done.claimed.claim {
+                EmbeddedClaim::Page { entry, .. } => {
+                    let frontier = &mut core.state.frontier;
+                    if done.again {
+                        frontier.put_back(entry.clone(), &turns)?;
+                    } else {
+                        frontier.done(entry, &turns);
+                    }
+                    done.claimed.url.origin().ascii_serialization()
                 }
-                done.claimed.url.origin().ascii_serialization()
-            }
-            EmbeddedClaim::Sitemap { origin } => {
-                if done.again {
-                    self.sitemaps.put_back(Queued {
-                        url: done.claimed.url.clone(),
-                        level: done.claimed.sitemap.unwrap_or(0),
-                        origin: origin.clone(),
-                    });
+                EmbeddedClaim::Sitemap { origin } => {
+                    if done.again {
+                        self.sitemaps.put_back(Queued {
+                            url: done.claimed.url.clone(),
+                            level: done.claimed.sitemap.unwrap_or(0),
+                            origin: origin.clone(),
+                        });
+                    }
+                    origin.clone()
                 }
-                origin.clone()
+            };
+            if !done.sitemaps.is_empty() {
+                self.sitemaps.add(&origin, &done.sitemaps);
             }
-        };
-        self.sitemaps.add(&origin, &done.sitemaps);
+        }
         Ok(())
     }
 

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use tokio::task::JoinSet;
 
 use super::fetch::fetch_claimed;
-use super::{CrawlStore, Done, Stages};
+use super::{CrawlStore, Done, PageStore, Stages, Start};
 use crate::phases::Phase;
 
 /// Finished URLs are committed in groups of this many, or when the oldest
@@ -25,46 +25,83 @@ const MAX_IDLE: Duration = Duration::from_millis(20);
 /// checkpoint, `stats.json`). A store error ends the run at once: what was
 /// committed is consistent, and the next run goes on from it.
 pub async fn run<S: CrawlStore>(store: &mut S, stages: &Arc<Stages>) -> Result<(), S::Error> {
-    let pages = store.pages();
-    let concurrency = stages.config.politeness.global_concurrency.0.max(1);
     let checkpoint_every = Duration::from_secs(stages.config.output.checkpoint_secs.0 as u64);
-    let mut tasks = JoinSet::new();
-    let mut group = Group::default();
+    let mut l = Loop {
+        pages: store.pages(),
+        store,
+        stages,
+        concurrency: stages.config.politeness.global_concurrency.0.max(1),
+        tasks: JoinSet::new(),
+        group: Group::default(),
+    };
     let mut checkpointed = Instant::now();
     loop {
-        store.maintain().await?;
-        let mut next = MAX_IDLE;
-        let room = concurrency.saturating_sub(tasks.len());
-        // A URL handed out may have to start at once: none is taken while
-        // fetched bodies wait for extraction past their bounds.
-        if room > 0 && !stages.is_stopping() && stages.extraction.has_room() {
-            // Finished URLs not committed yet count against the budget too.
-            let taken = store.take(room, tasks.len() + group.done.len()).await?;
-            next = taken.next;
-            for done in taken.done {
-                store.finished(&done)?;
-                group.push(done);
-            }
-            for claimed in taken.claims {
-                tasks.spawn(fetch_claimed(stages.clone(), pages.clone(), claimed));
-            }
+        l.store.maintain().await?;
+        let next = l.refill().await?;
+        l.store.show(l.tasks.len()).await?;
+        let wait = l.group.wait(next, S::GROUP_AGE);
+        let finished = collect(&mut l.tasks, wait, stages).await;
+        l.store.finished(&finished)?;
+        l.group.extend(finished);
+        // Refilled before the commit, so that requests go on while it is
+        // written.
+        l.refill().await?;
+        if l.group.is_due(S::GROUP_AGE, l.tasks.is_empty()) {
+            l.store.commit(l.group.take()).await?;
         }
-        stages.in_flight.store(tasks.len(), Ordering::Relaxed);
-        store.show(tasks.len()).await?;
-        for done in collect(&mut tasks, group.wait(next, S::GROUP_AGE), stages).await {
-            store.finished(&done)?;
-            group.push(done);
-        }
-        if group.is_due(S::GROUP_AGE, tasks.is_empty()) {
-            store.commit(group.take()).await?;
-        }
-        if group.is_empty() && checkpointed.elapsed() >= checkpoint_every {
-            store.checkpoint().await?;
+        if l.group.is_empty() && checkpointed.elapsed() >= checkpoint_every {
+            l.store.checkpoint().await?;
             checkpointed = Instant::now();
         }
-        if tasks.is_empty() && group.is_empty() && store.over(stages.is_stopping()).await? {
+        let idle = l.tasks.is_empty() && l.group.is_empty();
+        if idle && l.store.over(stages.is_stopping()).await? {
             stages.in_flight.store(0, Ordering::Relaxed);
             return Ok(());
+        }
+    }
+}
+
+/// The loop's own state: the store, the tasks in flight, the group of
+/// finished URLs waiting to be committed.
+struct Loop<'a, S: CrawlStore> {
+    store: &'a mut S,
+    pages: Arc<S::Pages>,
+    stages: &'a Arc<Stages>,
+    concurrency: usize,
+    tasks: JoinSet<Done<S::Claim>>,
+    group: Group<S::Claim>,
+}
+
+impl<S: CrawlStore> Loop<'_, S> {
+    /// Takes URLs up to the concurrency and starts a task for each; returns
+    /// how long until the store has more to hand out.
+    async fn refill(&mut self) -> Result<Duration, S::Error> {
+        let room = self.concurrency.saturating_sub(self.tasks.len());
+        let stages = self.stages;
+        if room == 0 || stages.is_stopping() || !self.may_start() {
+            return Ok(MAX_IDLE);
+        }
+        // Finished URLs not committed yet count against the budget too.
+        let out = self.tasks.len() + self.group.done.len();
+        let taken = self.store.take(room, out).await?;
+        self.store.finished(&taken.done)?;
+        self.group.extend(taken.done);
+        for claimed in taken.claims {
+            let task = fetch_claimed(stages.clone(), self.pages.clone(), claimed);
+            self.tasks.spawn(task);
+        }
+        stages.in_flight.store(self.tasks.len(), Ordering::Relaxed);
+        Ok(taken.next)
+    }
+
+    /// While fetched bodies wait for extraction past their bounds, no
+    /// request starts. A task waits for that itself before its request
+    /// (one starts as each body is judged, as the backlog frees), unless a
+    /// URL must start at once once handed out: then none is taken.
+    fn may_start(&self) -> bool {
+        match self.pages.start() {
+            Start::WhenReady => true,
+            Start::AtOnce(_) => self.stages.extraction.has_room(),
         }
     }
 }
@@ -85,11 +122,11 @@ impl<C> Default for Group<C> {
 }
 
 impl<C> Group<C> {
-    fn push(&mut self, done: Done<C>) {
+    fn extend(&mut self, done: Vec<Done<C>>) {
         if self.done.is_empty() {
             self.since = Instant::now();
         }
-        self.done.push(done);
+        self.done.extend(done);
     }
 
     fn is_empty(&self) -> bool {

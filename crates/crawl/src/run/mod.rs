@@ -309,9 +309,10 @@ pub trait CrawlStore: Send {
         in_flight: usize,
     ) -> impl Future<Output = Result<Taken<Self::Claim>, Self::Error>> + Send;
 
-    /// A URL's request is over (or will not be made): its host may have
-    /// its next turn. Its outcomes wait for [`commit`](CrawlStore::commit).
-    fn finished(&mut self, done: &Done<Self::Claim>) -> Result<(), Self::Error>;
+    /// URLs whose requests are over (or will not be made): their hosts may
+    /// have their next turns. Their outcomes wait for
+    /// [`commit`](CrawlStore::commit).
+    fn finished(&mut self, done: &[Done<Self::Claim>]) -> Result<(), Self::Error>;
 
     /// Commits finished URLs: each is done in the state, its links queued,
     /// its outcomes in the outputs, so that a crash anywhere loses or
