@@ -1,0 +1,85 @@
+//! What the fetch tasks of one crawl share, whatever the store: the
+//! config, the fetcher, the page pipeline, the extraction slots, the
+//! figures they add to, and the stop signal.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use nearcrawl_fetch::Fetcher;
+
+use crate::config::Config;
+use crate::latency::Latencies;
+use crate::page::Pipeline;
+use crate::phases::Phases;
+use crate::slots::ExtractionSlots;
+
+/// What the fetch tasks of one crawl share, whatever the store.
+pub struct Stages {
+    pub config: Config,
+    pub fetcher: Fetcher,
+    /// What a fetched page becomes.
+    pub pages: Pipeline,
+    /// Pages extracted at once, and bodies waiting for it.
+    pub extraction: ExtractionSlots,
+    pub latencies: Latencies,
+    pub(crate) phases: Phases,
+    stop: AtomicBool,
+    /// Wakes requests waiting for their host's turn when the crawl stops.
+    stopping: tokio::sync::Notify,
+    pub(super) in_flight: AtomicUsize,
+}
+
+impl std::fmt::Debug for Stages {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stages").finish_non_exhaustive()
+    }
+}
+
+impl Stages {
+    pub fn new(config: Config, fetcher: Fetcher, pages: Pipeline) -> Stages {
+        Stages {
+            config,
+            fetcher,
+            pages,
+            extraction: ExtractionSlots::new(),
+            latencies: Latencies::default(),
+            phases: Phases::default(),
+            stop: AtomicBool::new(false),
+            stopping: tokio::sync::Notify::new(),
+            in_flight: AtomicUsize::new(0),
+        }
+    }
+
+    /// Stops the crawl: no URL is taken any more, requests still waiting
+    /// for their host's turn are abandoned (their URLs go back), pages
+    /// fetched already are finished and committed.
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+        self.stopping.notify_waiters();
+    }
+
+    pub fn is_stopping(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+
+    /// URLs being fetched or judged.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::Relaxed)
+    }
+
+    /// Where the fetch tasks' time went, for `stats.json`.
+    pub fn phases_json(&self) -> serde_json::Value {
+        self.phases.to_json()
+    }
+
+    /// Resolves once the crawl is stopping.
+    pub(super) async fn stopped(&self) {
+        loop {
+            // Registered before the check, so a stop in between still wakes it.
+            let notified = self.stopping.notified();
+            if self.is_stopping() {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
