@@ -30,6 +30,7 @@
 
 mod records;
 mod seen;
+mod upgrade;
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::io::{self, Read};
@@ -49,14 +50,6 @@ use seen::seen_fp;
 const KNOWN: u8 = b'k';
 /// The recorded lengths of the frontier's files.
 const FILES: u8 = b'f';
-/// The queue and in-flight set as earlier versions kept them: store keys
-/// (host 0x00 depth seq → URL), moved to the queue file at open.
-const OLD_QUEUE: u8 = b'q';
-const OLD_IN_FLIGHT: u8 = b'i';
-/// The seen set as earlier versions kept it: fingerprints, then before
-/// that whole URLs, as store keys (moved to the seen file at open).
-const OLD_SEEN: u8 = b'u';
-const OLD_SEEN_URLS: u8 = b's';
 
 /// The files' tags in the outbox's tails.
 const QUEUE_FILE: u8 = b'q';
@@ -371,51 +364,6 @@ impl Frontier {
         let hosts: Vec<Host> = self.hosts.keys().cloned().collect();
         for host in hosts {
             self.join_turn(host, false);
-        }
-        Ok(())
-    }
-
-    /// Moves a queue and seen set kept as store keys (earlier versions) to
-    /// the files, in batches, each atomic with the files' new lengths: a
-    /// crash midway leaves the rest as keys, and the next open goes on.
-    fn migrate_store_keys(&mut self) -> Result<(), StoreError> {
-        for tag in [OLD_SEEN, OLD_SEEN_URLS, OLD_IN_FLIGHT, OLD_QUEUE] {
-            loop {
-                let mut batch = Writes::default();
-                let mut adds = Additions::default();
-                for item in self.store.scan_prefix(&[tag]).take(10_000) {
-                    let (key, value) = item?;
-                    batch.remove(key.clone());
-                    let url = || Url::parse(&String::from_utf8_lossy(&value)).ok();
-                    match tag {
-                        OLD_SEEN => adds.seen.push(be_u64(&key[1..])),
-                        OLD_SEEN_URLS => {
-                            // Keys that are not URLs cannot be looked up.
-                            if let Ok(u) = Url::parse(&String::from_utf8_lossy(&key[1..])) {
-                                adds.seen.push(seen_fp(&u));
-                            }
-                        }
-                        _ => {
-                            let Some(u) = url() else { continue };
-                            // host 0x00 depth(u32) seq(u64)
-                            let depth = key
-                                .len()
-                                .checked_sub(12)
-                                .and_then(|at| key.get(at..at + 4))
-                                .map_or(0, |d| u32::from_be_bytes(d.try_into().unwrap()));
-                            adds.enqueue(host_of(&u), depth, self.seq, u.as_str());
-                            self.seq += 1;
-                        }
-                    }
-                }
-                if batch.is_empty() {
-                    break;
-                }
-                self.write(&mut adds).map_err(io_error)?;
-                self.save(&mut batch)?;
-                self.store.apply(batch)?;
-                self.added(adds);
-            }
         }
         Ok(())
     }
@@ -907,6 +855,7 @@ impl Frontier {
 
 #[cfg(test)]
 mod tests {
+    use super::upgrade::{OLD_IN_FLIGHT, OLD_QUEUE, OLD_SEEN, OLD_SEEN_URLS};
     use super::*;
 
     fn u(s: &str) -> Url {
