@@ -22,10 +22,12 @@
 //!   page the verdict one machine would give judging the pages in the log's
 //!   order: two copies judged at the same moment on two workers are never
 //!   both kept. The log is trimmed to what every replica has flushed.
-//! - [`Worker`]: fetch, extract, judge and commit: a URL's outcomes go to a
-//!   synced local outbox, then the URL is acknowledged (fenced), then the
-//!   outcomes reach the outputs, so the union of the workers' outputs
-//!   holds every page once even when workers are killed.
+//! - [`Worker`]: one worker, the crawl loop of `nearcrawl_crawl::run`
+//!   over the worker's store: URLs leased from the partitions it holds,
+//!   judged by the shared gate; a URL's outcomes go to a synced local
+//!   outbox, then the URL is acknowledged (fenced), then the outcomes reach
+//!   the outputs, so the union of the workers' outputs holds every page
+//!   once even when workers are killed.
 //!
 //! ```no_run
 //! # async fn f() -> Result<(), nearcrawl_cluster::ClusterError> {
@@ -51,6 +53,7 @@ mod error;
 mod frontier;
 mod hash;
 mod lease;
+mod open;
 mod outbox;
 mod pages;
 mod retry;

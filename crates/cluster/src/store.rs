@@ -58,7 +58,11 @@ pub(crate) struct RedisStore {
     pub sink: Box<dyn Sink>,
     pub outbox: Outbox,
     pub stats: Stats,
+    pub crawl: String,
     pub worker: String,
+    /// The position of the copy of another worker's replica this one
+    /// started from, if it did.
+    pub from_snapshot: Option<String>,
     /// URLs whose lease lapsed before they were acknowledged (fetched
     /// again elsewhere), and entries dropped at recovery for that reason.
     pub lapsed: u64,
@@ -80,34 +84,38 @@ pub(crate) struct RedisStore {
     lease_time: Duration,
 }
 
+/// What a worker opened and recovered, for its store.
+pub(crate) struct Opened {
+    pub frontier: SharedFrontier,
+    pub partitions: Partitions,
+    pub sink: Box<dyn Sink>,
+    pub outbox: Outbox,
+    pub stats: Stats,
+    pub crawl: String,
+    pub worker: String,
+    pub lapsed: u64,
+    pub from_snapshot: Option<String>,
+}
+
 impl RedisStore {
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        stages: Arc<Stages>,
-        pages: Arc<ClusterPages>,
-        frontier: SharedFrontier,
-        partitions: Partitions,
-        sink: Box<dyn Sink>,
-        outbox: Outbox,
-        stats: Stats,
-        worker: String,
-        lapsed: u64,
-    ) -> RedisStore {
+    pub(crate) fn new(stages: Arc<Stages>, pages: Arc<ClusterPages>, o: Opened) -> RedisStore {
         let lease_time = Duration::from_secs(stages.config.cluster.lease_secs.0 as u64);
         let shown = Arc::new(Shown {
-            stats: Mutex::new(stats.clone()),
+            stats: Mutex::new(o.stats.clone()),
             ..Shown::default()
         });
         RedisStore {
             stages,
             pages,
-            frontier,
-            partitions,
-            sink,
-            outbox,
-            stats,
-            worker,
-            lapsed,
+            frontier: o.frontier,
+            partitions: o.partitions,
+            sink: o.sink,
+            outbox: o.outbox,
+            stats: o.stats,
+            crawl: o.crawl,
+            worker: o.worker,
+            lapsed: o.lapsed,
+            from_snapshot: o.from_snapshot,
             sending: None,
             share: Share::default(),
             shown,

@@ -4,44 +4,28 @@
 //! local outbox and outputs (see [`crate::commit`]).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::sync::atomic::Ordering;
+use std::time::Instant;
 
-use nearcrawl_crawl::config::{Config, PolitenessKey};
-use nearcrawl_crawl::page::Pipeline;
+use nearcrawl_crawl::config::Config;
 use nearcrawl_crawl::run::Stages;
 use nearcrawl_crawl::sink::Sink;
 use nearcrawl_crawl::stats::{Metrics, Stats};
-use nearcrawl_fetch::{Fetcher, politeness_key};
-use nearcrawl_index::Fingerprinter;
-use std::sync::atomic::Ordering;
 use url::Url;
 
-use crate::commit::send;
 use crate::error::ClusterError;
-use crate::frontier::{FrontierConfig, Link, SharedFrontier};
-use crate::lease::Partitions;
-use crate::outbox::Outbox;
-use crate::pages::{ClusterPages, START_SLACK};
-use crate::shared_gate::SharedGate;
 use crate::store::RedisStore;
-
-/// A URL not acknowledged this long after its lease goes back to its queue.
-const FLIGHT: Duration = Duration::from_secs(60);
 
 /// One worker of a shared crawl.
 pub struct Worker {
     store: RedisStore,
     stages: Arc<Stages>,
-    crawl: String,
-    /// The position of the copy of another worker's replica this one
-    /// started from, if it did.
-    from_snapshot: Option<String>,
 }
 
 impl std::fmt::Debug for Worker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Worker")
-            .field("crawl", &self.crawl)
+            .field("crawl", &self.store.crawl)
             .field("worker", &self.store.worker)
             .finish_non_exhaustive()
     }
@@ -55,64 +39,10 @@ impl Worker {
     pub async fn new(
         config: Config,
         seeds: &[Url],
-        mut sink: Box<dyn Sink>,
+        sink: Box<dyn Sink>,
     ) -> Result<Worker, ClusterError> {
-        let nodes: Vec<&str> = config.cluster.nodes.iter().map(String::as_str).collect();
-        let crawl = config.cluster.name.clone();
-        let worker = match config.cluster.worker.as_str() {
-            "" => default_worker_name(),
-            w => w.to_string(),
-        };
-        let dir = config.output.dir.join("cluster");
-        let dedup = config.dedup_config();
-        let (gate, from_snapshot) =
-            join_gate(&nodes, &crawl, &dir.join("gate"), dedup, &worker).await?;
-        let frontier = SharedFrontier::open(&nodes, &crawl, frontier_config(&config)).await?;
-        let lease = Duration::from_secs(config.cluster.lease_secs.0 as u64);
-        let partitions = Partitions::open(&nodes, &crawl, &worker, lease).await?;
-        let (outbox, saved, entries) = Outbox::open(&dir)?;
-        let mut stats = saved.stats;
-        let mut lapsed = 0;
-        sink.rewind(&saved.sink)?;
-        for e in entries {
-            if frontier.acked(e.partition, e.id).await? {
-                send(&mut *sink, &e.outcomes)?;
-                stats.merge(e.stats);
-            } else {
-                lapsed += 1;
-            }
-        }
-        let fetcher = Fetcher::new(config.fetch_config())?;
-        let capture_headers = sink.wants_captures().then(|| fetcher.request_headers());
-        let fingerprinter = Fingerprinter::new(&dedup)?;
-        let pages = Pipeline::new(&config, seeds, fingerprinter, capture_headers)
-            .map_err(|e| ClusterError::Config(format!("scope: {e}")))?;
-        warn_unshared(&config);
-        let cluster_pages = Arc::new(ClusterPages {
-            gate: tokio::sync::Mutex::new(gate),
-            addresses: (config.politeness.key == PolitenessKey::Ip).then(|| frontier.clone()),
-        });
-        let stages = Arc::new(Stages::new(config, fetcher, pages));
-        let store = RedisStore::new(
-            stages.clone(),
-            cluster_pages,
-            frontier,
-            partitions,
-            sink,
-            outbox,
-            stats,
-            worker,
-            lapsed,
-        );
-        let mut w = Worker {
-            store,
-            stages,
-            crawl,
-            from_snapshot,
-        };
-        w.store.make_durable().await?;
-        w.add_seeds(seeds).await?;
-        Ok(w)
+        let (store, stages) = RedisStore::open(config, seeds, sink).await?;
+        Ok(Worker { store, stages })
     }
 
     /// A handle that stops the worker: no new URLs are leased, requests
@@ -144,24 +74,6 @@ impl Worker {
         &self.store.worker
     }
 
-    async fn add_seeds(&mut self, seeds: &[Url]) -> Result<(), ClusterError> {
-        let s = &self.stages;
-        let seeds: Vec<(String, String)> = seeds
-            .iter()
-            .filter_map(|u| s.pages.in_scope(u, 0))
-            .map(|c| (politeness_key(&c), c.to_string()))
-            .collect();
-        let links: Vec<Link<'_>> = seeds
-            .iter()
-            .map(|(key, url)| Link { key, url, depth: 0 })
-            .collect();
-        for chunk in links.chunks(1000) {
-            let added = self.store.frontier.add(chunk).await?;
-            self.store.wake_owners(&added).await?;
-        }
-        Ok(())
-    }
-
     /// Crawls until the shared frontier is empty (for every worker), the
     /// crawl's page budget is spent or the worker is stopped; then
     /// commits, checkpoints and releases its partitions.
@@ -190,95 +102,16 @@ impl Worker {
         let mut json = stats.to_json();
         json["this_run"]["worker_secs"] = self.stages.phases_json();
         json["cluster"] = serde_json::json!({
-            "crawl": self.crawl,
+            "crawl": store.crawl,
             "worker": store.worker,
             "lapsed": store.lapsed,
             "partitions_given": gave,
             "partitions_received": got,
             "gate_applied": store.pages.gate.lock().await.applied().to_string(),
-            "gate_from_snapshot": self.from_snapshot,
+            "gate_from_snapshot": store.from_snapshot,
             "redis_calls": crate::retry::calls(),
         });
         store.sink.finish(&json)?;
         Ok(stats)
     }
-}
-
-/// How long a worker that joins late waits for a copy of a replica: the
-/// running workers send one at their next checkpoint.
-const SNAPSHOT_WAIT: Duration = Duration::from_secs(120);
-
-/// Opens this worker's replica of the gate and joins the crawl with it;
-/// when the log was trimmed past it, first replaces it with a copy of a
-/// running worker's. Returns the gate, and the copy's position if one was
-/// taken.
-async fn join_gate(
-    nodes: &[&str],
-    crawl: &str,
-    dir: &std::path::Path,
-    dedup: nearcrawl_index::DedupConfig,
-    worker: &str,
-) -> Result<(SharedGate, Option<String>), ClusterError> {
-    let mut gate = SharedGate::open(nodes, crawl, dir, dedup).await?;
-    match gate.join(worker).await {
-        Err(ClusterError::Trimmed { applied }) => {
-            // Registered under its first name, as `join` would.
-            let name = gate
-                .registered_name()?
-                .unwrap_or_else(|| worker.to_string());
-            drop(gate);
-            tracing::info!(
-                applied,
-                "the shared log was trimmed past this replica: asking a running worker for a copy"
-            );
-            SharedGate::receive_snapshot(nodes, crawl, dir, &name, SNAPSHOT_WAIT).await?;
-            let mut gate = SharedGate::open(nodes, crawl, dir, dedup).await?;
-            gate.join(worker).await?;
-            let at = gate.applied().to_string();
-            tracing::info!(at, "started from a copy of a running worker's replica");
-            Ok((gate, Some(at)))
-        }
-        Err(e) => Err(e),
-        Ok(()) => Ok((gate, None)),
-    }
-}
-
-/// Settings the embedded crawl honours that workers do not share yet: said
-/// once at start, not ignored silently.
-fn warn_unshared(config: &Config) {
-    if config.seeds.sitemaps && !config.politeness.obey_robots {
-        // A worker reads the sitemaps a robots.txt names when it reads
-        // that robots.txt for its rules, in the host's turn.
-        tracing::warn!(
-            "cluster workers read sitemaps only while obeying robots.txt: \
-             seeds.sitemaps has no effect with politeness.obey_robots = false"
-        );
-    }
-}
-
-fn frontier_config(config: &Config) -> FrontierConfig {
-    let p = &config.politeness;
-    FrontierConfig {
-        partitions: config.cluster.partitions.0 as u32,
-        flight: FLIGHT,
-        delay: Duration::from_millis(p.delay_ms),
-        start_slack: START_SLACK,
-        per_key_concurrency: p.per_host_concurrency.0 as u32,
-        max_per_key: config.scope.max_pages_per_host,
-        max_per_domain: config.scope.max_pages_per_domain,
-        max_keys: config.scope.max_hosts,
-        trap_window: config.dedup.trap_window,
-        trap_duplicates: nearcrawl_crawl::traps::trap_threshold(
-            config.dedup.trap_window,
-            config.dedup.trap_share.0,
-        ),
-        ..FrontierConfig::default()
-    }
-}
-
-fn default_worker_name() -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .unwrap_or_else(|_| "worker".into());
-    format!("{host}-{}", std::process::id())
 }
