@@ -312,6 +312,10 @@ fn links_of(url: &str, hosts: usize, pages: usize) -> Vec<(String, String)> {
 struct Record {
     counted: Vec<(String, String)>,
     started: Vec<Leased>,
+    /// Acknowledgements sent, as a worker's outbox keeps them: a worker
+    /// killed after Redis applied one but before the reply came back
+    /// finds it acknowledged when it recovers.
+    acking: Vec<(String, Leased)>,
 }
 
 /// One worker: balance every 200 ms; lease from its share; start each
@@ -355,6 +359,7 @@ async fn worker(nodes: Vec<String>, name: String, cfg: FrontierConfig, record: A
                     })
                     .collect();
                 frontier.add(&links).await.unwrap();
+                (record.lock().unwrap().acking).push((name.clone(), leased.clone()));
                 if frontier
                     .ack(lease, &leased, Some(Duration::from_millis(2)), None)
                     .await
@@ -432,6 +437,16 @@ fn three_workers_one_killed_count_every_page_once_and_keep_every_delay() {
             0,
             "nothing queued or in flight"
         );
+        // b's recovery: what it sent to be acknowledged and the cluster
+        // did acknowledge counts, as a worker replays its outbox.
+        let sent: Vec<(String, Leased)> = record.lock().unwrap().acking.clone();
+        for (name, leased) in sent.into_iter().filter(|(n, _)| n == "b") {
+            let known = (record.lock().unwrap().counted.iter())
+                .any(|(n, u)| *n == name && *u == leased.url);
+            if !known && seed.acked(leased.partition, leased.id).await.unwrap() {
+                record.lock().unwrap().counted.push((name, leased.url));
+            }
+        }
     });
     let record = record.lock().unwrap();
     let mut times: HashMap<&str, usize> = HashMap::new();
