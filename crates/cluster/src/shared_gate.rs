@@ -109,6 +109,10 @@ impl fmt::Display for LogId {
     }
 }
 
+/// Times a judging appends its page when the log lost the entry it
+/// appended (a node that restarted).
+const APPENDS: usize = 3;
+
 /// One gate for many workers: judging appends to a log in the cluster and
 /// applies the log, up to that entry, to this worker's replica.
 ///
@@ -276,11 +280,22 @@ impl SharedGate {
         if let Some(&known) = self.requests.get(&request) {
             return Ok(known);
         }
-        let place = self.append(request, url, doc).await?;
-        self.apply(Some(place), |_, _, _| {}).await?;
-        self.requests.get(&request).copied().ok_or_else(|| {
-            ClusterError::Corrupt(format!("request {request:x} was not in the log at {place}"))
-        })
+        let mut place = self.append(request, url, doc).await?;
+        for _ in 0..APPENDS {
+            self.apply(Some(place), |_, _, _| {}).await?;
+            if let Some(&known) = self.requests.get(&request) {
+                return Ok(known);
+            }
+            // Acknowledged, and not in the log: the node holding it was
+            // killed before its append-only file had the entry (under
+            // `appendfsync everysec`, Redis may reply before it writes when
+            // a sync is slow). Appended again, as a lost reply would be.
+            tracing::warn!(request, %place, "the log lost an entry: appending it again");
+            place = self.append(request, url, doc).await?;
+        }
+        Err(ClusterError::Corrupt(format!(
+            "request {request:x} was not in the log at {place}"
+        )))
     }
 
     /// Applies every entry appended so far (by any worker) to the replica,
