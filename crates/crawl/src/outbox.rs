@@ -313,6 +313,7 @@ mod tests {
                 headers: vec![("Content-Type".into(), "text/html".into())],
                 body,
                 truncated: false,
+                ip: None,
             }),
             Outcome::Page(PageRecord {
                 url: "http://a.example/big".into(),

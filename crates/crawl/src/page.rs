@@ -311,6 +311,7 @@ fn capture(request_headers: Vec<(String, String)>, fetched: &mut Fetched, at: Du
         headers: std::mem::take(&mut fetched.headers),
         body: std::mem::take(&mut fetched.body),
         truncated: fetched.truncated,
+        ip: fetched.remote_ip.map(|ip| ip.to_string()),
     }
 }
 

@@ -78,6 +78,9 @@ pub struct Capture {
     pub body: Vec<u8>,
     /// The body was cut at the configured maximum.
     pub truncated: bool,
+    /// The server's address, when known.
+    #[serde(default)]
+    pub ip: Option<String>,
 }
 
 /// A sink's durable place in its outputs, as it describes it (file lengths,
@@ -218,6 +221,7 @@ mod tests {
                 headers: vec![("Content-Type".into(), "text/html".into())],
                 body: b"<html>\x00\xff</html>".to_vec(),
                 truncated: false,
+                ip: None,
             }),
             Outcome::Page(PageRecord {
                 url: "http://a.example/".into(),

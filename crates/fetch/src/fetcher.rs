@@ -39,6 +39,8 @@ pub struct Fetched {
     /// Time spent on its requests (every hop), politeness waits not
     /// counted.
     pub elapsed: Duration,
+    /// The address the body came from (`WARC-IP-Address`).
+    pub remote_ip: Option<IpAddr>,
     /// The body's share of [`FetchConfig::body_memory_bytes`], given back
     /// when this is dropped.
     _memory: Option<Arc<BodyShare>>,
@@ -671,6 +673,7 @@ impl Fetcher {
             }
         }
         let status = resp.status().as_u16();
+        let remote_ip = resp.remote_addr().map(|a| a.ip());
         let headers: Vec<(String, String)> = resp
             .headers()
             .iter()
@@ -729,6 +732,7 @@ impl Fetcher {
             body,
             truncated,
             elapsed: Duration::ZERO,
+            remote_ip,
             _memory: Some(Arc::new(memory)),
         })
     }

@@ -176,17 +176,24 @@ impl Sink for WarcSink {
         response.extend_from_slice(format!("Content-Length: {}\r\n\r\n", c.body.len()).as_bytes());
         response.extend_from_slice(&c.body);
 
-        let response_id = self.ids.next();
+        // Each names the other (WARC 1.1, 5.7: concurrent records).
+        let (response_id, request_id) = (self.ids.next(), self.ids.next());
         let mut headers = vec![
             ("WARC-Type", "response".to_string()),
             ("WARC-Record-ID", response_id.clone()),
             ("WARC-Date", date.clone()),
             ("WARC-Target-URI", c.url.clone()),
+            ("WARC-Concurrent-To", request_id.clone()),
             (
                 "Content-Type",
                 "application/http;msgtype=response".to_string(),
             ),
+            ("WARC-Payload-Digest", sha1_digest(&c.body)),
+            ("WARC-Block-Digest", sha1_digest(&response)),
         ];
+        if let Some(ip) = &c.ip {
+            headers.push(("WARC-IP-Address", ip.clone()));
+        }
         if c.truncated {
             // WARC 1.1, 5.13: the record is shorter than the resource.
             headers.push(("WARC-Truncated", "length".to_string()));
@@ -194,7 +201,7 @@ impl Sink for WarcSink {
         self.write_record(&headers, &response)?;
         let headers = vec![
             ("WARC-Type", "request".to_string()),
-            ("WARC-Record-ID", self.ids.next()),
+            ("WARC-Record-ID", request_id),
             ("WARC-Date", date),
             ("WARC-Target-URI", c.url.clone()),
             ("WARC-Concurrent-To", response_id),
@@ -202,6 +209,7 @@ impl Sink for WarcSink {
                 "Content-Type",
                 "application/http;msgtype=request".to_string(),
             ),
+            ("WARC-Block-Digest", sha1_digest(request.as_bytes())),
         ];
         self.write_record(&headers, request.as_bytes())
     }
@@ -234,6 +242,13 @@ impl Sink for WarcSink {
     fn finish(&mut self, _stats: &serde_json::Value) -> io::Result<()> {
         self.checkpoint().map(|_| ())
     }
+}
+
+/// A digest as CDX tools write and check them: `sha1:` and the SHA-1 in
+/// base32 (RFC 4648, upper case, 32 characters).
+fn sha1_digest(bytes: &[u8]) -> String {
+    let sha1 = sha1_smol::Sha1::from(bytes).digest().bytes();
+    format!("sha1:{}", data_encoding::BASE32.encode(&sha1))
 }
 
 fn now_ms() -> u64 {
@@ -307,6 +322,16 @@ mod tests {
     use super::*;
     use std::io::Read;
 
+    fn text_contains(text: &[u8], needle: &str) -> bool {
+        text.windows(needle.len()).any(|w| w == needle.as_bytes())
+    }
+
+    #[test]
+    fn digests_are_sha1_in_base32() {
+        // The empty string's SHA-1, as CDX files and warcio write it.
+        assert_eq!(sha1_digest(b""), "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ");
+    }
+
     #[test]
     fn dates() {
         assert_eq!(warc_date(0), "1970-01-01T00:00:00.000Z");
@@ -344,6 +369,7 @@ mod tests {
             ],
             body: format!("<html>page {i} \u{4e2d}\u{6587}</html>").into_bytes(),
             truncated: i == 1,
+            ip: Some("127.0.0.1".into()),
         };
         sink.capture(&capture(0)).unwrap();
         let pos = sink.checkpoint().unwrap();
@@ -373,7 +399,16 @@ mod tests {
             let block = &rest[end + 4..end + 4 + len];
             assert_eq!(&rest[end + 4 + len..end + 8 + len], b"\r\n\r\n");
             let kind = field("WARC-Type").unwrap();
+            if kind != "warcinfo" {
+                assert_eq!(field("WARC-Block-Digest"), Some(sha1_digest(block)));
+                let other = field("WARC-Concurrent-To").expect("names its pair");
+                assert!(text_contains(&text, &format!("WARC-Record-ID: {other}")));
+            }
             if kind == "response" {
+                let payload =
+                    &block[block.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4..];
+                assert_eq!(field("WARC-Payload-Digest"), Some(sha1_digest(payload)));
+                assert_eq!(field("WARC-IP-Address").as_deref(), Some("127.0.0.1"));
                 let block = String::from_utf8_lossy(block);
                 assert!(block.starts_with("HTTP/1.1 200 OK\r\n"), "{block}");
                 assert!(
