@@ -17,9 +17,11 @@
 //! `h`/`g` pages per host and per domain, `p` per-host figures, `t` trap
 //! sections, `x` origins whose sitemaps were read, `r` robots.txt files,
 //! `m` metadata; `d` documents' URLs and `o` the outbox as earlier versions
-//! kept them. Beside the store: the outbox (see [`crate::outbox`]), the
+//! kept them (read in `upgrade.rs`). Beside the store: the outbox (see [`crate::outbox`]), the
 //! documents' URLs (see [`crate::doc_urls`]), and the frontier's queue and
 //! seen set (see [`crate::frontier`]).
+
+mod upgrade;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -35,10 +37,6 @@ use crate::sink::{Outcome, Position};
 use crate::stats::{Stats, TrappedHost};
 use crate::store::{Store, StoreError, Writes, be_u64, io_error, key};
 
-/// Documents' URLs as earlier versions kept them (now in [`DocUrls`]).
-const DOC: u8 = b'd';
-/// Outbox entries as earlier versions kept them, in the store.
-const OLD_OUTBOX: u8 = b'o';
 const HOST: u8 = b'h';
 const DOMAIN: u8 = b'g';
 /// Sections of sites (`host/first-segment/`; a bare host from earlier
@@ -186,7 +184,7 @@ impl State {
                 .ok_or_else(|| corrupt(format!("the documents' URLs' length {v:?}")))?,
         };
         let docs = DocUrls::open(&dir.join("docs"), recorded).map_err(io_error)?;
-        let old_docs = store.scan_prefix(&[DOC]).next().is_some();
+        let old_docs = upgrade::has_old_docs(&*store);
         Ok(State {
             store,
             frontier,
@@ -234,9 +232,7 @@ impl State {
         let docs = self.docs.save().map_err(io_error)?;
         batch.insert(meta("doc_urls"), docs.to_bytes());
         self.frontier.compact_and_save(&mut batch)?;
-        for kv in self.store.scan_prefix(&[OLD_OUTBOX]) {
-            batch.remove(kv?.0);
-        }
+        upgrade::remove_old_outbox(&*self.store, &mut batch)?;
         let at_unix = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .ok()
@@ -262,52 +258,9 @@ impl State {
     /// The outcomes written since the last checkpoint, in order, and the
     /// judgements of the documents created since (to restore the index).
     pub(crate) fn outbox(&mut self) -> Result<Vec<Block>, StoreError> {
-        let mut blocks = Vec::new();
-        for item in self.store.scan_prefix(&[OLD_OUTBOX]) {
-            let (k, v) = item?;
-            let unpacked = v.get(..4).and_then(|n| {
-                let n = u32::from_be_bytes(n.try_into().ok()?) as usize;
-                zstd::bulk::decompress(&v[4..], n).ok()
-            });
-            // Losing these silently would lose pages: say so instead.
-            let block = unpacked
-                .and_then(|b| Outcome::decode_all(&b))
-                .ok_or_else(|| {
-                    corrupt(format!("outbox entry {} is unreadable", be_u64(&k[1..])))
-                })?;
-            blocks.push(Block {
-                docs: Vec::new(),
-                tails: Vec::new(),
-                outcomes: block,
-            });
-        }
+        let mut blocks = upgrade::old_outbox(&*self.store)?;
         blocks.extend(self.outbox.read_all().map_err(io_error)?);
         Ok(blocks)
-    }
-
-    /// Documents from `first` on whose records carry their judgements
-    /// (written by earlier versions; now the outbox carries them).
-    pub fn docs_from(
-        &self,
-        first: u64,
-    ) -> impl Iterator<Item = Result<(u64, Judgement), StoreError>> + '_ {
-        self.store
-            .range(&key(DOC, &first.to_be_bytes()), Some(&[DOC + 1][..]))
-            .map(|item| {
-                let (k, v) = item?;
-                let doc = be_u64(&k[1..]);
-                let url_len = v
-                    .get(..2)
-                    .map_or(0, |n| u16::from_be_bytes([n[0], n[1]]) as usize);
-                // Nothing after the URL: a record of this version.
-                let Some(rest) = v.get(2 + url_len..).filter(|r| !r.is_empty()) else {
-                    return Ok(None);
-                };
-                Judgement::from_bytes(rest)
-                    .map(|j| Some((doc, j)))
-                    .ok_or_else(|| corrupt(format!("document {doc} is unreadable")))
-            })
-            .filter_map(Result::transpose)
     }
 
     /// A new document id.
@@ -347,24 +300,14 @@ impl State {
         if !self.old_docs {
             return Ok(None);
         }
-        Ok(self
-            .store
-            .get(&key(DOC, &doc.to_be_bytes()))?
-            .and_then(|v| {
-                let n = u16::from_be_bytes(v.get(..2)?.try_into().ok()?) as usize;
-                Some(String::from_utf8_lossy(v.get(2..2 + n)?).into_owned())
-            }))
+        upgrade::old_doc_url(&*self.store, doc)
     }
 
     /// Whether document `doc` exists (was not lost in a crash).
     pub fn doc_exists(&self, doc: u64) -> bool {
         doc < self.next_doc
             && (self.docs.contains(doc)
-                || self.old_docs
-                    && self
-                        .store
-                        .contains(&key(DOC, &doc.to_be_bytes()))
-                        .unwrap_or(false))
+                || self.old_docs && upgrade::old_doc_exists(&*self.store, doc))
     }
 
     /// Commits a group: appends what `adds` adds to the frontier's files,
@@ -548,6 +491,7 @@ impl nearcrawl_fetch::RobotsStore for RobotsCache {
 
 #[cfg(test)]
 mod tests {
+    use super::upgrade::{DOC, OLD_OUTBOX};
     use super::*;
 
     /// A store in a temporary database, and an empty directory for the
