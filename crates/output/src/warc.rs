@@ -16,9 +16,10 @@ use flate2::Compression;
 use flate2::write::GzEncoder;
 use serde_json::json;
 
-use nearcrawl_crawl::sink::{Capture, PageRecord, Position, Sink};
+use nearcrawl_crawl::sink::{Capture, DuplicateRecord, PageRecord, Position, Sink};
 
-/// Writes captures as WARC; pages, duplicates and errors are for other
+/// Writes captures as WARC, and a duplicate's verdict as a `metadata`
+/// record concurrent to its response; pages and errors are for other
 /// sinks.
 pub struct WarcSink {
     dir: PathBuf,
@@ -28,6 +29,9 @@ pub struct WarcSink {
     out: BufWriter<File>,
     software: String,
     ids: IdMaker,
+    /// The last response written (its URI, record id and date): a
+    /// duplicate's record follows its page's capture.
+    last_response: Option<(String, String, String)>,
 }
 
 impl std::fmt::Debug for WarcSink {
@@ -57,6 +61,7 @@ impl WarcSink {
             out,
             software: format!("nearcrawl/{}", env!("CARGO_PKG_VERSION")),
             ids: IdMaker::default(),
+            last_response: None,
         };
         sink.start_file_if_empty()?;
         Ok(sink)
@@ -119,7 +124,30 @@ fn open_append(p: &Path) -> io::Result<(BufWriter<File>, u64)> {
 
 impl Sink for WarcSink {
     fn page(&mut self, _page: &PageRecord) -> io::Result<()> {
+        self.last_response = None;
         Ok(())
+    }
+
+    /// The gate's verdict on the page just captured, in `warc-fields`: the
+    /// lineage of a near duplicate, which archives otherwise lose.
+    fn duplicate(&mut self, dup: &DuplicateRecord) -> io::Result<()> {
+        let Some((uri, response_id, date)) = self.last_response.take() else {
+            return Ok(());
+        };
+        let fields = format!(
+            "duplicate-of: {}\r\nduplicate-kind: {}\r\ndistance: {}\r\nsimilarity: {:.4}\r\ncheck: {}\r\n",
+            dup.duplicate_of, dup.kind, dup.distance, dup.similarity, dup.check
+        );
+        let headers = vec![
+            ("WARC-Type", "metadata".to_string()),
+            ("WARC-Record-ID", self.ids.next()),
+            ("WARC-Date", date),
+            ("WARC-Target-URI", uri),
+            ("WARC-Concurrent-To", response_id),
+            ("Content-Type", "application/warc-fields".to_string()),
+            ("WARC-Block-Digest", sha1_digest(fields.as_bytes())),
+        ];
+        self.write_record(&headers, fields.as_bytes())
     }
 
     fn wants_captures(&self) -> bool {
@@ -199,6 +227,7 @@ impl Sink for WarcSink {
             headers.push(("WARC-Truncated", "length".to_string()));
         }
         self.write_record(&headers, &response)?;
+        self.last_response = Some((c.url.clone(), response_id.clone(), date.clone()));
         let headers = vec![
             ("WARC-Type", "request".to_string()),
             ("WARC-Record-ID", request_id),
@@ -230,6 +259,7 @@ impl Sink for WarcSink {
             later += 1;
         }
         self.file_no = file_no;
+        self.last_response = None;
         (self.out, self.len) = open_append(&path(&self.dir, file_no))?;
         let keep = at("len");
         if self.len > keep {
@@ -372,6 +402,15 @@ mod tests {
             ip: Some("127.0.0.1".into()),
         };
         sink.capture(&capture(0)).unwrap();
+        sink.duplicate(&DuplicateRecord {
+            url: "http://127.0.0.1:8080/p/0?q=1".into(),
+            duplicate_of: "http://127.0.0.1:8080/original".into(),
+            kind: "near".into(),
+            distance: 3,
+            similarity: 0.93,
+            check: "sketch".into(),
+        })
+        .unwrap();
         let pos = sink.checkpoint().unwrap();
         sink.capture(&capture(1)).unwrap();
         sink.rewind(&pos).unwrap();
@@ -386,6 +425,7 @@ mod tests {
         // Walk the records by their Content-Length.
         let mut rest = &text[..];
         let mut kinds = Vec::new();
+        let mut last_response_id = None;
         while !rest.is_empty() {
             let end = rest.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
             let head = std::str::from_utf8(&rest[..end]).unwrap();
@@ -399,6 +439,23 @@ mod tests {
             let block = &rest[end + 4..end + 4 + len];
             assert_eq!(&rest[end + 4 + len..end + 8 + len], b"\r\n\r\n");
             let kind = field("WARC-Type").unwrap();
+            if kind == "metadata" {
+                let fields = String::from_utf8_lossy(block);
+                assert!(
+                    fields.starts_with("duplicate-of: http://127.0.0.1:8080/original\r\n"),
+                    "{fields}"
+                );
+                assert!(fields.contains("similarity: 0.9300\r\n"), "{fields}");
+                let response = field("WARC-Concurrent-To").unwrap();
+                assert_eq!(
+                    Some(response),
+                    last_response_id.take(),
+                    "its page's response"
+                );
+            }
+            if kind == "response" {
+                last_response_id = field("WARC-Record-ID");
+            }
             if kind != "warcinfo" {
                 assert_eq!(field("WARC-Block-Digest"), Some(sha1_digest(block)));
                 let other = field("WARC-Concurrent-To").expect("names its pair");
@@ -436,7 +493,9 @@ mod tests {
         // Capture 1 was rewound away; 0 and 2 remain.
         assert_eq!(
             kinds,
-            ["warcinfo", "response", "request", "response", "request"]
+            [
+                "warcinfo", "response", "request", "metadata", "response", "request"
+            ]
         );
         let _ = std::fs::remove_dir_all(&dir);
     }
