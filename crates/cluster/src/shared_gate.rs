@@ -280,8 +280,9 @@ impl SharedGate {
         if let Some(&known) = self.requests.get(&request) {
             return Ok(known);
         }
-        let mut place = self.append(request, url, doc).await?;
+        let mut lost = None;
         for _ in 0..APPENDS {
+            let place = self.append(request, url, doc).await?;
             self.apply(Some(place), |_, _, _| {}).await?;
             if let Some(&known) = self.requests.get(&request) {
                 return Ok(known);
@@ -291,10 +292,11 @@ impl SharedGate {
             // `appendfsync everysec`, Redis may reply before it writes when
             // a sync is slow). Appended again, as a lost reply would be.
             tracing::warn!(request, %place, "the log lost an entry: appending it again");
-            place = self.append(request, url, doc).await?;
+            lost = Some(place);
         }
         Err(ClusterError::Corrupt(format!(
-            "request {request:x} was not in the log at {place}"
+            "request {request:x} was not in the log at {}",
+            lost.map_or_else(String::new, |p| p.to_string())
         )))
     }
 

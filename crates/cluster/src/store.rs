@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use nearcrawl_crawl::page;
 use nearcrawl_crawl::run::{Claimed, CrawlStore, Done, Stages, Taken};
 use nearcrawl_crawl::sink::Sink;
 use nearcrawl_crawl::stats::Stats;
@@ -153,22 +154,21 @@ impl RedisStore {
         if !leased.startable(START_SLACK) {
             return not_stale(self.frontier.give_back(lease, &leased).await);
         }
+        *self.share.in_flight.entry(lease.partition).or_default() += 1;
+        *self.keys.entry(leased.key.clone()).or_default() += 1;
         let parsed = Url::parse(&leased.url);
-        let trapped = parsed
-            .as_ref()
-            .is_ok_and(|u| self.is_trapped(leased.partition, u));
-        let (url, depth, sitemap) = (parsed.clone(), leased.depth, leased.sitemap);
+        let trapped = (parsed.as_ref()).is_ok_and(|u| self.is_trapped(leased.partition, u));
+        let (depth, sitemap) = (leased.depth, leased.sitemap);
         let claim = ClusterClaim {
             leased,
             lease: lease.clone(),
             address: None,
         };
-        *self.share.in_flight.entry(lease.partition).or_default() += 1;
-        *self.keys.entry(claim.leased.key.clone()).or_default() += 1;
-        let Ok(url) = url else {
-            let detail = format!("not a URL: {}", claim.leased.url);
+        let Ok(url) = parsed else {
+            let text = claim.leased.url.clone();
             let mut done = Done::new(placeholder(claim), self.default_delay());
-            done.error("url", detail);
+            let record = page::error(&text, "url", format!("not a URL: {text}"), &mut done.stats);
+            done.outcomes.push(record);
             taken.done.push(done);
             return Ok(());
         };
@@ -225,7 +225,7 @@ impl RedisStore {
 }
 
 /// A URL that does not parse, done at once: its claim under a URL that
-/// names nothing (its record names the leased text).
+/// names nothing (its error record names the leased text).
 fn placeholder(claim: ClusterClaim) -> Claimed<ClusterClaim> {
     Claimed {
         url: Url::parse("about:invalid").expect("a URL"),

@@ -273,28 +273,26 @@ impl CrawlStore for EmbeddedStore {
         let turns = FetcherTurns(&self.stages.fetcher);
         let mut core = self.core.lock();
         for done in finished {
-            let origin = match &done.claimed.claim {
-                EmbeddedClaim::Page { entry, .. } => {
-                    let frontier = &mut core.state.frontier;
-                    if done.again {
-                        frontier.put_back(entry.clone(), &turns)?;
-                    } else {
-                        frontier.done(entry, &turns);
-                    }
-                    done.claimed.url.origin().ascii_serialization()
+            match &done.claimed.claim {
+                EmbeddedClaim::Page { entry, .. } if done.again => {
+                    core.state.frontier.put_back(entry.clone(), &turns)?;
                 }
-                EmbeddedClaim::Sitemap { origin } => {
-                    if done.again {
-                        self.sitemaps.put_back(Queued {
-                            url: done.claimed.url.clone(),
-                            level: done.claimed.sitemap.unwrap_or(0),
-                            origin: origin.clone(),
-                        });
-                    }
-                    origin.clone()
+                EmbeddedClaim::Page { entry, .. } => core.state.frontier.done(entry, &turns),
+                EmbeddedClaim::Sitemap { origin } if done.again => {
+                    self.sitemaps.put_back(Queued {
+                        url: done.claimed.url.clone(),
+                        level: done.claimed.sitemap.unwrap_or(0),
+                        origin: origin.clone(),
+                    });
                 }
-            };
+                EmbeddedClaim::Sitemap { .. } => {}
+            }
             if !done.sitemaps.is_empty() {
+                // Files named by a page's robots.txt, or by a sitemap index.
+                let origin = match &done.claimed.claim {
+                    EmbeddedClaim::Sitemap { origin } => origin.clone(),
+                    EmbeddedClaim::Page { .. } => done.claimed.url.origin().ascii_serialization(),
+                };
                 self.sitemaps.add(&origin, &done.sitemaps);
             }
         }

@@ -46,6 +46,7 @@ pub async fn run<S: CrawlStore>(store: &mut S, stages: &Arc<Stages>) -> Result<(
         // Refilled before the commit, so that requests go on while it is
         // written.
         l.refill().await?;
+        stages.in_flight.store(l.tasks.len(), Ordering::Relaxed);
         if l.group.is_due(S::GROUP_AGE, l.tasks.is_empty()) {
             l.store.commit(l.group.take()).await?;
         }
@@ -55,7 +56,6 @@ pub async fn run<S: CrawlStore>(store: &mut S, stages: &Arc<Stages>) -> Result<(
         }
         let idle = l.tasks.is_empty() && l.group.is_empty();
         if idle && l.store.over(stages.is_stopping()).await? {
-            stages.in_flight.store(0, Ordering::Relaxed);
             return Ok(());
         }
     }
@@ -90,7 +90,6 @@ impl<S: CrawlStore> Loop<'_, S> {
             let task = fetch_claimed(stages.clone(), self.pages.clone(), claimed);
             self.tasks.spawn(task);
         }
-        stages.in_flight.store(self.tasks.len(), Ordering::Relaxed);
         Ok(taken.next)
     }
 

@@ -2,7 +2,7 @@
 //! fetch task, the same for both stores.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use nearcrawl_fetch::{FetchError, Fetched};
 use url::Url;
@@ -27,7 +27,9 @@ pub(super) async fn fetch_claimed<P: PageStore>(
     store: Arc<P>,
     claimed: Claimed<P::Claim>,
 ) -> Done<P::Claim> {
-    let delay = stages.fetcher.delay_of(&claimed.url);
+    // The configured delay until the fetcher is asked (it knows a host's
+    // Crawl-delay once its robots.txt is read).
+    let delay = Duration::from_millis(stages.config.politeness.delay_ms);
     let mut done = Done::new(claimed, delay);
     if !robots_first(&stages, &*store, &mut done).await {
         return done;
