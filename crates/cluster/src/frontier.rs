@@ -36,7 +36,11 @@
 //! request is sent, so a later lease, by this owner or the next, is never
 //! early; a key with `per_host_concurrency` URLs in flight rests until one
 //! is acknowledged. A request must start within the start slack of its
-//! lease ([`Leased::startable`]); one that cannot is given back unsent.
+//! lease ([`Leased::startable`], checked again when its turn comes in the
+//! fetcher); one that cannot is given back unsent. A URL whose lease ends
+//! unacknowledged (its owner died, or its deadline passed) may have been
+//! requested up to that moment, so its key's next start is then a whole
+//! delay away.
 //!
 //! **Nothing lost.** A leased URL stays in `flight` until acknowledged. The
 //! first lease call of a new owner puts every URL in flight under an
@@ -181,16 +185,29 @@ const LEASE: &str = r"
 local now = now_ms()
 local max, flight, delay, slack, conc =
   tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+-- A URL whose lease ends unacknowledged may have been requested at any
+-- moment until now (by an owner that died just after, say): its key's
+-- next start is a whole delay from now.
+local function lapsed(id)
+  local v = redis.call('HGET', P .. 'fl', id)
+  if v then
+    local key = string.sub(v, 1, string.find(v, ' ', 1, true) - 1)
+    local d = tonumber(redis.call('HGET', P .. 'delay', key) or delay)
+    local nxt = tonumber(redis.call('HGET', P .. 'next', key) or '0')
+    redis.call('HSET', P .. 'next', key, math.max(nxt, now + d + slack))
+  end
+  end_lease(id, now, conc, false)
+end
 -- URLs leased under an earlier owner can never be acknowledged (acks are
 -- fenced): back to their queues at once. Then those whose deadline passed.
 if redis.call('GET', P .. 'flight_epoch') ~= ARGV[1] then
   for _, id in ipairs(redis.call('ZRANGE', P .. 'flight', 0, -1)) do
-    end_lease(id, now, conc, false)
+    lapsed(id)
   end
   redis.call('SET', P .. 'flight_epoch', ARGV[1])
 end
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', P .. 'flight', '-inf', now, 'LIMIT', 0, 256)) do
-  end_lease(id, now, conc, false)
+  lapsed(id)
 end
 local out = {now}
 for _, key in ipairs(redis.call('ZRANGEBYSCORE', P .. 'ready', '-inf', now, 'LIMIT', 0, max)) do
@@ -416,6 +433,11 @@ impl Leased {
     /// next start `slack` later than its delay asks).
     pub fn startable(&self, slack: Duration) -> bool {
         self.sent.elapsed() <= slack
+    }
+
+    /// The latest start [`startable`](Leased::startable) allows.
+    pub fn start_by(&self, slack: Duration) -> Instant {
+        self.sent + slack
     }
 }
 

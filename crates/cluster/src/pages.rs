@@ -84,6 +84,12 @@ impl PageStore for ClusterPages {
         }
     }
 
+    /// The request must start within the slack its lease added to the
+    /// key's delay.
+    fn start_by(&self, claimed: &Claimed<ClusterClaim>) -> Option<std::time::Instant> {
+        Some(claimed.claim.leased.start_by(START_SLACK))
+    }
+
     /// Whether a link was seen is the shared frontier's to say.
     fn seen(&self, _: &Url) -> bool {
         false

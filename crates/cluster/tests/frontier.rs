@@ -267,8 +267,14 @@ fn a_dead_workers_partitions_and_urls_pass_on_and_its_late_acks_are_refused() {
         }
         assert_eq!(b_held.len(), 16, "a's partitions passed to b");
 
-        // b gets a's URLs back at its first lease (a's acks would be refused),
-        // and every key's schedule goes on from a's leases.
+        // a may have sent a request up to the moment it died: a key it had
+        // in flight waits a whole delay from b's takeover, though a's
+        // leases are older than the delay.
+        let first = lease_all(&b, &b_held, true).await.unwrap();
+        assert!(first.is_empty(), "leased at the takeover: {first:?}");
+
+        // b gets a's URLs back (a's acks would be refused), and every
+        // key's schedule goes on from a's leases.
         let mut leased = taken.clone();
         while b.pending().await.unwrap() > 0 {
             leased.extend(lease_all(&b, &b_held, true).await.unwrap());

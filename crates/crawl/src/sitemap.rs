@@ -3,9 +3,9 @@
 //! crawler reads the ones a host's robots.txt names and queues their URLs
 //! beside the links it finds.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use nearcrawl_fetch::Fetcher;
+use nearcrawl_fetch::{Ask, Fetcher};
 use quick_xml::Reader;
 use quick_xml::events::Event;
 use url::Url;
@@ -33,11 +33,17 @@ pub struct SitemapError(String);
 /// Fetches and parses the sitemap at `url`, as both engines read one. A
 /// failure comes as its kind (the fetch's, or `sitemap`) and what went
 /// wrong. With the time its requests took (zero when none was answered).
+/// `start_by`: as in [`Ask`].
 pub async fn fetch(
     fetcher: &Fetcher,
     url: &Url,
+    start_by: Option<Instant>,
 ) -> (Result<Sitemap, (&'static str, String)>, Duration) {
-    match fetcher.fetch_sitemap(url, &|_| true).await {
+    let ask = Ask {
+        start_by,
+        ..Ask::new(&|_| true)
+    };
+    match fetcher.fetch_sitemap(url, ask).await {
         Err(e) => (Err((e.kind(), format!("sitemap: {e}"))), Duration::ZERO),
         Ok(f) => (
             parse(&f.body).map_err(|e| ("sitemap", e.to_string())),

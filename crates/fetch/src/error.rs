@@ -32,6 +32,8 @@ pub enum FetchError {
     Decode(String),
     #[error("host parked after repeated failures")]
     HostParked,
+    #[error("not sent: its turn would have come after the deadline the caller set")]
+    Late,
 }
 
 impl FetchError {
@@ -52,6 +54,7 @@ impl FetchError {
             FetchError::HttpStatus(_) => "http_status",
             FetchError::Decode(_) => "decode",
             FetchError::HostParked => "host_parked",
+            FetchError::Late => "late",
         }
     }
 

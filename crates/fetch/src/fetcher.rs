@@ -180,6 +180,34 @@ impl std::fmt::Debug for Fetcher {
 /// A redirect hop the caller refuses (out of scope, say).
 pub type HopCheck<'a> = &'a (dyn Fn(&Url) -> bool + Send + Sync);
 
+/// What a fetch asks besides its URL.
+#[derive(Clone, Copy)]
+pub struct Ask<'a> {
+    /// Redirect hops are followed only where this allows.
+    pub hop_ok: HopCheck<'a>,
+    /// The first request starts by then or is not sent
+    /// ([`FetchError::Late`]): a schedule shared by several crawlers
+    /// counted the host's turn from when it handed the URL out.
+    pub start_by: Option<Instant>,
+}
+
+impl std::fmt::Debug for Ask<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ask")
+            .field("start_by", &self.start_by)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> Ask<'a> {
+    pub fn new(hop_ok: HopCheck<'a>) -> Ask<'a> {
+        Ask {
+            hop_ok,
+            start_by: None,
+        }
+    }
+}
+
 impl Fetcher {
     /// The headers every request carries besides `Host` (reqwest adds
     /// `Accept` and `Accept-Encoding` for the decoders it was built with),
@@ -396,19 +424,20 @@ impl Fetcher {
     /// Fetches `url`, following redirects that robots.txt and `hop_ok`
     /// allow. Politeness waits, retries and backoff happen inside.
     pub async fn fetch(&self, url: &Url, hop_ok: HopCheck<'_>) -> Result<Fetched, FetchError> {
-        self.fetch_as(url, hop_ok, Wanted::Page).await
+        self.fetch_as(url, Ask::new(hop_ok), Wanted::Page).await
+    }
+
+    /// [`fetch`](Fetcher::fetch) with what [`Ask`] adds.
+    pub async fn fetch_with(&self, url: &Url, ask: Ask<'_>) -> Result<Fetched, FetchError> {
+        self.fetch_as(url, ask, Wanted::Page).await
     }
 
     /// Fetches a sitemap (XML, plain text or gzip, which is decompressed):
     /// like [`fetch`](Fetcher::fetch), politeness and robots.txt included,
     /// but any content type is taken and bodies up to the sitemap protocol's
     /// 50 MiB limit (after decompression) are read.
-    pub async fn fetch_sitemap(
-        &self,
-        url: &Url,
-        hop_ok: HopCheck<'_>,
-    ) -> Result<Fetched, FetchError> {
-        let mut fetched = self.fetch_as(url, hop_ok, Wanted::Sitemap).await?;
+    pub async fn fetch_sitemap(&self, url: &Url, ask: Ask<'_>) -> Result<Fetched, FetchError> {
+        let mut fetched = self.fetch_as(url, ask, Wanted::Sitemap).await?;
         if fetched.body.starts_with(&[0x1f, 0x8b]) {
             use std::io::Read;
             let mut plain = Vec::new();
@@ -438,7 +467,7 @@ impl Fetcher {
     async fn fetch_as(
         &self,
         url: &Url,
-        hop_ok: HopCheck<'_>,
+        ask: Ask<'_>,
         wanted: Wanted,
     ) -> Result<Fetched, FetchError> {
         check_scheme(url)?;
@@ -457,7 +486,12 @@ impl Fetcher {
         let _slot = host.in_flight.acquire().await.expect("semaphore open");
         let mut attempt = 0;
         loop {
-            match self.follow(url, hop_ok, &host, wanted).await {
+            // A retry waits out its backoff: past any deadline.
+            let ask = Ask {
+                start_by: ask.start_by.filter(|_| attempt == 0),
+                ..ask
+            };
+            match self.follow(url, ask, &host, wanted).await {
                 Ok(page) => {
                     // A success ends the slow-down.
                     let mut pace = host.pace.lock().unwrap();
@@ -500,17 +534,32 @@ impl Fetcher {
     /// allows in flight. governor paces the configured rate per host; the
     /// reservation adds what differs per host and changes over time
     /// (Crawl-delay, backoff, Retry-After), which a fixed quota cannot.
-    async fn wait_turn(&self, url: &Url, host: &Host) {
+    /// A turn that would come after `start_by` is not taken.
+    async fn wait_turn(
+        &self,
+        url: &Url,
+        host: &Host,
+        start_by: Option<Instant>,
+    ) -> Result<(), FetchError> {
+        let late = |at: Instant| start_by.is_some_and(|by| at > by);
         if let Some(rate) = &self.rate {
             rate.until_key_ready(&self.pace_key(url)).await;
         }
         let start = {
             let mut pace = host.pace.lock().unwrap();
             let start = pace.next_start(Instant::now());
+            if late(start) {
+                return Err(FetchError::Late);
+            }
             pace.last_start = Some(start);
             start
         };
         tokio::time::sleep_until(start.into()).await;
+        // A busy runtime may wake the task late.
+        if late(Instant::now()) {
+            return Err(FetchError::Late);
+        }
+        Ok(())
     }
 
     /// When a request to `url`'s host could start, were it asked now: for
@@ -538,10 +587,11 @@ impl Fetcher {
     async fn follow(
         &self,
         start: &Url,
-        hop_ok: HopCheck<'_>,
+        ask: Ask<'_>,
         host: &Arc<Host>,
         wanted: Wanted,
     ) -> Result<Fetched, FetchError> {
+        let mut start_by = ask.start_by;
         let mut url = start.clone();
         let mut hop_host = host.clone();
         let mut redirects = Vec::new();
@@ -549,7 +599,7 @@ impl Fetcher {
         let mut elapsed = Duration::ZERO;
         loop {
             check_address(&url, self.config.allow_private_networks)?;
-            self.wait_turn(&url, &hop_host).await;
+            self.wait_turn(&url, &hop_host, start_by.take()).await?;
             let started = tokio::time::Instant::now();
             let hop = tokio::time::timeout(
                 self.config.request_timeout,
@@ -573,7 +623,7 @@ impl Fetcher {
             if redirects.len() >= self.config.max_redirects || seen.contains(&next) {
                 return Err(FetchError::TooManyRedirects(self.config.max_redirects));
             }
-            if !hop_ok(&next) {
+            if !(ask.hop_ok)(&next) {
                 return Err(FetchError::RedirectRefused(next.to_string()));
             }
             let rules = self.rules_for(&next).await?;
@@ -875,7 +925,7 @@ impl Fetcher {
             // robots.txt is a request like any other: it takes a turn.
             self.learn_address(&url).await;
             let host = self.host(&url);
-            self.wait_turn(&url, &host).await;
+            self.wait_turn(&url, &host, None).await?;
             let resp = match tokio::time::timeout(
                 self.config.request_timeout,
                 self.get(&url, &host).send(),

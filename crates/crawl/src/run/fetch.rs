@@ -62,9 +62,10 @@ pub(super) async fn fetch_claimed<P: PageStore>(
         done.again = true;
         return done;
     }
+    let start_by = store.start_by(&done.claimed);
     match done.claimed.sitemap {
-        Some(level) => read_sitemap(&stages, &mut done, level).await,
-        None => fetch_page(&stages, &store, &mut done).await,
+        Some(level) => read_sitemap(&stages, &mut done, level, start_by).await,
+        None => fetch_page(&stages, &store, &mut done, start_by).await,
     }
     done
 }
@@ -138,16 +139,25 @@ async fn robots_sitemaps(stages: &Stages, url: &Url) -> Vec<(Url, u32)> {
 /// Reads a sitemap: an index gives more sitemaps (down to
 /// [`MAX_LEVELS`]), a list gives pages one link from the seeds (canonical
 /// and in scope; the others counted out of scope). A sitemap that cannot
-/// be read is an error outcome.
-async fn read_sitemap<C>(stages: &Stages, done: &mut Done<C>, level: u32) {
+/// be read is an error outcome; one whose turn came too late goes back.
+async fn read_sitemap<C>(
+    stages: &Stages,
+    done: &mut Done<C>,
+    level: u32,
+    start_by: Option<Instant>,
+) {
     let url = done.claimed.url.clone();
     let (parsed, elapsed) = tokio::select! {
-        r = crate::sitemap::fetch(&stages.fetcher, &url) => r,
+        r = crate::sitemap::fetch(&stages.fetcher, &url, start_by) => r,
         () = stages.stopped() => {
             done.again = true;
             return;
         }
     };
+    if matches!(&parsed, Err((kind, _)) if *kind == FetchError::Late.kind()) {
+        done.again = true;
+        return;
+    }
     let now = Instant::now();
     done.delay = stages.fetcher.delay_of(&url);
     done.started = Some(now.checked_sub(elapsed).unwrap_or(now));
@@ -165,8 +175,14 @@ async fn read_sitemap<C>(stages: &Stages, done: &mut Done<C>, level: u32) {
 }
 
 /// Fetches a page; a request still waiting for its host's turn when the
-/// crawl stops is abandoned (the URL goes back).
-async fn fetch_page<P: PageStore>(stages: &Arc<Stages>, store: &Arc<P>, done: &mut Done<P::Claim>) {
+/// crawl stops, or whose turn came after `start_by`, is not sent (the URL
+/// goes back).
+async fn fetch_page<P: PageStore>(
+    stages: &Arc<Stages>,
+    store: &Arc<P>,
+    done: &mut Done<P::Claim>,
+    start_by: Option<Instant>,
+) {
     let t = Instant::now();
     let url = done.claimed.url.clone();
     let depth = done.claimed.depth;
@@ -177,14 +193,23 @@ async fn fetch_page<P: PageStore>(stages: &Arc<Stages>, store: &Arc<P>, done: &m
     // pool: without this yield, ~7% of requests to a loopback site opened a
     // new connection (and the pool closed as many).
     tokio::task::yield_now().await;
+    let ask = nearcrawl_fetch::Ask {
+        start_by,
+        ..nearcrawl_fetch::Ask::new(&hop_ok)
+    };
     let result = tokio::select! {
-        r = stages.fetcher.fetch(&url, &hop_ok) => r,
+        r = stages.fetcher.fetch_with(&url, ask) => r,
         () = stages.stopped() => {
             tracing::debug!(%url, "abandoned: stopping");
             done.again = true;
             return;
         }
     };
+    if matches!(result, Err(FetchError::Late)) {
+        tracing::debug!(%url, "not sent: its turn came after its lease's start slack");
+        done.again = true;
+        return;
+    }
     let t = stages.phases.add(Phase::Fetch, t);
     let now = Instant::now();
     done.delay = stages.fetcher.delay_of(&url);

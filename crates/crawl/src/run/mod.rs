@@ -198,6 +198,13 @@ pub trait PageStore: Send + Sync + 'static {
         stages: &Stages,
     ) -> impl Future<Output = bool> + Send;
 
+    /// When `claimed`'s request must start by, if its store counted the
+    /// host's turn from handing it out; a request that would start later
+    /// is not sent, and the URL goes back.
+    fn start_by(&self, _claimed: &Claimed<Self::Claim>) -> Option<Instant> {
+        None
+    }
+
     /// Whether `url` was queued before (a hint: links known to be seen are
     /// not handed back).
     fn seen(&self, url: &Url) -> bool;

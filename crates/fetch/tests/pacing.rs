@@ -1,13 +1,14 @@
-//! Forgetting idle hosts (`Fetcher::forget_idle`) keeps a broad crawl's
-//! memory to the hosts it is crawling, and never makes a request early:
-//! checked with request times taken where the server sees them.
+//! A host's pacing as its server sees it: forgetting idle hosts
+//! (`Fetcher::forget_idle`) keeps a broad crawl's memory to the hosts it is
+//! crawling and never makes a request early; a request whose turn would
+//! come after its deadline (`Ask::start_by`) is never sent.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use nearcrawl_fetch::{FetchConfig, Fetcher, RobotsStore};
+use nearcrawl_fetch::{Ask, FetchConfig, FetchError, Fetcher, RobotsStore};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use url::Url;
@@ -149,4 +150,32 @@ async fn forbids_answers_from_cached_rules_only() {
     let other = Url::parse("http://127.0.0.2:1/private/1").unwrap();
     assert!(!f.forbids(&other), "another origin's rules are not known");
     assert_eq!(log.lock().unwrap().len(), 2, "robots.txt and /a only");
+}
+
+/// A shared schedule hands a URL out for a turn that starts now; if the
+/// host's own pacing would start it later than the slack allows, the
+/// request is not sent at all (the URL goes back to the schedule).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_whose_turn_comes_after_its_deadline_is_not_sent() {
+    let (addr, log) = server().await;
+    let f = Fetcher::new(config()).unwrap();
+    let page = |p: &str| Url::parse(&format!("http://{addr}{p}")).unwrap();
+    f.fetch(&page("/a"), ANY).await.unwrap();
+    // Crawl-delay 1: /b's turn is a second away.
+    let by = |slack| Ask {
+        start_by: Some(Instant::now() + Duration::from_millis(slack)),
+        ..Ask::new(ANY)
+    };
+    let asked = Instant::now();
+    let late = f.fetch_with(&page("/b"), by(10)).await;
+    assert_eq!(late.unwrap_err(), FetchError::Late);
+    assert!(
+        asked.elapsed() < Duration::from_millis(900),
+        "without waiting for the turn"
+    );
+    assert!(starts(&log, "/b").is_empty(), "never sent");
+    // With room for the host's turn, it is sent when the turn comes.
+    f.fetch_with(&page("/b"), by(2500)).await.unwrap();
+    let (a, b) = (starts(&log, "/a")[0], starts(&log, "/b")[0]);
+    assert!(b - a >= Duration::from_millis(990), "{:?}", b - a);
 }
