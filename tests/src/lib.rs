@@ -7,6 +7,7 @@
 //! `NEARCRAWL_BIN` overrides the path and skips the build.
 
 pub mod dns;
+pub mod nginx;
 pub mod redis_cluster;
 
 use std::io::Write;

@@ -65,7 +65,10 @@ impl RedisStore {
         let fetcher = Fetcher::new(config.fetch_config())?;
         let capture_headers = sink.wants_captures().then(|| fetcher.request_headers());
         let fingerprinter = Fingerprinter::new(&dedup)?;
-        let pages = Pipeline::new(&config, seeds, fingerprinter, capture_headers)
+        // Every worker reads the earlier crawl: a shared directory.
+        let earlier = nearcrawl_crawl::recrawl::open_earlier(&config)
+            .map_err(|e| ClusterError::Config(format!("recrawl: {e}")))?;
+        let pages = Pipeline::new(&config, seeds, fingerprinter, capture_headers, earlier)
             .map_err(|e| ClusterError::Config(format!("scope: {e}")))?;
         warn_unshared(&config);
         let cluster_pages = Arc::new(ClusterPages {
@@ -90,16 +93,22 @@ impl RedisStore {
         Ok((store, stages))
     }
 
+    /// Adds the seeds, and an earlier crawl's pages at their depths.
     async fn add_seeds(&mut self, seeds: &[Url]) -> Result<(), ClusterError> {
         let s = self.stages.clone();
-        let seeds: Vec<(String, String)> = seeds
+        let all = nearcrawl_crawl::recrawl::seeds_to_queue(seeds, s.pages.earlier());
+        let seeds: Vec<(String, String, u32)> = all
             .iter()
-            .filter_map(|u| s.pages.in_scope(u, 0))
-            .map(|c| (politeness_key(&c), c.to_string()))
+            .filter_map(|(u, depth)| Some((s.pages.in_scope(u, *depth)?, *depth)))
+            .map(|(c, depth)| (politeness_key(&c), c.to_string(), depth))
             .collect();
         let links: Vec<Link<'_>> = seeds
             .iter()
-            .map(|(key, url)| Link { key, url, depth: 0 })
+            .map(|(key, url, depth)| Link {
+                key,
+                url,
+                depth: *depth,
+            })
             .collect();
         for chunk in links.chunks(1000) {
             let added = self.frontier.add(chunk).await?;

@@ -33,6 +33,32 @@ pub struct Config {
     pub dedup: Dedup,
     pub output: Output,
     pub cluster: Cluster,
+    pub recrawl: Recrawl,
+}
+
+/// A crawl that asks an earlier crawl's pages again (see
+/// [`crate::recrawl`]), and the revisit intervals every crawl records.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Recrawl {
+    /// The earlier crawl's output directory (`crawl --refresh DIR`).
+    pub from: Option<PathBuf>,
+    /// A page's first revisit interval.
+    pub interval_hours: u64,
+    /// Bounds of a page's interval as its history moves it.
+    pub min_interval_hours: u64,
+    pub max_interval_hours: u64,
+}
+
+impl Default for Recrawl {
+    fn default() -> Self {
+        Recrawl {
+            from: None,
+            interval_hours: 7 * 24,
+            min_interval_hours: 24,
+            max_interval_hours: 180 * 24,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -441,6 +467,12 @@ impl Config {
         }
         if self.fetch.request_timeout_secs == 0 || self.fetch.connect_timeout_secs == 0 {
             return bad("fetch: timeouts must be at least 1 second".into());
+        }
+        let r = &self.recrawl;
+        if r.min_interval_hours > r.interval_hours || r.interval_hours > r.max_interval_hours {
+            return bad(
+                "recrawl: min_interval_hours <= interval_hours <= max_interval_hours".into(),
+            );
         }
         if self.dedup.trap_window > 64 {
             return bad("dedup.trap_window: at most 64 pages (0 turns trap detection off)".into());

@@ -16,6 +16,8 @@ pub enum CrawlError {
     Scope(#[from] regex::Error),
     #[error("output: {0}")]
     Output(#[from] std::io::Error),
+    #[error("recrawl: {0}")]
+    Recrawl(#[from] crate::recrawl::RecrawlError),
     #[error("{0} holds results of another crawl but no crawl state; use another output directory")]
     ForeignOutput(PathBuf),
     #[error(

@@ -38,6 +38,7 @@ pub mod latency;
 mod outbox;
 pub mod page;
 mod phases;
+pub mod recrawl;
 pub mod run;
 pub mod scope;
 pub mod seeds;

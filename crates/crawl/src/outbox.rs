@@ -314,6 +314,7 @@ mod tests {
                 body,
                 truncated: false,
                 ip: None,
+                not_modified_since_ms: None,
             }),
             Outcome::Page(PageRecord {
                 url: "http://a.example/big".into(),

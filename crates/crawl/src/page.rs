@@ -20,12 +20,13 @@ use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use nearcrawl_extract::{Input, Page, extract};
-use nearcrawl_fetch::{FetchError, Fetched};
+use nearcrawl_fetch::{FetchError, Fetched, Validators};
 use nearcrawl_index::{Decision, Doc, Fingerprinter, Prepared, Verdict};
 use url::Url;
 
 use crate::canonical::Canonicalizer;
-use crate::config::{Config, DuplicatePolicy};
+use crate::config::{Config, DuplicatePolicy, Recrawl};
+use crate::recrawl::{Change, Earlier, EarlierCrawl, Seen};
 use crate::scope::Scope;
 use crate::sink::{Capture, DuplicateRecord, ErrorRecord, Outcome, PageRecord};
 use crate::stats::Stats;
@@ -43,6 +44,9 @@ pub struct Pipeline {
     /// captures.
     capture_headers: Option<Vec<(String, String)>>,
     policy: DuplicatePolicy,
+    /// The crawl whose pages this one asks again, if any.
+    earlier: Option<EarlierCrawl>,
+    recrawl: Recrawl,
 }
 
 impl std::fmt::Debug for Pipeline {
@@ -62,6 +66,9 @@ pub struct ReadPage {
     pub body_bytes: u64,
     pub links: ScopedLinks,
     pub capture: Option<Capture>,
+    /// What the next crawl of the page compares with.
+    pub validators: Validators,
+    pub text_hash: u64,
 }
 
 /// A page's links that may be queued (canonical, in scope, not known to
@@ -90,16 +97,20 @@ pub struct Judged {
 }
 
 impl Pipeline {
-    /// The pipeline of `config`'s crawl of `seeds`; `capture_headers`:
-    /// the request headers captures record, if an output keeps them.
+    /// The pipeline of `config`'s crawl of `seeds` (and of `earlier`'s
+    /// pages, asked again); `capture_headers`: the request headers
+    /// captures record, if an output keeps them.
     pub fn new(
         config: &Config,
         seeds: &[Url],
         fingerprinter: Fingerprinter,
         capture_headers: Option<Vec<(String, String)>>,
+        earlier: Option<EarlierCrawl>,
     ) -> Result<Pipeline, regex::Error> {
+        let all_seeds = crate::recrawl::seeds_to_queue(seeds, earlier.as_ref());
+        let all_seeds: Vec<Url> = all_seeds.into_iter().map(|(u, _)| u).collect();
         Ok(Pipeline {
-            scope: Scope::new(&config.scope, seeds)?,
+            scope: Scope::new(&config.scope, &all_seeds)?,
             canon: Canonicalizer {
                 strip_params: config.scope.strip_params.clone(),
                 sort_query: config.scope.sort_query,
@@ -108,7 +119,19 @@ impl Pipeline {
             fingerprinter,
             capture_headers,
             policy: config.dedup.policy,
+            earlier,
+            recrawl: config.recrawl.clone(),
         })
+    }
+
+    /// The crawl this one asks again, if any.
+    pub fn earlier(&self) -> Option<&EarlierCrawl> {
+        self.earlier.as_ref()
+    }
+
+    /// What the earlier crawl saw of `url`.
+    pub fn earlier_of(&self, url: &Url) -> Option<&Earlier> {
+        self.earlier.as_ref()?.get(url)
     }
 
     pub fn scope(&self) -> &Scope {
@@ -148,10 +171,14 @@ impl Pipeline {
         let page = extract(&fetched.body, &input);
         let links = self.scoped_links(&page, depth + 1, seen);
         let body_bytes = fetched.body.len() as u64;
-        let capture = self
-            .capture_headers
-            .as_ref()
-            .map(|headers| capture(headers.clone(), &mut fetched, fetched_at));
+        let validators = Validators::of(&fetched.headers);
+        let text_hash = crate::recrawl::stable_hash(&page.text);
+        let capture = self.capture_headers.as_ref().map(|_| {
+            // The URL asked for, whose validators every hop carried.
+            let asked = fetched.redirects.first().unwrap_or(&fetched.final_url);
+            let headers = self.request_headers(&asked.clone());
+            capture(headers, &mut fetched, fetched_at)
+        });
         fetched.body = Vec::new();
         let prepared = self.prepare(&page, &fetched.final_url);
         let read = ReadPage {
@@ -161,6 +188,8 @@ impl Pipeline {
             body_bytes,
             links,
             capture,
+            validators,
+            text_hash,
         };
         (read, prepared)
     }
@@ -184,12 +213,26 @@ impl Pipeline {
             body_bytes,
             links,
             capture,
+            validators,
+            text_hash,
         } = read;
         stats.count_fetch(body_bytes, depth, fetched.redirects.len());
         let mut judged = Judged {
             outcomes: capture.map(Outcome::Capture).into_iter().collect(),
             ..Judged::default()
         };
+        let earlier = self.earlier_of(url);
+        let seen = Seen {
+            status: fetched.status,
+            validators,
+            text_hash: Some(text_hash),
+            bytes: body_bytes,
+        };
+        let change = Change::of_text(earlier, text_hash);
+        let at = fetched_at.as_secs();
+        judged
+            .outcomes
+            .push(self.visit(url, depth, at, change, Some(seen), stats));
         let noindex = page.robots.noindex;
         let record = page_record(url.as_str(), depth, &fetched, fetched_at, page, decision);
         if decision.verdict.duplicate_of().is_some() {
@@ -213,6 +256,132 @@ impl Pipeline {
         }
         judged.links = links.queue;
         judged
+    }
+
+    /// Whether a page read now has the text its earlier visit had, but
+    /// for numbers and date words (see [`crate::recrawl`]): it is not
+    /// judged or written again.
+    pub fn unchanged_text(&self, url: &Url, read: &ReadPage) -> bool {
+        (self.earlier_of(url)).is_some_and(|e| e.text_hash == Some(read.text_hash))
+    }
+
+    /// The outcomes of a page of `url` whose text has not changed: its
+    /// capture and its visit. Its links are queued: a new page may hang
+    /// off an unchanged one (by its menus, which are not its text).
+    pub fn unchanged(&self, url: &Url, depth: u32, read: ReadPage, stats: &mut Stats) -> Judged {
+        stats.count_fetch(read.body_bytes, depth, read.fetched.redirects.len());
+        for why in read.links.out_of_scope {
+            stats.out_of_scope(why);
+        }
+        let seen = Seen {
+            status: read.fetched.status,
+            validators: read.validators,
+            text_hash: Some(read.text_hash),
+            bytes: read.body_bytes,
+        };
+        let at = read.fetched_at.as_secs();
+        let mut outcomes: Vec<Outcome> = read.capture.map(Outcome::Capture).into_iter().collect();
+        outcomes.push(self.visit(url, depth, at, Change::Unchanged, Some(seen), stats));
+        Judged {
+            outcomes,
+            links: read.links.queue,
+            ..Judged::default()
+        }
+    }
+
+    /// The outcomes of a 304 to a conditional request of `url`: the
+    /// earlier version stands (a `revisit` capture, and the visit).
+    pub fn not_modified(
+        &self,
+        url: &Url,
+        depth: u32,
+        mut fetched: Fetched,
+        stats: &mut Stats,
+    ) -> Vec<Outcome> {
+        let earlier = self.earlier_of(url);
+        stats.count_fetch(0, depth, fetched.redirects.len());
+        stats.not_modified += 1;
+        stats.bytes_saved += earlier.map_or(0, |e| e.bytes);
+        let at = now();
+        let seen = Seen {
+            status: fetched.status,
+            validators: Validators::of(&fetched.headers),
+            text_hash: None,
+            bytes: 0,
+        };
+        let mut outcomes = Vec::new();
+        if self.capture_headers.is_some() {
+            let mut c = capture(self.request_headers(url), &mut fetched, at);
+            c.not_modified_since_ms = earlier.map(|e| e.version_at * 1000);
+            outcomes.push(Outcome::Capture(c));
+        }
+        let visit = self.visit(
+            url,
+            depth,
+            at.as_secs(),
+            Change::Unchanged,
+            Some(seen),
+            stats,
+        );
+        outcomes.push(visit);
+        outcomes
+    }
+
+    /// The visit of a page of the earlier crawl whose fetch failed with
+    /// `e`: gone (404, 410), or failed (the earlier visit carried forward).
+    pub fn visit_after_error(
+        &self,
+        url: &Url,
+        depth: u32,
+        e: &FetchError,
+        stats: &mut Stats,
+    ) -> Option<Outcome> {
+        self.earlier_of(url)?;
+        let (change, seen) = match e {
+            FetchError::HttpStatus(status @ (404 | 410)) => {
+                let seen = Seen {
+                    status: *status,
+                    ..Seen::default()
+                };
+                (Change::Gone, Some(seen))
+            }
+            _ => (Change::Failed, None),
+        };
+        Some(self.visit(url, depth, now().as_secs(), change, seen, stats))
+    }
+
+    /// The headers a request of `url` carried, for its capture: the
+    /// fetcher's, and the earlier crawl's validators that made it
+    /// conditional.
+    fn request_headers(&self, url: &Url) -> Vec<(String, String)> {
+        let mut headers = self.capture_headers.clone().unwrap_or_default();
+        if let Some(v) = self.earlier_of(url).map(|e| &e.validators) {
+            let sent = [
+                ("If-None-Match", &v.etag),
+                ("If-Modified-Since", &v.last_modified),
+            ];
+            for (name, value) in sent {
+                headers.extend(value.iter().map(|v| (name.to_string(), v.clone())));
+            }
+        }
+        headers
+    }
+
+    /// A visit's record, counted in `stats`.
+    fn visit(
+        &self,
+        url: &Url,
+        depth: u32,
+        at: u64,
+        change: Change,
+        seen: Option<Seen>,
+        stats: &mut Stats,
+    ) -> Outcome {
+        *stats.visits.entry(change.name().into()).or_default() += 1;
+        let earlier = self.earlier_of(url);
+        let record =
+            crate::recrawl::visit_record(&self.recrawl, url, depth, at, change, earlier, seen);
+        Outcome::Visit(record)
     }
 
     /// The pages a sitemap lists, canonical and in scope one link from the
@@ -312,6 +481,7 @@ fn capture(request_headers: Vec<(String, String)>, fetched: &mut Fetched, at: Du
         body: std::mem::take(&mut fetched.body),
         truncated: fetched.truncated,
         ip: fetched.remote_ip.map(|ip| ip.to_string()),
+        not_modified_since_ms: None,
     }
 }
 

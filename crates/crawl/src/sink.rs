@@ -62,6 +62,40 @@ pub struct ErrorRecord {
     pub detail: String,
 }
 
+/// One visit of a page: what the next crawl of it asks and compares with
+/// (`visits.jsonl`, written by every crawl; `crawl --refresh` reads it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VisitRecord {
+    pub url: String,
+    pub depth: u32,
+    /// Seconds since the Unix epoch.
+    pub fetched_at: u64,
+    /// The answer's status (304 for a page not modified; 0 when no answer
+    /// came and the earlier visit is carried forward).
+    pub status: u16,
+    /// What this visit found, against the earlier crawl's visit if any:
+    /// `new`, `changed`, `unchanged`, `gone` or `failed` (the earlier
+    /// visit's version is carried forward).
+    pub change: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etag: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_modified: Option<String>,
+    /// The text's hash with its numbers and date words masked (see
+    /// `recrawl::stable_hash`), hex; empty when no text was read.
+    pub text_hash: String,
+    /// Body bytes as served this time (0 for a 304).
+    pub bytes: u64,
+    /// When the version seen was first fetched (seconds since the epoch):
+    /// an unchanged page keeps its version's time.
+    pub version_at: u64,
+    /// A changed page: when the version it replaces was first fetched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaces: Option<u64>,
+    /// How long until the page is worth asking again, from its history.
+    pub interval_secs: u64,
+}
+
 /// One HTTP exchange as fetched, for archival outputs (WARC).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Capture {
@@ -81,6 +115,10 @@ pub struct Capture {
     /// The server's address, when known.
     #[serde(default)]
     pub ip: Option<String>,
+    /// A 304 to a conditional request: the version it confirms, first
+    /// captured at this time (ms since the epoch); a WARC `revisit`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_modified_since_ms: Option<u64>,
 }
 
 /// A sink's durable place in its outputs, as it describes it (file lengths,
@@ -96,6 +134,11 @@ pub trait Sink: Send {
     }
 
     fn error(&mut self, _error: &ErrorRecord) -> io::Result<()> {
+        Ok(())
+    }
+
+    /// A page's visit, for the next crawl of it.
+    fn visit(&mut self, _visit: &VisitRecord) -> io::Result<()> {
         Ok(())
     }
 
@@ -138,6 +181,7 @@ pub enum Outcome {
     Duplicate(DuplicateRecord),
     Error(ErrorRecord),
     Capture(Capture),
+    Visit(VisitRecord),
 }
 
 impl Outcome {
@@ -148,6 +192,7 @@ impl Outcome {
             Outcome::Duplicate(d) => sink.duplicate(d),
             Outcome::Error(e) => sink.error(e),
             Outcome::Capture(c) => sink.capture(c),
+            Outcome::Visit(v) => sink.visit(v),
         }
     }
 
@@ -161,6 +206,7 @@ impl Outcome {
             Outcome::Duplicate(d) => (b'D', serde_json::to_writer(&mut *json, d)),
             Outcome::Error(e) => (b'E', serde_json::to_writer(&mut *json, e)),
             Outcome::Capture(c) => (b'C', serde_json::to_writer(&mut *json, c)),
+            Outcome::Visit(v) => (b'V', serde_json::to_writer(&mut *json, v)),
         };
         written.expect("records serialize");
         let body: &[u8] = match self {
@@ -193,6 +239,7 @@ impl Outcome {
                 b'P' => Outcome::Page(serde_json::from_slice(json).ok()?),
                 b'D' => Outcome::Duplicate(serde_json::from_slice(json).ok()?),
                 b'E' => Outcome::Error(serde_json::from_slice(json).ok()?),
+                b'V' => Outcome::Visit(serde_json::from_slice(json).ok()?),
                 b'C' => {
                     let mut c: Capture = serde_json::from_slice(json).ok()?;
                     c.body = rest[json_len..json_len + body_len].to_vec();
@@ -222,6 +269,7 @@ mod tests {
                 body: b"<html>\x00\xff</html>".to_vec(),
                 truncated: false,
                 ip: None,
+                not_modified_since_ms: None,
             }),
             Outcome::Page(PageRecord {
                 url: "http://a.example/".into(),
@@ -249,6 +297,20 @@ mod tests {
                 url: "http://a.example/c".into(),
                 kind: "status".into(),
                 detail: "404".into(),
+            }),
+            Outcome::Visit(VisitRecord {
+                url: "http://a.example/".into(),
+                depth: 0,
+                fetched_at: 2,
+                status: 200,
+                change: "changed".into(),
+                etag: Some("\"v2\"".into()),
+                last_modified: None,
+                text_hash: "ab".into(),
+                bytes: 20,
+                version_at: 2,
+                replaces: Some(1),
+                interval_secs: 86_400,
             }),
         ];
         let (mut bytes, mut json) = (Vec::new(), Vec::new());

@@ -39,6 +39,16 @@ pub struct Stats {
     /// Fetched pages by link depth from the seeds.
     #[serde(default)]
     pub depths: BTreeMap<u32, u64>,
+    /// Pages' visits by what they found against the earlier crawl (`new`,
+    /// `changed`, `unchanged`, `gone`, `failed`; see [`crate::recrawl`]).
+    #[serde(default)]
+    pub visits: BTreeMap<String, u64>,
+    /// 304s to conditional requests.
+    #[serde(default)]
+    pub not_modified: u64,
+    /// Body bytes the 304s did not download (the earlier versions' sizes).
+    #[serde(default)]
+    pub bytes_saved: u64,
     /// This run only.
     #[serde(skip)]
     pub fetched_this_run: u64,
@@ -64,6 +74,9 @@ impl Stats {
             "duplicate_traps": self.duplicate_traps,
             "body_sizes_log2": self.body_sizes,
             "depths": self.depths,
+            "visits": self.visits,
+            "not_modified": self.not_modified,
+            "bytes_saved": self.bytes_saved,
             "this_run": {
                 "fetched": self.fetched_this_run,
                 "elapsed_secs": (self.elapsed_secs * 1000.0).round() / 1000.0,
@@ -95,6 +108,8 @@ impl Stats {
         self.sitemap_urls += other.sitemap_urls;
         self.redirects += other.redirects;
         self.bytes += other.bytes;
+        self.not_modified += other.not_modified;
+        self.bytes_saved += other.bytes_saved;
         let room = MAX_TRAPS_LISTED.saturating_sub(self.duplicate_traps.len());
         self.duplicate_traps
             .extend(other.duplicate_traps.into_iter().take(room));
@@ -102,6 +117,7 @@ impl Stats {
         add_counts(&mut self.errors, other.errors);
         add_counts(&mut self.body_sizes, other.body_sizes);
         add_counts(&mut self.depths, other.depths);
+        add_counts(&mut self.visits, other.visits);
     }
 
     /// Counts a reason a URL was not queued (`out_of_scope` in `stats.json`).

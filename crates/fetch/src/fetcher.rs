@@ -189,6 +189,35 @@ pub struct Ask<'a> {
     /// ([`FetchError::Late`]): a schedule shared by several crawlers
     /// counted the host's turn from when it handed the URL out.
     pub start_by: Option<Instant>,
+    /// An earlier response's validators: the request is conditional, and
+    /// an unchanged page answers 304 with no body.
+    pub validators: Option<&'a Validators>,
+}
+
+/// What an earlier response said identifies its version (`ETag`,
+/// `Last-Modified`), sent back as `If-None-Match` / `If-Modified-Since`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Validators {
+    pub etag: Option<String>,
+    pub last_modified: Option<String>,
+}
+
+impl Validators {
+    /// The validators among a response's headers.
+    pub fn of(headers: &[(String, String)]) -> Validators {
+        let get = |name: &str| {
+            let mut values = headers.iter().filter(|(k, _)| k.eq_ignore_ascii_case(name));
+            values.next().map(|(_, v)| v.trim().to_string())
+        };
+        Validators {
+            etag: get("etag"),
+            last_modified: get("last-modified"),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.etag.is_none() && self.last_modified.is_none()
+    }
 }
 
 impl std::fmt::Debug for Ask<'_> {
@@ -204,6 +233,7 @@ impl<'a> Ask<'a> {
         Ask {
             hop_ok,
             start_by: None,
+            validators: None,
         }
     }
 }
@@ -603,7 +633,7 @@ impl Fetcher {
             let started = tokio::time::Instant::now();
             let hop = tokio::time::timeout(
                 self.config.request_timeout,
-                self.request(&url, &hop_host, wanted),
+                self.request(&url, &hop_host, wanted, ask.validators),
             )
             .await
             .unwrap_or(Err(FetchError::Timeout(self.config.request_timeout)))?;
@@ -640,7 +670,25 @@ impl Fetcher {
     /// A GET of `url`, asking to close the connection after it when the
     /// host's next turn is far off (see [`KEEP_ALIVE_BELOW`]).
     fn get(&self, url: &Url, host: &Host) -> reqwest::RequestBuilder {
-        let request = self.client.get(url.clone());
+        self.get_if(url, host, None)
+    }
+
+    /// [`get`](Fetcher::get), conditional on `validators` when given.
+    fn get_if(
+        &self,
+        url: &Url,
+        host: &Host,
+        validators: Option<&Validators>,
+    ) -> reqwest::RequestBuilder {
+        let mut request = self.client.get(url.clone());
+        if let Some(v) = validators {
+            if let Some(etag) = &v.etag {
+                request = request.header(reqwest::header::IF_NONE_MATCH, etag);
+            }
+            if let Some(date) = &v.last_modified {
+                request = request.header(reqwest::header::IF_MODIFIED_SINCE, date);
+            }
+        }
         if host.pace.lock().unwrap().delay >= KEEP_ALIVE_BELOW {
             return request.header(reqwest::header::CONNECTION, "close");
         }
@@ -648,8 +696,14 @@ impl Fetcher {
     }
 
     /// One request: a redirect's target, or the body read.
-    async fn request(&self, url: &Url, host: &Host, wanted: Wanted) -> Result<Hop, FetchError> {
-        let resp = self.get(url, host).send().await.map_err(map_error)?;
+    async fn request(
+        &self,
+        url: &Url,
+        host: &Host,
+        wanted: Wanted,
+        validators: Option<&Validators>,
+    ) -> Result<Hop, FetchError> {
+        let resp = (self.get_if(url, host, validators).send().await).map_err(map_error)?;
         host.pace.lock().unwrap().answered();
         let status = resp.status().as_u16();
         if (300..400).contains(&status) && status != 304 {
@@ -683,7 +737,9 @@ impl Fetcher {
         let media = media_type(content_type.as_deref());
         // No Content-Type: sniffing is the extractor's job, so take it.
         let listed = |t: &String| t.eq_ignore_ascii_case(&media);
+        // A 304 has no body to be of a type.
         if wanted == Wanted::Page
+            && status != 304
             && !media.is_empty()
             && !self.config.content_types.iter().any(listed)
         {

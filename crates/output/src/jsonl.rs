@@ -41,7 +41,7 @@ pub struct JsonlSink {
     errors: BufWriter<File>,
 }
 
-fn append(path: &Path) -> io::Result<BufWriter<File>> {
+pub(crate) fn append(path: &Path) -> io::Result<BufWriter<File>> {
     Ok(BufWriter::with_capacity(
         64 << 10,
         std::fs::OpenOptions::new()
@@ -52,13 +52,13 @@ fn append(path: &Path) -> io::Result<BufWriter<File>> {
 }
 
 /// Flushes and fsyncs, returning the file's length.
-fn sync(w: &mut BufWriter<File>) -> io::Result<u64> {
+pub(crate) fn sync(w: &mut BufWriter<File>) -> io::Result<u64> {
     w.flush()?;
     w.get_ref().sync_data()?;
     Ok(w.get_ref().metadata()?.len())
 }
 
-fn cut(w: &mut BufWriter<File>, len: u64) -> io::Result<()> {
+pub(crate) fn cut(w: &mut BufWriter<File>, len: u64) -> io::Result<()> {
     w.flush()?;
     if w.get_ref().metadata()?.len() > len {
         w.get_ref().set_len(len)?;

@@ -4,6 +4,9 @@
 //! - [`jsonl`]: pages in size-bounded shards (plain or zstd, each
 //!   checkpoint ending a zstd frame), `duplicates.jsonl`, `errors.jsonl`,
 //!   `stats.json`.
+//! - [`visits`]: `visits.jsonl`, every page's visit (validators, text
+//!   hash, revisit interval), written whatever the formats: what the next
+//!   crawl of the pages (`crawl --refresh`) asks and compares with.
 //! - [`warc`]: every fetched exchange as WARC 1.1 request/response records,
 //!   gzip per record, with a `metadata` record naming the page's fingerprint.
 //!
@@ -31,9 +34,12 @@
 use std::io;
 
 use nearcrawl_crawl::config::{Compression, Format, Output};
-use nearcrawl_crawl::sink::{Capture, DuplicateRecord, ErrorRecord, PageRecord, Position, Sink};
+use nearcrawl_crawl::sink::{
+    Capture, DuplicateRecord, ErrorRecord, PageRecord, Position, Sink, VisitRecord,
+};
 
 pub mod jsonl;
+pub mod visits;
 pub mod warc;
 
 /// The outputs `config` asks for, as one sink.
@@ -56,6 +62,8 @@ pub fn open(config: &Output) -> io::Result<Box<dyn Sink>> {
             config.shard_bytes,
         )?));
     }
+    // Last: checkpoints of crawls from before it name the others by place.
+    sinks.push(Box::new(visits::VisitsSink::open(&config.dir)?));
     Ok(Box::new(Outputs::new(sinks)))
 }
 
@@ -105,6 +113,10 @@ impl Sink for Outputs {
 
     fn error(&mut self, error: &ErrorRecord) -> io::Result<()> {
         each(&mut self.sinks, |s| s.error(error))
+    }
+
+    fn visit(&mut self, visit: &VisitRecord) -> io::Result<()> {
+        each(&mut self.sinks, |s| s.visit(visit))
     }
 
     fn wants_captures(&self) -> bool {

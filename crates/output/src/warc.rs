@@ -219,6 +219,17 @@ impl Sink for WarcSink {
             ("WARC-Payload-Digest", sha1_digest(&c.body)),
             ("WARC-Block-Digest", sha1_digest(&response)),
         ];
+        if c.status == 304 {
+            // WARC 1.1, 6.7.2: a 304 is a revisit of the version it
+            // confirms; it has no payload.
+            headers[0].1 = "revisit".into();
+            headers.remove(6);
+            headers.push(("WARC-Profile", NOT_MODIFIED_PROFILE.into()));
+            headers.push(("WARC-Refers-To-Target-URI", c.url.clone()));
+            if let Some(ms) = c.not_modified_since_ms {
+                headers.push(("WARC-Refers-To-Date", warc_date(ms)));
+            }
+        }
         if let Some(ip) = &c.ip {
             headers.push(("WARC-IP-Address", ip.clone()));
         }
@@ -276,6 +287,9 @@ impl Sink for WarcSink {
 
 /// A digest as CDX tools write and check them: `sha1:` and the SHA-1 in
 /// base32 (RFC 4648, upper case, 32 characters).
+/// The revisit profile of a 304 to a conditional request.
+const NOT_MODIFIED_PROFILE: &str = "http://netpreserve.org/warc/1.1/revisit/server-not-modified";
+
 fn sha1_digest(bytes: &[u8]) -> String {
     let sha1 = sha1_smol::Sha1::from(bytes).digest().bytes();
     format!("sha1:{}", data_encoding::BASE32.encode(&sha1))
@@ -400,6 +414,14 @@ mod tests {
             body: format!("<html>page {i} \u{4e2d}\u{6587}</html>").into_bytes(),
             truncated: i == 1,
             ip: Some("127.0.0.1".into()),
+            not_modified_since_ms: None,
+        };
+        // A recrawl's 304 for the version first captured a week before.
+        let not_modified = Capture {
+            status: 304,
+            body: Vec::new(),
+            not_modified_since_ms: Some(1_795_305_600_000 - 7 * 86_400_000),
+            ..capture(3)
         };
         sink.capture(&capture(0)).unwrap();
         sink.duplicate(&DuplicateRecord {
@@ -415,6 +437,7 @@ mod tests {
         sink.capture(&capture(1)).unwrap();
         sink.rewind(&pos).unwrap();
         sink.capture(&capture(2)).unwrap();
+        sink.capture(&not_modified).unwrap();
         sink.finish(&json!({})).unwrap();
 
         let bytes = std::fs::read(dir.join("crawl-00000.warc.gz")).unwrap();
@@ -476,6 +499,22 @@ mod tests {
                 assert!(!block.contains("page 1"), "rewound away: {block}");
                 assert!(field("WARC-Truncated").is_none());
             }
+            if kind == "revisit" {
+                assert_eq!(field("WARC-Profile").as_deref(), Some(NOT_MODIFIED_PROFILE));
+                assert_eq!(field("WARC-Refers-To-Target-URI"), field("WARC-Target-URI"));
+                let date = field("WARC-Refers-To-Date");
+                assert_eq!(date.as_deref(), Some("2026-11-15T00:00:00.000Z"));
+                assert!(
+                    field("WARC-Payload-Digest").is_none(),
+                    "a 304 has no payload"
+                );
+                let block = String::from_utf8_lossy(block);
+                assert!(
+                    block.starts_with("HTTP/1.1 304 Not Modified\r\n"),
+                    "{block}"
+                );
+                assert!(block.ends_with("Content-Length: 0\r\n\r\n"), "{block}");
+            }
             if kind == "request" {
                 let block = String::from_utf8_lossy(block);
                 assert!(block.starts_with("GET /p/"), "{block}");
@@ -494,7 +533,8 @@ mod tests {
         assert_eq!(
             kinds,
             [
-                "warcinfo", "response", "request", "metadata", "response", "request"
+                "warcinfo", "response", "request", "metadata", "response", "request", "revisit",
+                "request"
             ]
         );
         let _ = std::fs::remove_dir_all(&dir);

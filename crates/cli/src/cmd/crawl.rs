@@ -34,6 +34,11 @@ pub struct Args {
     /// Requests in flight at once.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     concurrency: Option<u32>,
+    /// Crawl the pages of the earlier crawl in DIR again (conditional
+    /// requests; unchanged, changed, new and gone pages told apart), into
+    /// --out (default: DIR-refresh). Seeds given too are crawled as new.
+    #[arg(long, value_name = "DIR")]
+    refresh: Option<PathBuf>,
     /// Print the resolved config and seeds, and exit.
     #[arg(long)]
     dry_run: bool,
@@ -97,17 +102,26 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<ExitCode> {
 fn config_of(args: &Args) -> anyhow::Result<Option<Config>> {
     let mut config = match &args.config {
         Some(path) => Config::load(path)?,
-        None if args.urls.is_empty() && args.seeds.is_none() => return Ok(None),
+        None if args.urls.is_empty() && args.seeds.is_none() && args.refresh.is_none() => {
+            return Ok(None);
+        }
         None => Config::default(),
     };
     if let Some(s) = &args.seeds {
         config.seeds.file = Some(s.clone());
     }
     config.seeds.urls.extend(args.urls.iter().cloned());
-    match &args.out {
-        Some(o) => config.output.dir = o.clone(),
-        None if args.config.is_none() => config.output.dir = default_out(&args.urls),
-        None => {}
+    if let Some(dir) = &args.refresh {
+        config.recrawl.from = Some(dir.clone());
+    }
+    match (&args.out, &args.refresh) {
+        (Some(o), _) => config.output.dir = o.clone(),
+        (None, Some(dir)) if args.config.is_none() => {
+            let name = dir.file_name().unwrap_or(dir.as_os_str()).to_string_lossy();
+            config.output.dir = dir.with_file_name(format!("{name}-refresh"));
+        }
+        (None, _) if args.config.is_none() => config.output.dir = default_out(&args.urls),
+        (None, _) => {}
     }
     if let Some(m) = args.max_pages {
         config.scope.max_pages = m;
@@ -263,6 +277,28 @@ fn summarize(stats: &Stats, out: &std::path::Path, run: Run) {
         stats.pages_per_sec(),
         out.display()
     );
+    if let Some(line) = recrawl_line(stats) {
+        eprintln!("nearcrawl crawl: {line}");
+    }
+}
+
+/// A recrawl's figures: what the pages asked again turned out to be.
+pub fn recrawl_line(stats: &Stats) -> Option<String> {
+    let n = |k: &str| stats.visits.get(k).copied().unwrap_or(0);
+    let asked_again = n("changed") + n("unchanged") + n("gone") + n("failed");
+    (asked_again > 0).then(|| {
+        format!(
+            "recrawl: {} unchanged ({} answered 304, {:.1} MB not downloaded), {} changed, \
+             {} new, {} gone, {} failed (carried forward)",
+            n("unchanged"),
+            stats.not_modified,
+            stats.bytes_saved as f64 / 1e6,
+            n("changed"),
+            n("new"),
+            n("gone"),
+            n("failed"),
+        )
+    })
 }
 
 /// The output directory of a crawl given by URLs alone: `crawl-HOST`.

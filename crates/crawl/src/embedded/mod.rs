@@ -111,8 +111,11 @@ impl EmbeddedStore {
             .sink
             .wants_captures()
             .then(|| fetcher.request_headers());
-        let pages = Pipeline::new(&config, seeds, core.dedup.fingerprinter(), capture_headers)?;
-        queue_seeds(&mut core.state, pages.canon(), seeds)?;
+        let earlier = crate::recrawl::open_earlier(&config)?;
+        let fingerprinter = core.dedup.fingerprinter();
+        let pages = Pipeline::new(&config, seeds, fingerprinter, capture_headers, earlier)?;
+        let all_seeds = crate::recrawl::seeds_to_queue(seeds, pages.earlier());
+        queue_seeds(&mut core.state, pages.canon(), &all_seeds)?;
         let seen = core.state.frontier.seen_set();
         let core = Arc::new(CoreLock::new(core));
         let embedded_pages = Arc::new(EmbeddedPages::new(core.clone(), seen, &config));
@@ -404,12 +407,19 @@ fn note_host_verdict(
 /// Queues the seeds (those seen before are skipped), in batches: one
 /// sled batch per seed costs ~5 KB of memory in sled (a 100,000-line seed
 /// list took 1 GB).
-fn queue_seeds(state: &mut State, canon: &Canonicalizer, seeds: &[Url]) -> Result<(), StoreError> {
+fn queue_seeds(
+    state: &mut State,
+    canon: &Canonicalizer,
+    seeds: &[(Url, u32)],
+) -> Result<(), StoreError> {
     for chunk in seeds.chunks(SEED_BATCH) {
         let mut writes = Writes::default();
         let mut adds = Additions::default();
-        for c in chunk.iter().filter_map(|s| canon.canonicalize(s)) {
-            let _ = state.frontier.push(&mut writes, &mut adds, &c, 0)?;
+        for (seed, depth) in chunk {
+            let Some(c) = canon.canonicalize(seed) else {
+                continue;
+            };
+            let _ = state.frontier.push(&mut writes, &mut adds, &c, *depth)?;
         }
         state.commit(writes, adds, &[])?;
     }
@@ -434,6 +444,7 @@ fn is_result_file(name: &str) -> bool {
         || name.starts_with("crawl-")
         || name == "duplicates.jsonl"
         || name == "errors.jsonl"
+        || name == crate::recrawl::VISITS_FILE
 }
 
 /// The fetcher decides when a host may be asked; the frontier asks it.

@@ -193,8 +193,11 @@ async fn fetch_page<P: PageStore>(
     // pool: without this yield, ~7% of requests to a loopback site opened a
     // new connection (and the pool closed as many).
     tokio::task::yield_now().await;
+    // A page of an earlier crawl is asked for only if it changed.
+    let earlier = stages.pages.earlier_of(&url);
     let ask = nearcrawl_fetch::Ask {
         start_by,
+        validators: earlier.map(|e| &e.validators).filter(|v| !v.is_empty()),
         ..nearcrawl_fetch::Ask::new(&hop_ok)
     };
     let result = tokio::select! {
@@ -218,6 +221,17 @@ async fn fetch_page<P: PageStore>(
         Err(_) => now,
     });
     match result {
+        Ok(fetched) if fetched.status == 304 && earlier.is_some() => {
+            stages.latencies.observe(fetched.elapsed);
+            done.final_url = Some(fetched.final_url.clone());
+            done.outcomes = stages
+                .pages
+                .not_modified(&url, depth, fetched, &mut done.stats);
+        }
+        Ok(fetched) if fetched.status == 304 => {
+            let why = "HTTP status 304 to a request that was not conditional".to_string();
+            done.error(FetchError::HttpStatus(304).kind(), why);
+        }
         Ok(fetched) => {
             stages.latencies.observe(fetched.elapsed);
             judge_page(stages, store, done, fetched, t).await;
@@ -227,6 +241,10 @@ async fn fetch_page<P: PageStore>(
             done.host_error = !matches!(e, FetchError::RobotsDenied);
             let record = crate::page::failed(&url, &e, &mut done.stats);
             done.outcomes.push(record);
+            let visit = stages
+                .pages
+                .visit_after_error(&url, depth, &e, &mut done.stats);
+            done.outcomes.extend(visit);
         }
     }
 }
@@ -256,6 +274,13 @@ async fn judge_page<P: PageStore>(
         return;
     };
     let url = done.claimed.url.clone();
+    done.final_url = Some(read.fetched.final_url.clone());
+    if stages.pages.unchanged_text(&url, &read) {
+        let judged = stages.pages.unchanged(&url, depth, read, &mut done.stats);
+        done.outcomes = judged.outcomes;
+        done.links = judged.links;
+        return;
+    }
     let (decision, original) = match store.judge(&mut done.claimed, prepared).await {
         Ok(verdicted) => verdicted,
         Err(GateError::Again(why)) => {
@@ -269,7 +294,6 @@ async fn judge_page<P: PageStore>(
         }
     };
     tracing::debug!(%url, status = read.fetched.status, verdict = ?decision.verdict, "page");
-    done.final_url = Some(read.fetched.final_url.clone());
     let judged = (stages.pages).judged(&url, depth, read, &decision, original, &mut done.stats);
     done.verdict = Some(PageVerdict {
         duplicate: !judged.new,

@@ -230,6 +230,7 @@ fn open(seed: &Url, name: &str, delay_ms: u64) -> (MemStore, Arc<Stages>) {
         std::slice::from_ref(seed),
         dedup.fingerprinter(),
         None,
+        None,
     )
     .unwrap();
     let stages = Arc::new(Stages::new(config, fetcher, pages));

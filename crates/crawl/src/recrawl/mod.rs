@@ -1,0 +1,311 @@
+//! The second crawl of a site: every crawl writes a visit per page
+//! (`visits.jsonl`, [`VisitRecord`]); a crawl with `recrawl.from = DIR`
+//! (`crawl --refresh DIR`) asks for DIR's pages again, most overdue
+//! first, each with its earlier validators (a 304 costs no body), and
+//! compares what comes back with what DIR saw ([`Change`]).
+//!
+//! - A 304, or a text whose numbers and date words are all that changed
+//!   ([`stable_hash`]: a "last updated" line, a counter, a generated-on
+//!   stamp), is **unchanged**: recorded, not written again. The rule is
+//!   exact, not a distance: a one-word edit is a change, and a page whose
+//!   only change is a number (a price, a version) is not; near copies of
+//!   other pages are the gate's business.
+//! - Any other change is a **new version**: judged by the gate like any
+//!   page and written with the time of the version it replaces.
+//! - A 404 or 410 is **gone**; any other failure carries the earlier visit
+//!   forward, so the next crawl still knows the page.
+//!
+//! Each page's revisit interval comes from its history: halved when it
+//! changed, doubled when it did not, within the configured bounds. The
+//! earlier crawl's pages are queued by when they fall due, so a recrawl cut
+//! short by `max_pages` spends its budget where change is.
+//!
+//! ```
+//! use nearcrawl_crawl::recrawl::stable_hash;
+//!
+//! let a = stable_hash("Release notes. Last updated 26 November 2026, 14:02.");
+//! let b = stable_hash("Release notes. Last updated 3 December 2026, 09:15.");
+//! assert_eq!(a, b, "a date line changed");
+//! assert_ne!(a, stable_hash("Release notes. Last updated by Ann, 26 November 2026."));
+//! ```
+
+mod earlier;
+
+use std::hash::Hasher;
+
+pub use earlier::{Earlier, EarlierCrawl, RecrawlError, VISITS_FILE};
+use nearcrawl_fetch::Validators;
+use url::Url;
+
+use crate::config::Recrawl;
+use crate::sink::VisitRecord;
+
+/// What a fetch saw of a page: its answer's status and validators, its
+/// text's [`stable_hash`] (none for a 304) and its body's bytes.
+#[derive(Debug, Clone, Default)]
+pub struct Seen {
+    pub status: u16,
+    pub validators: Validators,
+    pub text_hash: Option<u64>,
+    pub bytes: u64,
+}
+
+/// The record of a visit of `url` at `depth`, at `at` (seconds since the
+/// epoch), that found `change`; `seen`: what the fetch saw, none when no
+/// answer came. What the visit did not see (a 304's text, a failed
+/// visit's everything) is the earlier visit's, carried forward.
+pub fn visit_record(
+    config: &Recrawl,
+    url: &Url,
+    depth: u32,
+    at: u64,
+    change: Change,
+    earlier: Option<&Earlier>,
+    seen: Option<Seen>,
+) -> VisitRecord {
+    let seen = seen.unwrap_or_default();
+    let kept = |e: &Earlier| e.version_at;
+    let version_at = match change {
+        Change::Unchanged | Change::Failed => earlier.map_or(at, kept),
+        Change::New | Change::Changed | Change::Gone => at,
+    };
+    let validators = match (&seen.validators, earlier) {
+        (v, Some(e)) if v.is_empty() && change != Change::Changed => e.validators.clone(),
+        (v, _) => v.clone(),
+    };
+    let text_hash = seen.text_hash.or(earlier.and_then(|e| e.text_hash));
+    let bytes = match (seen.bytes, earlier) {
+        (0, Some(e)) if change != Change::Gone => e.bytes,
+        (b, _) => b,
+    };
+    VisitRecord {
+        url: url.to_string(),
+        depth,
+        fetched_at: at,
+        status: seen.status,
+        change: change.name().into(),
+        etag: validators.etag,
+        last_modified: validators.last_modified,
+        text_hash: text_hash.map(|h| format!("{h:016x}")).unwrap_or_default(),
+        bytes,
+        version_at,
+        replaces: (change == Change::Changed).then(|| earlier.map_or(at, kept)),
+        interval_secs: next_interval(config, earlier, change),
+    }
+}
+
+/// The earlier crawl `config` asks again, if any.
+pub fn open_earlier(config: &crate::config::Config) -> Result<Option<EarlierCrawl>, RecrawlError> {
+    let Some(dir) = &config.recrawl.from else {
+        return Ok(None);
+    };
+    let same = |a: &std::path::Path, b: &std::path::Path| {
+        a.canonicalize()
+            .ok()
+            .is_some_and(|a| b.canonicalize().ok() == Some(a))
+    };
+    if same(dir, &config.output.dir) {
+        return Err(RecrawlError::SameDir(dir.clone()));
+    }
+    let earlier = EarlierCrawl::read(dir)?;
+    tracing::info!(from = %dir.display(), pages = earlier.len(), "recrawl: pages to ask again");
+    Ok(Some(earlier))
+}
+
+/// The seeds a crawl queues: the configured ones (depth 0), then the
+/// earlier crawl's pages at their depths, longest overdue first.
+pub fn seeds_to_queue(seeds: &[Url], earlier: Option<&EarlierCrawl>) -> Vec<(Url, u32)> {
+    let mut all: Vec<(Url, u32)> = seeds.iter().map(|s| (s.clone(), 0)).collect();
+    all.extend(earlier.map(EarlierCrawl::seeds).unwrap_or_default());
+    all
+}
+
+/// What a visit found, against the earlier crawl's visit of the URL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// Not in the earlier crawl (or no earlier crawl).
+    New,
+    /// A new version of the text.
+    Changed,
+    /// 304, or the same text but for numbers and date words.
+    Unchanged,
+    /// 404 or 410.
+    Gone,
+    /// No answer to compare (an error other than gone): the earlier
+    /// visit is carried forward.
+    Failed,
+}
+
+impl Change {
+    pub fn name(self) -> &'static str {
+        match self {
+            Change::New => "new",
+            Change::Changed => "changed",
+            Change::Unchanged => "unchanged",
+            Change::Gone => "gone",
+            Change::Failed => "failed",
+        }
+    }
+
+    /// The change a fetched text makes against the earlier visit.
+    pub fn of_text(earlier: Option<&Earlier>, text_hash: u64) -> Change {
+        match earlier {
+            None => Change::New,
+            Some(e) if e.text_hash == Some(text_hash) => Change::Unchanged,
+            Some(_) => Change::Changed,
+        }
+    }
+}
+
+/// The seconds until a page is worth asking again: the configured
+/// interval for a page seen for the first time; then halved when it
+/// changed and doubled when it did not (an estimate of its rate of change
+/// that needs no clock on the server), within the bounds.
+pub fn next_interval(config: &Recrawl, earlier: Option<&Earlier>, change: Change) -> u64 {
+    let hours = |h: u64| h * 3600;
+    let (min, max) = (
+        hours(config.min_interval_hours),
+        hours(config.max_interval_hours),
+    );
+    let Some(e) = earlier else {
+        return hours(config.interval_hours).clamp(min, max);
+    };
+    let next = match change {
+        Change::Changed => e.interval_secs / 2,
+        Change::Unchanged => e.interval_secs.saturating_mul(2),
+        Change::New | Change::Gone | Change::Failed => e.interval_secs,
+    };
+    next.clamp(min, max)
+}
+
+/// A hash of `text` that no change in numbers or date words moves: a word
+/// of digits (or an ordinal: `26th`) counts as one number, and month and
+/// weekday names (English, full or short) as one date word. Words are what
+/// the hash sees, so spacing and punctuation between them do not count
+/// either; every other word does (`v2` and `v3` differ).
+pub fn stable_hash(text: &str) -> u64 {
+    let mut h = fnv::FnvHasher::default();
+    for word in text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        if is_number(word) {
+            h.write(b"\x010");
+        } else if is_date_word(word) {
+            h.write(b"\x01date");
+        } else {
+            h.write(word.as_bytes());
+        }
+        h.write(b" ");
+    }
+    h.finish()
+}
+
+/// Digits, or digits and an English ordinal suffix.
+fn is_number(word: &str) -> bool {
+    let digits = word.bytes().take_while(u8::is_ascii_digit).count();
+    let rest = &word[digits..];
+    digits > 0
+        && (rest.is_empty()
+            || ["st", "nd", "rd", "th"]
+                .iter()
+                .any(|s| s.eq_ignore_ascii_case(rest)))
+}
+
+const DATE_WORDS: [&str; 40] = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "sept",
+    "oct",
+    "nov",
+    "dec",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+    "mon",
+    "tue",
+    "tues",
+    "wed",
+    "thu",
+    "thurs",
+    "fri",
+    "sat",
+    "sun",
+];
+
+fn is_date_word(word: &str) -> bool {
+    word.len() <= 9 && DATE_WORDS.iter().any(|d| d.eq_ignore_ascii_case(word))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_and_date_words_do_not_count_other_words_do() {
+        let base = "Generated on Thu Nov 26 2026 by javadoc (17). Page views: 1,024.";
+        let same = "Generated on Fri Nov 27 2026 by javadoc (17). Page views: 1,311.";
+        assert_eq!(stable_hash(base), stable_hash(same));
+        let edited = "Generated on Thu Nov 26 2026 by javadoc (21). Page views: 1,024 today.";
+        assert_ne!(stable_hash(base), stable_hash(edited));
+        assert_ne!(stable_hash("a b"), stable_hash("ab"));
+        assert_ne!(
+            stable_hash("version 2 is out"),
+            stable_hash("version is out")
+        );
+        assert_eq!(stable_hash("on the 26th"), stable_hash("on the 3rd"));
+        assert_ne!(
+            stable_hash("w123 w456"),
+            stable_hash("w789 w1"),
+            "codes are words"
+        );
+    }
+
+    #[test]
+    fn intervals_halve_on_change_and_double_without_within_bounds() {
+        let config = Recrawl::default();
+        let first = next_interval(&config, None, Change::New);
+        assert_eq!(first, config.interval_hours * 3600);
+        let e = |interval_secs| Earlier {
+            interval_secs,
+            ..Earlier::default()
+        };
+        assert_eq!(
+            next_interval(&config, Some(&e(first)), Change::Changed),
+            first / 2
+        );
+        assert_eq!(
+            next_interval(&config, Some(&e(first)), Change::Unchanged),
+            first * 2
+        );
+        let min = config.min_interval_hours * 3600;
+        assert_eq!(next_interval(&config, Some(&e(min)), Change::Changed), min);
+        let max = config.max_interval_hours * 3600;
+        assert_eq!(
+            next_interval(&config, Some(&e(max)), Change::Unchanged),
+            max
+        );
+    }
+}
