@@ -117,6 +117,7 @@ fn render(dir: &Path, f: &Figures, samples: &[Sample]) -> anyhow::Result<String>
         esc(&title)
     );
     totals(&mut h, f, samples.last());
+    recrawl(&mut h, f);
     h.push_str("<h2>Over time</h2>\n");
     if samples.len() < 2 {
         h.push_str("<p class=\"note\">No time series: <code>series.jsonl</code> is missing or has a single sample (crawls by earlier versions, or shorter than a second).</p>\n");
@@ -189,6 +190,50 @@ fn totals(h: &mut String, f: &Figures, last: Option<&Sample>) {
         ("report made", utc(series::unix_now() as u64)),
     ];
     h.push_str("<table>\n");
+    for (name, value) in rows {
+        let _ = writeln!(h, "<tr><td>{}</td><td>{}</td></tr>", esc(name), esc(&value));
+    }
+    h.push_str("</table>\n");
+}
+
+/// What the pages of the earlier crawl turned out to be, when this crawl
+/// asked them again (`crawl --refresh`).
+fn recrawl(h: &mut String, f: &Figures) {
+    // The state's shape nests them; `stats.json`'s does not.
+    let r = match &f.stats["recrawl"] {
+        Value::Null => f.stats,
+        nested => nested,
+    };
+    let n = |k: &str| r["visits"][k].as_u64().unwrap_or(0);
+    let asked_again = n("changed") + n("unchanged") + n("gone") + n("failed");
+    if asked_again == 0 {
+        return;
+    }
+    let count = |k: &str| r[k].as_u64().unwrap_or(0);
+    let share = |x: u64| format!("{x} ({:.1}%)", 100.0 * x as f64 / asked_again as f64);
+    let rows = [
+        (
+            "pages of the earlier crawl asked again",
+            asked_again.to_string(),
+        ),
+        ("unchanged", share(n("unchanged"))),
+        (
+            "of which answered 304 (not downloaded)",
+            count("not_modified").to_string(),
+        ),
+        ("changed (a new version written)", share(n("changed"))),
+        ("gone (404, 410)", share(n("gone"))),
+        (
+            "failed (the earlier visit carried forward)",
+            share(n("failed")),
+        ),
+        ("new pages found", n("new").to_string()),
+        (
+            "bytes not downloaded (304s)",
+            human_bytes(count("bytes_saved")),
+        ),
+    ];
+    h.push_str("<h2>Recrawl</h2>\n<table>\n");
     for (name, value) in rows {
         let _ = writeln!(h, "<tr><td>{}</td><td>{}</td></tr>", esc(name), esc(&value));
     }
@@ -616,5 +661,32 @@ mod tests {
         );
         assert!(html.contains("3 + 1") || html.contains("1 + 3"));
         assert!(html.contains("40.0%"), "the host's duplicate rate");
+        assert!(!html.contains("Recrawl"), "not a recrawl");
+    }
+
+    #[test]
+    fn a_recrawl_shows_what_the_earlier_pages_turned_out_to_be() {
+        let status = serde_json::json!({
+            "running": false, "fetched": 10, "written": 2, "duplicates": {"exact": 0, "near": 0},
+            "recrawl": {"visits": {"unchanged": 6, "changed": 2, "gone": 1, "failed": 1, "new": 3},
+                        "not_modified": 5, "bytes_saved": 20480},
+        });
+        let html = render(Path::new("out"), &Figures::of(&status), &[]).unwrap();
+        assert!(html.contains("<h2>Recrawl</h2>"));
+        for row in [
+            "<td>10</td>",
+            "<td>6 (60.0%)</td>",
+            "<td>2 (20.0%)</td>",
+            "<td>5</td>",
+            "<td>3</td>",
+        ] {
+            assert!(html.contains(row), "{row}");
+        }
+        // stats.json's shape (a running crawl's last run) too.
+        let stats =
+            serde_json::json!({"visits": {"changed": 1}, "not_modified": 0, "bytes_saved": 0});
+        let status = serde_json::json!({"running": true, "last_run_stats": stats});
+        let html = render(Path::new("out"), &Figures::of(&status), &[]).unwrap();
+        assert!(html.contains("<td>1 (100.0%)</td>"));
     }
 }

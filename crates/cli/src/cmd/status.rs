@@ -103,6 +103,7 @@ fn from_state(state: &State, top: usize) -> anyhow::Result<Value> {
         "duplicate_traps": s.duplicate_traps,
         "body_sizes_log2": s.body_sizes,
         "depths": s.depths,
+        "recrawl": { "visits": s.visits, "not_modified": s.not_modified, "bytes_saved": s.bytes_saved },
         "top_hosts": hosts,
     }))
 }
@@ -134,6 +135,18 @@ fn clusters(path: &Path, top: usize) -> anyhow::Result<Value> {
         .take(top)
         .map(|(url, (n, some))| json!({ "url": url, "copies": n, "some_copies": some }))
         .collect())
+}
+
+/// The recrawl line of a status's `recrawl` figures, if pages of an
+/// earlier crawl were asked again.
+fn recrawl_of(r: &Value) -> Option<String> {
+    let stats = nearcrawl_crawl::stats::Stats {
+        visits: serde_json::from_value(r["visits"].clone()).ok()?,
+        not_modified: r["not_modified"].as_u64()?,
+        bytes_saved: r["bytes_saved"].as_u64()?,
+        ..Default::default()
+    };
+    super::crawl::recrawl_line(&stats)
 }
 
 pub fn round3(x: f64) -> f64 {
@@ -180,6 +193,9 @@ fn as_text(dir: &Path, s: &Value) -> String {
             s["redirects"].as_u64().unwrap_or(0),
             s["bytes"]
         );
+        if let Some(recrawl) = recrawl_of(&s["recrawl"]) {
+            line!(o, "  {recrawl}");
+        }
         line!(
             o,
             "  queued {} URLs on {} hosts ({} hosts seen); not running",
