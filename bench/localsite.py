@@ -26,7 +26,7 @@ http {{
     scgi_temp_path {tmp}/scgi;
     {http_extra}
     server {{
-        listen 127.0.0.1:{port};
+        listen {ip}:{port};
         root {root};
         {server_extra}
     }}
@@ -34,38 +34,38 @@ http {{
 """
 
 
-def free_port():
+def free_port(ip="127.0.0.1"):
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
+        s.bind((ip, 0))
         return s.getsockname()[1]
 
 
-def wait_listening(port):
+def wait_listening(port, ip="127.0.0.1"):
     for _ in range(600):
         try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            socket.create_connection((ip, port), timeout=0.2).close()
             return
         except OSError:
             time.sleep(0.05)
-    sys.exit(f"nothing listens on 127.0.0.1:{port}")
+    sys.exit(f"nothing listens on {ip}:{port}")
 
 
 @contextlib.contextmanager
-def nginx(root, http_extra="", server_extra="", workers=1):
-    """Serves `root` until the block ends; yields the port. The extras are
-    nginx directives for the http and server blocks."""
+def nginx(root, http_extra="", server_extra="", workers=1, ip="127.0.0.1"):
+    """Serves `root` on `ip` until the block ends; yields the port. The
+    extras are nginx directives for the http and server blocks."""
     binary = shutil.which("nginx") or "/usr/sbin/nginx"
     if not os.path.exists(binary):
         sys.exit("nginx is missing: apt-get install -y nginx")
     tmp = tempfile.mkdtemp(prefix="nginx-")
-    port = free_port()
+    port = free_port(ip)
     conf = os.path.join(tmp, "nginx.conf")
     with open(conf, "w") as f:
-        f.write(NGINX_CONF.format(tmp=tmp, port=port, root=root, workers=workers,
+        f.write(NGINX_CONF.format(tmp=tmp, ip=ip, port=port, root=root, workers=workers,
                                   http_extra=http_extra, server_extra=server_extra))
     server = subprocess.Popen([binary, "-c", conf])
     try:
-        wait_listening(port)
+        wait_listening(port, ip)
         yield port
     finally:
         server.send_signal(signal.SIGQUIT)

@@ -71,6 +71,15 @@ impl RedisStore {
         let pages = Pipeline::new(&config, seeds, fingerprinter, capture_headers, earlier)
             .map_err(|e| ClusterError::Config(format!("scope: {e}")))?;
         warn_unshared(&config);
+        if !config.dedup.remember.is_empty() {
+            // The shared gate is a log every replica applies; remembered
+            // documents would have to enter it once, for all.
+            return Err(ClusterError::Config(
+                "dedup.remember (--dedup-against): not on cluster workers yet; \
+                 run the crawl embedded"
+                    .into(),
+            ));
+        }
         let cluster_pages = Arc::new(ClusterPages {
             gate: tokio::sync::Mutex::new(gate),
             addresses: (config.politeness.key == PolitenessKey::Ip).then(|| frontier.clone()),

@@ -231,6 +231,22 @@ pub struct Dedup {
     /// a window of 0 turns this off. At most 64.
     pub trap_window: u32,
     pub trap_share: Fraction,
+    /// Earlier crawls' output directories whose pages this crawl's pages
+    /// are judged against too (see [`crate::remembered`]).
+    pub remember: Vec<PathBuf>,
+}
+
+impl Dedup {
+    /// The earlier crawls the gate remembers: `remember`, and the crawl a
+    /// recrawl refreshes (a changed page is judged against that whole
+    /// corpus, its own earlier version aside).
+    pub fn remembered(&self, recrawl: &Recrawl) -> Vec<PathBuf> {
+        let mut dirs = self.remember.clone();
+        if let Some(from) = recrawl.from.as_ref().filter(|d| !self.remember.contains(d)) {
+            dirs.push(from.clone());
+        }
+        dirs
+    }
 }
 
 impl Default for Dedup {
@@ -246,6 +262,7 @@ impl Default for Dedup {
             policy: DuplicatePolicy::Drop,
             trap_window: 50,
             trap_share: Fraction(0.9),
+            remember: Vec::new(),
         }
     }
 }

@@ -89,6 +89,30 @@ impl DocUrls {
         Ok(urls)
     }
 
+    /// Opens another crawl's file to read, whole (a torn last record
+    /// aside), never changing it.
+    pub(crate) fn read_only(path: &Path) -> io::Result<DocUrls> {
+        let file = File::open(path)?;
+        let on_disk = file.metadata()?.len();
+        let mut urls = DocUrls {
+            file,
+            len: Length::default(),
+            group_starts: Vec::new(),
+            gaps: Vec::new(),
+            unsaved: BTreeMap::new(),
+            last: Vec::new(),
+        };
+        let mut reader = BufReader::with_capacity(1 << 16, urls.file.try_clone()?);
+        let mut last = Vec::new();
+        while urls.len.bytes < on_disk {
+            let Ok(bytes) = read_record(&mut reader, &mut last) else {
+                break;
+            };
+            urls.note(bytes, last.is_empty());
+        }
+        Ok(urls)
+    }
+
     /// Reads the file once: where its groups start, which ids are gaps, and
     /// the last URL.
     fn index(&mut self, recorded: Length) -> io::Result<()> {

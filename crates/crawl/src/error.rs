@@ -18,6 +18,8 @@ pub enum CrawlError {
     Output(#[from] std::io::Error),
     #[error("recrawl: {0}")]
     Recrawl(#[from] crate::recrawl::RecrawlError),
+    #[error("remembered crawls: {0}")]
+    Remember(#[from] crate::remembered::RememberError),
     #[error("{0} holds results of another crawl but no crawl state; use another output directory")]
     ForeignOutput(PathBuf),
     #[error(

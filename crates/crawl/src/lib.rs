@@ -39,6 +39,7 @@ mod outbox;
 pub mod page;
 mod phases;
 pub mod recrawl;
+pub mod remembered;
 pub mod run;
 pub mod scope;
 pub mod seeds;

@@ -47,6 +47,9 @@ pub struct Pipeline {
     /// The crawl whose pages this one asks again, if any.
     earlier: Option<EarlierCrawl>,
     recrawl: Recrawl,
+    /// The earlier crawls the gate remembers, as named in duplicates'
+    /// records.
+    remembered: Vec<String>,
 }
 
 impl std::fmt::Debug for Pipeline {
@@ -121,6 +124,9 @@ impl Pipeline {
             policy: config.dedup.policy,
             earlier,
             recrawl: config.recrawl.clone(),
+            remembered: (config.dedup.remembered(&config.recrawl).iter())
+                .map(|d| d.display().to_string())
+                .collect(),
         })
     }
 
@@ -238,8 +244,11 @@ impl Pipeline {
         if decision.verdict.duplicate_of().is_some() {
             judged.copies_neighbour = crate::traps::copies_own_directory(url, original.as_deref());
             let original = original.unwrap_or_default();
-            let outcomes =
+            let mut outcomes =
                 duplicate_outcomes(record, &decision.verdict, original, self.policy, stats);
+            if let Some(Outcome::Duplicate(d)) = outcomes.first_mut() {
+                d.crawl = self.crawl_of(&decision.verdict);
+            }
             judged.outcomes.extend(outcomes);
             return judged;
         }
@@ -348,6 +357,13 @@ impl Pipeline {
             _ => (Change::Failed, None),
         };
         Some(self.visit(url, depth, now().as_secs(), change, seen, stats))
+    }
+
+    /// The earlier crawl a duplicate's original is from, if not this one.
+    fn crawl_of(&self, verdict: &Verdict) -> Option<String> {
+        let (of, ..) = verdict.duplicate_of()?;
+        let (crawl, _) = crate::remembered::Remembered::split(of)?;
+        self.remembered.get(crawl).cloned()
     }
 
     /// The headers a request of `url` carried, for its capture: the
@@ -537,6 +553,7 @@ fn duplicate_outcomes(
             .check()
             .map(|c| c.name().to_string())
             .unwrap_or_default(),
+        crawl: None,
     })];
     if policy == DuplicatePolicy::Record {
         outcomes.push(Outcome::Page(PageRecord {

@@ -51,6 +51,10 @@ pub struct DuplicateRecord {
     /// differ at most in their hosts' template words).
     #[serde(default)]
     pub check: String,
+    /// The earlier crawl (its output directory) the original is from,
+    /// when it is not this crawl's (see [`crate::remembered`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crawl: Option<String>,
 }
 
 /// A URL that could not be crawled.
@@ -292,6 +296,7 @@ mod tests {
                 distance: 3,
                 similarity: 0.75,
                 check: "sketch".into(),
+                crawl: Some("crawl-a.example".into()),
             }),
             Outcome::Error(ErrorRecord {
                 url: "http://a.example/c".into(),

@@ -18,6 +18,10 @@ pub(crate) struct Keys {
     /// [`TitleModel::rarest`](crate::names::TitleModel::rarest)): a
     /// document is looked up by both and filed under the first.
     pub(crate) name_words: [Option<u32>; 2],
+    /// Bits of the text's hash: exact copies are found by it, whatever
+    /// the band tables hold (a key many near-identical template pages
+    /// share keeps only the first [`MAX_PER_KEY`] of them).
+    pub(crate) text: u32,
 }
 
 /// An earlier document found by [`Keys`].
@@ -33,9 +37,7 @@ pub(crate) struct Candidate {
 /// What the gate keeps in memory to find candidates.
 #[derive(Debug)]
 pub(crate) struct Tables {
-    /// One table per LSH band: band key -> slots. Documents with the same
-    /// text have the same sketch, so they share every band: the exact
-    /// check needs no table of its own.
+    /// One table per LSH band: band key -> slots.
     bands: Vec<KeyTable>,
     /// Rarest name word -> slots. On a site whose pages share most of their
     /// text (a template, a license header; rustdoc's intrinsics: 30 words,
@@ -45,6 +47,11 @@ pub(crate) struct Tables {
     /// item's name, under its title or another path's (`vaddq_f32` under
     /// `arm` and `aarch64`), and finds its page here.
     name_words: KeyTable,
+    /// Bits of the text's hash -> slots: the exact check's. Documents with
+    /// the same text share every band, but on such a site every band key
+    /// of a page may be full of other items' pages, and a copy on another
+    /// host (another name model) may not find its page by name either.
+    texts: KeyTable,
     /// The top 32 bits of each slot's fingerprint: a candidate more than k
     /// bits away there is passed over without reading its record.
     fingerprint_tops: Vec<u32>,
@@ -55,6 +62,7 @@ impl Tables {
         Tables {
             bands: (0..BANDS).map(|_| KeyTable::new(expected)).collect(),
             name_words: KeyTable::new(expected),
+            texts: KeyTable::new(expected),
             fingerprint_tops: Vec::new(),
         }
     }
@@ -150,15 +158,14 @@ impl Tables {
         if let Some(key) = keys.name_words[0] {
             self.name_words.insert(key, slot);
         }
+        self.texts.insert(keys.text, slot);
     }
 
-    /// Earlier documents that may have the same text as one with `keys`:
-    /// those under its first band key (the same text shares every band).
+    /// Earlier documents that may have the same text as one with `keys`
+    /// (the same bits of its hash), earliest first.
     pub(crate) fn maybe_same_text(&self, keys: &Keys) -> Vec<u32> {
         let mut out = Vec::new();
-        if let Some(bands) = &keys.bands {
-            self.bands[0].get(bands[0], &mut out);
-        }
+        self.texts.get(keys.text, &mut out);
         out
     }
 
@@ -171,7 +178,7 @@ impl Tables {
     pub(crate) fn memory_bytes(&self) -> usize {
         self.bands
             .iter()
-            .chain([&self.name_words])
+            .chain([&self.name_words, &self.texts])
             .map(KeyTable::memory_bytes)
             .sum::<usize>()
             + self.fingerprint_tops.capacity() * 4

@@ -11,7 +11,7 @@ use crate::error::IndexError;
 use crate::names::{self, Names, TitleModel};
 use crate::record::{DocRecord, Judgement, SlotRecord, TextSummary, short_word};
 use crate::record_file::RecordLog;
-use crate::sketch::{BANDS, SKETCH_BYTES, SketchBuilder};
+use crate::sketch::{SKETCH_BYTES, SketchBuilder};
 use crate::verdict::{Check, Decision, Verdict};
 
 /// How duplicates are decided. The defaults were measured with
@@ -356,7 +356,7 @@ impl Deduper {
             if dedup.indexed() == 0 {
                 crate::upgrade::gate2_records(db, |r| {
                     dedup.names.add(r.record.host, &r.record.title)?;
-                    let keys = dedup.keys(&r.record)?;
+                    let keys = dedup.keys(&r.record, r.text_hash)?;
                     dedup.append(r, &keys)
                 })?;
                 dedup.flush()?;
@@ -450,9 +450,9 @@ impl Deduper {
             text_hash: content_hash as u64,
             record,
         };
-        let keys = self.keys(&this.record)?;
+        let keys = self.keys(&this.record, this.text_hash)?;
         let candidates = self.tables.candidates(&keys);
-        let verdict = match self.exact_match(&this, &candidates, &live)? {
+        let verdict = match self.exact_match(&this, &keys, &live)? {
             Some(of) => Verdict::Exact { of },
             None => self
                 .near_match(&this, &candidates, &live)?
@@ -466,17 +466,19 @@ impl Deduper {
         Ok(decide(verdict, record))
     }
 
-    /// An earlier live document with the same text and the same name:
-    /// among the candidates that share every band.
+    /// An earlier live document with the same text and a name not
+    /// different: among those filed under the same bits of the text's
+    /// hash, one with the same name first (items whose pages say the same
+    /// thing, a mirror's page and its original on two hosts: the original),
+    /// else the earliest.
     fn exact_match(
         &mut self,
         this: &SlotRecord,
-        candidates: &[Candidate],
+        keys: &Keys,
         live: &impl Fn(u64) -> bool,
     ) -> Result<Option<u64>, IndexError> {
-        let mut tried = 0;
-        let same_sketch = candidates.iter().filter(|c| c.bands >= BANDS);
-        for &Candidate { slot, .. } in same_sketch {
+        let (mut tried, mut first) = (0, None);
+        for slot in self.tables.maybe_same_text(keys) {
             if self.tables.top_distance(slot, this.fingerprint) != 0 {
                 continue;
             }
@@ -486,15 +488,19 @@ impl Deduper {
             if !same_text || !live(other.doc) {
                 continue;
             }
-            if self.names(&this.record, &other.record)? != Names::Different {
-                return Ok(Some(other.doc));
+            match self.names(&this.record, &other.record)? {
+                Names::Same => return Ok(Some(other.doc)),
+                Names::Different => {}
+                Names::Qualified | Names::Unknown => {
+                    first = first.or(Some(other.doc));
+                }
             }
             tried += 1;
             if tried == MAX_EXACT_CANDIDATES {
                 break;
             }
         }
-        Ok(None)
+        Ok(first)
     }
 
     /// The earlier live document with the same name, within k bits (or
@@ -598,9 +604,8 @@ impl Deduper {
         if d.verdict != Verdict::New || d.simhash.features == 0 {
             return Ok(());
         }
-        // Recorded before (a replay): the same document with the same text,
-        // which shares every band, so the first band is enough to look in.
-        let keys = self.keys(record)?;
+        // Recorded before (a replay): the same document with the same text.
+        let keys = self.keys(record, d.content_hash as u64)?;
         for slot in self.tables.maybe_same_text(&keys) {
             if self.tables.top_distance(slot, d.simhash.fingerprint) != 0 {
                 continue;
@@ -619,10 +624,48 @@ impl Deduper {
         self.append(r, &keys)
     }
 
+    /// Adds every document of another gate (its [`RECORDS_FILE`], read and
+    /// never changed) as documents of this one, under the ids `id` maps
+    /// theirs to: a crawl judged against an earlier crawl's pages. Counted
+    /// like this gate's own (memory and disk per document alike), and
+    /// their titles count in their hosts' names. Returns how many. Call
+    /// [`flush`](Deduper::flush) after: a crash before it loses them all.
+    pub fn remember(&mut self, records: &Path, id: impl Fn(u64) -> u64) -> Result<u64, IndexError> {
+        let io = |e: std::io::Error| IndexError::Io(format!("{}: {e}", records.display()));
+        let file = std::fs::File::open(records).map_err(io)?;
+        let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+        let (mut record, mut n) = (Vec::new(), 0);
+        loop {
+            let mut length = [0u8; 2];
+            match std::io::Read::read_exact(&mut reader, &mut length) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
+                Err(e) => return Err(io(e)),
+            }
+            record.resize(usize::from(u16::from_le_bytes(length)), 0);
+            // A tail torn by a crash of the other crawl is not its own.
+            if std::io::Read::read_exact(&mut reader, &mut record).is_err() {
+                break;
+            }
+            let Some(mut r) = SlotRecord::from_bytes(&record) else {
+                return Err(IndexError::Corrupt(format!(
+                    "{}: record {n}",
+                    records.display()
+                )));
+            };
+            r.doc = id(r.doc);
+            self.names.add(r.record.host, &r.record.title)?;
+            let keys = self.keys(&r.record, r.text_hash)?;
+            self.append(r, &keys)?;
+            n += 1;
+        }
+        Ok(n)
+    }
+
     /// What a document is looked up by: its text's band keys, its title,
     /// and its name's rarest words as its host's titles tell them.
-    fn keys(&mut self, record: &DocRecord) -> Result<Keys, IndexError> {
-        let mut keys = record.keys();
+    fn keys(&mut self, record: &DocRecord, text_hash: u64) -> Result<Keys, IndexError> {
+        let mut keys = record.keys(text_hash);
         keys.name_words = self.names.rarest(record.host, &record.title)?;
         Ok(keys)
     }
@@ -663,7 +706,7 @@ fn keyed(batch: &[(u32, Vec<u8>)]) -> Result<Vec<Keyed>, u32> {
                         .iter()
                         .map(|(slot, bytes)| {
                             let r = SlotRecord::from_bytes(bytes).ok_or(*slot)?;
-                            let keys = r.record.keys();
+                            let keys = r.record.keys(r.text_hash);
                             Ok((*slot, r.fingerprint, keys, (r.record.host, r.record.title)))
                         })
                         .collect()

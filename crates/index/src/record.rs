@@ -130,7 +130,9 @@ impl TextSummary {
 impl DocRecord {
     /// Its text's band keys (its name's are the gate's: they depend on
     /// its host's titles).
-    pub(crate) fn keys(&self) -> Keys {
+    /// What the record is found by; `text_hash`: its text's (see
+    /// [`SlotRecord::text_hash`]).
+    pub(crate) fn keys(&self, text_hash: u64) -> Keys {
         let shingle_bands = match &self.text {
             TextSummary::WordsAndSketch(_, s) => s.band_keys(),
             _ => None,
@@ -139,6 +141,7 @@ impl DocRecord {
             bands: self.band_keys(),
             shingle_bands,
             name_words: [None; 2],
+            text: text_hash as u32,
         }
     }
 

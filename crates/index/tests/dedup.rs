@@ -596,3 +596,107 @@ fn a_paragraph_added_past_k_is_still_a_copy() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A gate that remembers another: documents of the other are found under
+/// the ids they were given, as its own are, and the other is not changed.
+#[test]
+fn a_gate_remembers_another_gates_documents_under_new_ids() {
+    let (dir_a, dir_b) = (tempdir("remembered-a"), tempdir("remembered-b"));
+    let docs = articles();
+    let mut a = Deduper::open(&dir_a, DedupConfig::default()).unwrap();
+    for (i, text) in docs.iter().enumerate().take(10) {
+        a.check_insert(i as u64, text).unwrap();
+    }
+    a.flush().unwrap();
+    drop(a);
+    let records = dir_a.join(nearcrawl_index::RECORDS_FILE);
+    let before = std::fs::read(&records).unwrap();
+
+    let mut b = Deduper::open(&dir_b, DedupConfig::default()).unwrap();
+    let earlier = 1 << 63;
+    assert_eq!(b.remember(&records, |d| earlier | d).unwrap(), 10);
+    assert_eq!(b.indexed(), 10);
+    assert_eq!(
+        std::fs::read(&records).unwrap(),
+        before,
+        "the other gate is unchanged"
+    );
+    // A copy of a remembered document, and one of a document of its own.
+    let copy = b.judge(docs[4].as_str(), |_| true).unwrap();
+    assert_eq!(copy.decision.verdict, Verdict::Exact { of: earlier | 4 });
+    assert_eq!(
+        b.check_insert(100, docs[20].as_str()).unwrap().verdict,
+        Verdict::New
+    );
+    let own = b.judge(docs[20].as_str(), |_| true).unwrap();
+    assert_eq!(own.decision.verdict, Verdict::Exact { of: 100 });
+    // A remembered document the caller rules out (a page's own earlier
+    // version) is not a match.
+    let not = b.judge(docs[4].as_str(), |d| d != earlier | 4).unwrap();
+    assert_eq!(not.decision.verdict, Verdict::New);
+    // Durable once flushed: reopened, the gate still holds them.
+    b.flush().unwrap();
+    drop(b);
+    let mut b = Deduper::open(&dir_b, DedupConfig::default()).unwrap();
+    assert_eq!(b.indexed(), 11);
+    let copy = b.judge(docs[7].as_str(), |_| true).unwrap();
+    assert_eq!(copy.decision.verdict, Verdict::Exact { of: earlier | 7 });
+}
+
+/// Template pages that differ in a word or two share every band key, which
+/// keeps only its first 16 pages: a copy of a later one, on another host
+/// (names there say nothing), is still found as the exact copy of its own
+/// page, not as a near copy of an earlier item; and among pages with one
+/// text, the one with the copy's name is its original.
+#[test]
+fn exact_copies_find_their_page_whatever_the_band_tables_hold() {
+    let dir = tempdir("exact-table");
+    let mut d = Deduper::open(&dir, DedupConfig::default()).unwrap();
+    let base = words(1, 300);
+    let texts: Vec<String> = (0..40)
+        .map(|i| format!("{base} item{i} marker{i}"))
+        .collect();
+    for (i, text) in texts.iter().enumerate() {
+        let title = format!("Item{i} in the docs");
+        let v = d
+            .check_insert(i as u64, titled(&title, text, "docs.a.test"))
+            .unwrap();
+        assert_eq!(
+            v.verdict,
+            Verdict::New,
+            "item {i}: another name on one host"
+        );
+    }
+    for i in [20, 33, 39] {
+        let title = format!("Item{i} in the docs");
+        let copy = d
+            .judge(titled(&title, &texts[i], "mirror.b.test"), |_| true)
+            .unwrap();
+        assert_eq!(
+            copy.decision.verdict,
+            Verdict::Exact { of: i as u64 },
+            "copy of {i}"
+        );
+    }
+    // Three items with one text: each copy goes to its own name (once the
+    // mirror's host has titles enough to tell its template words).
+    for i in 0..10 {
+        let (title, text) = (
+            format!("Other{i} in the docs"),
+            words(20_000 + i * 1000, 300),
+        );
+        d.check_insert(200 + i, titled(&title, &text, "mirror.b.test"))
+            .unwrap();
+    }
+    let same = words(5_000, 300);
+    for i in 100..103 {
+        let title = format!("Widget{i} in the docs");
+        d.check_insert(i, titled(&title, &same, "docs.a.test"))
+            .unwrap();
+    }
+    let copy = d.judge(
+        titled("Widget102 in the docs", &same, "mirror.b.test"),
+        |_| true,
+    );
+    assert_eq!(copy.unwrap().decision.verdict, Verdict::Exact { of: 102 });
+}

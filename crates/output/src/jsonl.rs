@@ -172,10 +172,13 @@ impl Sink for JsonlSink {
     }
 
     fn duplicate(&mut self, d: &DuplicateRecord) -> io::Result<()> {
-        let line = json!({
+        let mut line = json!({
             "url": d.url, "duplicate_of": d.duplicate_of, "kind": d.kind, "distance": d.distance,
             "similarity": (f64::from(d.similarity) * 1000.0).round() / 1000.0, "check": d.check,
         });
+        if let Some(crawl) = &d.crawl {
+            line["crawl"] = crawl.as_str().into();
+        }
         writeln!(self.duplicates, "{line}")
     }
 

@@ -134,10 +134,13 @@ impl Sink for WarcSink {
         let Some((uri, response_id, date)) = self.last_response.take() else {
             return Ok(());
         };
-        let fields = format!(
+        let mut fields = format!(
             "duplicate-of: {}\r\nduplicate-kind: {}\r\ndistance: {}\r\nsimilarity: {:.4}\r\ncheck: {}\r\n",
             dup.duplicate_of, dup.kind, dup.distance, dup.similarity, dup.check
         );
+        if let Some(crawl) = &dup.crawl {
+            fields.push_str(&format!("duplicate-of-crawl: {crawl}\r\n"));
+        }
         let headers = vec![
             ("WARC-Type", "metadata".to_string()),
             ("WARC-Record-ID", self.ids.next()),
@@ -431,6 +434,7 @@ mod tests {
             distance: 3,
             similarity: 0.93,
             check: "sketch".into(),
+            crawl: None,
         })
         .unwrap();
         let pos = sink.checkpoint().unwrap();

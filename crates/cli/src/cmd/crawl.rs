@@ -39,6 +39,10 @@ pub struct Args {
     /// --out (default: DIR-refresh). Seeds given too are crawled as new.
     #[arg(long, value_name = "DIR")]
     refresh: Option<PathBuf>,
+    /// Judge pages against the corpus of the earlier crawl in DIR too
+    /// (repeatable): a page near one of its pages is a duplicate of it.
+    #[arg(long, value_name = "DIR")]
+    dedup_against: Vec<PathBuf>,
     /// Print the resolved config and seeds, and exit.
     #[arg(long)]
     dry_run: bool,
@@ -114,6 +118,10 @@ fn config_of(args: &Args) -> anyhow::Result<Option<Config>> {
     if let Some(dir) = &args.refresh {
         config.recrawl.from = Some(dir.clone());
     }
+    config
+        .dedup
+        .remember
+        .extend(args.dedup_against.iter().cloned());
     match (&args.out, &args.refresh) {
         (Some(o), _) => config.output.dir = o.clone(),
         (None, Some(dir)) if args.config.is_none() => {

@@ -7,9 +7,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
-use nearcrawl_index::{Deduper, Judgement};
+use nearcrawl_index::{Deduper, IndexError, Judgement, Prepared};
 
 use crate::error::CrawlError;
+use crate::remembered::{RememberError, Remembered};
 use crate::sink::Sink;
 use crate::state::State;
 use crate::store::StoreError;
@@ -24,12 +25,62 @@ pub(crate) struct Core {
     /// gate counts them (the next page is judged against them), and their
     /// URLs name them as originals. They reach the state with their pages.
     pub pending_docs: HashMap<u64, String>,
+    /// Earlier crawls whose documents the gate holds too.
+    pub remembered: Remembered,
 }
 
 impl Core {
     pub fn doc_url(&self, doc: u64) -> Option<String> {
+        if Remembered::split(doc).is_some() {
+            return self.remembered.url_of(doc);
+        }
         let pending = self.pending_docs.get(&doc).cloned();
         pending.or_else(|| self.state.doc_url(doc).ok().flatten())
+    }
+
+    /// Judges a page of `url` against the documents that may be its
+    /// original: those that exist (not lost in a crash), but not `url`'s
+    /// own earlier version in a remembered crawl (a recrawled page is
+    /// compared with that by [`crate::recrawl`], not judged a copy of it).
+    pub fn judge(&mut self, prepared: Prepared, url: &str) -> Result<Judgement, IndexError> {
+        let Core {
+            state,
+            dedup,
+            pending_docs,
+            remembered,
+            ..
+        } = self;
+        dedup.judge_prepared(prepared, |doc| {
+            if Remembered::split(doc).is_some() {
+                return remembered.url_of(doc).is_some_and(|u| u != url);
+            }
+            // Committed, or judged in this run and on its way (a document
+            // a crash lost is in neither).
+            pending_docs.contains_key(&doc) || state.doc_exists(doc)
+        })
+    }
+
+    /// Imports the remembered crawls into the gate when the crawl starts
+    /// (once: the state records it).
+    pub fn remember(&mut self) -> Result<(), CrawlError> {
+        let names = self.remembered.names();
+        match self.state.remembered()? {
+            Some(was) if was == names => return Ok(()),
+            Some(was) => return Err(RememberError::Changed { was, now: names }.into()),
+            None if self.remembered.is_empty() => return Ok(()),
+            None => {}
+        }
+        let t = Instant::now();
+        let n = self.remembered.import(&mut self.dedup)?;
+        self.dedup.flush()?;
+        self.state.set_remembered(&names)?;
+        let secs = t.elapsed().as_secs_f64();
+        tracing::info!(
+            documents = n,
+            secs,
+            "the gate remembers the earlier crawls' documents"
+        );
+        Ok(())
     }
 
     /// Brings the outputs and the index in line with the state after an

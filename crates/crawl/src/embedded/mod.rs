@@ -26,6 +26,7 @@ use crate::config::Config;
 use crate::error::CrawlError;
 use crate::frontier::{Additions, Popped, Pushed, Turns};
 use crate::page::Pipeline;
+use crate::remembered::Remembered;
 use crate::run::{Claimed, CrawlStore, Done, PageVerdict, Stages, Taken};
 use crate::sink::{Outcome, Sink};
 use crate::state::{RobotsCache, State};
@@ -101,8 +102,10 @@ impl EmbeddedStore {
             sink,
             traps: TrapDetector::new(config.dedup.trap_window, config.dedup.trap_share.0),
             pending_docs: Default::default(),
+            remembered: Remembered::open(&config.dedup.remembered(&config.recrawl))?,
         };
         core.recover()?;
+        core.remember()?;
         core.state.frontier.set_limits(
             u32::try_from(config.politeness.per_host_concurrency.0).unwrap_or(u32::MAX),
             config.scope.max_hosts,

@@ -101,13 +101,8 @@ impl PageStore for EmbeddedPages {
     ) -> Result<Verdicted, GateError> {
         let mut guard = self.core.lock();
         let core = &mut *guard;
-        let judgement = {
-            // Committed, or judged in this run and on its way (a document
-            // a crash lost is in neither).
-            let exists = |d| core.pending_docs.contains_key(&d) || core.state.doc_exists(d);
-            core.dedup.judge_prepared(prepared, exists)
-        }
-        .map_err(|e| GateError::Failed(e.to_string()))?;
+        let judgement = (core.judge(prepared, claimed.url.as_str()))
+            .map_err(|e| GateError::Failed(e.to_string()))?;
         let decision = judgement.decision;
         if let Some((of, ..)) = decision.verdict.duplicate_of() {
             return Ok((decision, core.doc_url(of)));

@@ -216,6 +216,19 @@ impl State {
         }
     }
 
+    /// The earlier crawls whose gates this crawl's holds, once imported
+    /// (see [`crate::remembered`]).
+    pub fn remembered(&self) -> Result<Option<String>, StoreError> {
+        let v = self.store.get(&meta("remembered"))?;
+        Ok(v.map(|v| String::from_utf8_lossy(&v).into_owned()))
+    }
+
+    /// Records, durably, that the gate holds the earlier crawls `which`.
+    pub fn set_remembered(&self, which: &str) -> Result<(), StoreError> {
+        self.store.insert(&meta("remembered"), which.as_bytes())?;
+        self.store.flush()
+    }
+
     /// The last checkpoint, if the crawl has one.
     pub fn checkpoint(&self) -> Result<Option<Checkpoint>, StoreError> {
         Ok(self
