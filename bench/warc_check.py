@@ -7,7 +7,11 @@
 response's WARC-Payload-Digest. With --served N, the first N responses'
 payload digests are also compared with the SHA-1 of the body the server
 sends now (for a site that does not change, such as a loopback one).
-warcio is installed from PyPI into target/warcio-venv when missing.
+Each file's CDXJ index (crawl-NNNNN.cdxj) is compared with what
+`cdxj-indexer --sort` (webrecorder's indexer, on warcio) makes of the
+file: they must be the same lines.
+warcio and cdxj-indexer are installed from PyPI into target/warcio-venv
+when missing.
 """
 
 import argparse
@@ -24,10 +28,26 @@ VENV = os.path.join(os.path.dirname(__file__), "..", "target", "warcio-venv")
 
 def warcio_python():
     python = os.path.join(VENV, "bin", "python")
-    if not os.path.exists(os.path.join(VENV, "bin", "warcio")):
+    if not os.path.exists(os.path.join(VENV, "bin", "cdxj-indexer")):
         subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
-        subprocess.run([python, "-m", "pip", "install", "-q", "warcio"], check=True)
+        subprocess.run([python, "-m", "pip", "install", "-q", "warcio", "cdxj-indexer"],
+                       check=True)
     return python
+
+
+def same_index(files):
+    """Files whose CDXJ differs from cdxj-indexer's, and lines compared."""
+    indexer = os.path.join(VENV, "bin", "cdxj-indexer")
+    differ, lines = [], 0
+    for f in files:
+        theirs = subprocess.run([indexer, "--sort", f], capture_output=True, text=True,
+                                check=True).stdout
+        ours_path = f[: -len(".warc.gz")] + ".cdxj"
+        ours = open(ours_path).read() if os.path.exists(ours_path) else ""
+        lines += theirs.count("\n")
+        if ours != theirs:
+            differ.append(os.path.basename(ours_path))
+    return differ, lines
 
 
 def served_digests(python, files, n):
@@ -69,6 +89,10 @@ def main():
     print(f"warcio check: {len(files)} files, {records} records, {passed} digests pass, "
           f"{failed} fail, exit {check.returncode}")
     ok = check.returncode == 0 and failed == 0 and passed > 0
+    differ, lines = same_index(files)
+    print(f"CDXJ: {lines} lines, {len(files) - len(differ)} of {len(files)} files the same as "
+          f"cdxj-indexer --sort" + (f"; differ: {', '.join(differ)}" if differ else ""))
+    ok = ok and not differ
     if args.served:
         checked, equal = served_digests(python, files, args.served)
         print(f"payload digests equal to SHA-1 of the body as served: {equal} of {checked}")

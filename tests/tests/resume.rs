@@ -295,6 +295,38 @@ fn killed_crawls_resume_without_losing_or_repeating_anything() {
     assert_eq!(before, fetched.len(), "a response archived twice");
     assert_eq!(fetched.len(), N + pairs);
 
+    // The CDXJ index beside each WARC file was rewound with it: one line
+    // per response, sorted, each pointing at its record's gzip member.
+    let mut indexed = Vec::new();
+    let mut n = 0;
+    while let Ok(gz) = std::fs::read(out.join(format!("crawl-{n:05}.warc.gz"))) {
+        let cdxj = std::fs::read_to_string(out.join(format!("crawl-{n:05}.cdxj"))).unwrap();
+        let lines: Vec<&str> = cdxj.lines().collect();
+        assert!(
+            lines.windows(2).all(|w| w[0] <= w[1]),
+            "crawl-{n:05}.cdxj is sorted"
+        );
+        for line in lines {
+            let json: Value = serde_json::from_str(line.splitn(3, ' ').nth(2).unwrap()).unwrap();
+            let at = |k: &str| json[k].as_str().unwrap().parse::<usize>().unwrap();
+            let member = &gz[at("offset")..at("offset") + at("length")];
+            let mut record = Vec::new();
+            std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(member), &mut record)
+                .unwrap();
+            let record = String::from_utf8_lossy(&record);
+            let uri = json["url"].as_str().unwrap();
+            assert!(record.contains("WARC-Type: response\r\n"), "{line}");
+            assert!(
+                record.contains(&format!("WARC-Target-URI: {uri}\r\n")),
+                "{line}"
+            );
+            indexed.push(uri.to_string());
+        }
+        n += 1;
+    }
+    indexed.sort();
+    assert_eq!(indexed, fetched, "the CDXJ lines are the WARC's responses");
+
     let stats: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("stats.json")).unwrap()).unwrap();
     assert_eq!(stats["written"], (N + missed) as u64, "{stats}");

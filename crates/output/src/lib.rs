@@ -8,7 +8,8 @@
 //!   hash, revisit interval), written whatever the formats: what the next
 //!   crawl of the pages (`crawl --refresh`) asks and compares with.
 //! - [`warc`]: every fetched exchange as WARC 1.1 request/response records,
-//!   gzip per record, with a `metadata` record naming the page's fingerprint.
+//!   gzip per record, with a `metadata` record naming the page's fingerprint,
+//!   and a CDXJ index beside each file.
 //!
 //! Both can rewind to a checkpoint, which is what makes a crawl's resume
 //! exact: see [`Sink::rewind`].
@@ -38,6 +39,7 @@ use nearcrawl_crawl::sink::{
     Capture, DuplicateRecord, ErrorRecord, PageRecord, Position, Sink, VisitRecord,
 };
 
+mod cdxj;
 pub mod jsonl;
 pub mod visits;
 pub mod warc;

@@ -2,6 +2,9 @@
 //! start of each file, then a `request` and a `response` record per fetched
 //! URL, each record its own gzip member (so tools can seek to any record).
 //!
+//! A CDXJ index of each file's responses and revisits is written beside
+//! it ([`crate::cdxj`]).
+//!
 //! The fetcher decodes `Content-Encoding` and chunking before anyone sees
 //! the body, so the response record holds the decoded body with those two
 //! headers dropped and `Content-Length` set to the body it holds: a
@@ -18,6 +21,8 @@ use serde_json::json;
 
 use nearcrawl_crawl::sink::{Capture, DuplicateRecord, PageRecord, Position, Sink};
 
+use crate::cdxj::{CdxjIndex, Entry};
+
 /// Writes captures as WARC, and a duplicate's verdict as a `metadata`
 /// record concurrent to its response; pages and errors are for other
 /// sinks.
@@ -32,6 +37,8 @@ pub struct WarcSink {
     /// The last response written (its URI, record id and date): a
     /// duplicate's record follows its page's capture.
     last_response: Option<(String, String, String)>,
+    /// The open file's CDXJ index.
+    index: CdxjIndex,
 }
 
 impl std::fmt::Debug for WarcSink {
@@ -53,6 +60,8 @@ impl WarcSink {
             file_no += 1;
         }
         let (out, len) = open_append(&path(dir, file_no))?;
+        let mut index = CdxjIndex::open(&path(dir, file_no))?;
+        index.cut(len);
         let mut sink = WarcSink {
             dir: dir.to_path_buf(),
             file_bytes: file_bytes.max(1),
@@ -62,6 +71,7 @@ impl WarcSink {
             software: format!("nearcrawl/{}", env!("CARGO_PKG_VERSION")),
             ids: IdMaker::default(),
             last_response: None,
+            index,
         };
         sink.start_file_if_empty()?;
         Ok(sink)
@@ -106,6 +116,34 @@ impl WarcSink {
         self.out.write_all(&member)?;
         self.len += member.len() as u64;
         Ok(())
+    }
+}
+
+impl WarcSink {
+    /// The index line of the response (or revisit) just written at
+    /// `offset`.
+    fn index_capture(&mut self, c: &Capture, offset: u64) {
+        let content_type = c
+            .headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("content-type"));
+        let mime = content_type.and_then(|(_, v)| v.split([';', ' ', '\t']).next());
+        let digest = (c.status != 304).then(|| sha1_digest(&c.body));
+        let filename = format!("crawl-{:05}.warc.gz", self.file_no);
+        self.index.add(&Entry {
+            url: &c.url,
+            date_ms: c.fetched_at_ms,
+            mime: if c.status == 304 {
+                Some("warc/revisit")
+            } else {
+                mime.filter(|m| !m.is_empty())
+            },
+            status: c.status,
+            digest: digest.as_deref(),
+            offset,
+            length: self.len - offset,
+            filename: &filename,
+        });
     }
 }
 
@@ -160,8 +198,11 @@ impl Sink for WarcSink {
     fn capture(&mut self, c: &Capture) -> io::Result<()> {
         if self.len > 0 && self.len >= self.file_bytes {
             self.out.flush()?;
+            self.index.save()?;
             self.file_no += 1;
             (self.out, self.len) = open_append(&path(&self.dir, self.file_no))?;
+            self.index = CdxjIndex::open(&path(&self.dir, self.file_no))?;
+            self.index.cut(self.len);
             self.start_file_if_empty()?;
         }
         let date = warc_date(c.fetched_at_ms);
@@ -240,7 +281,9 @@ impl Sink for WarcSink {
             // WARC 1.1, 5.13: the record is shorter than the resource.
             headers.push(("WARC-Truncated", "length".to_string()));
         }
+        let offset = self.len;
         self.write_record(&headers, &response)?;
+        self.index_capture(c, offset);
         self.last_response = Some((c.url.clone(), response_id.clone(), date.clone()));
         let headers = vec![
             ("WARC-Type", "request".to_string()),
@@ -260,6 +303,7 @@ impl Sink for WarcSink {
     fn checkpoint(&mut self) -> io::Result<Position> {
         self.out.flush()?;
         self.out.get_ref().sync_data()?;
+        self.index.save()?;
         Ok(json!({"file": self.file_no, "len": self.out.get_ref().metadata()?.len()}))
     }
 
@@ -270,6 +314,7 @@ impl Sink for WarcSink {
         let mut later = file_no + 1;
         while path(&self.dir, later).exists() {
             std::fs::remove_file(path(&self.dir, later))?;
+            let _ = std::fs::remove_file(crate::cdxj::path_of(&path(&self.dir, later)));
             later += 1;
         }
         self.file_no = file_no;
@@ -280,7 +325,10 @@ impl Sink for WarcSink {
             self.out.get_ref().set_len(keep)?;
             self.len = keep;
         }
-        self.start_file_if_empty()
+        self.index = CdxjIndex::open(&path(&self.dir, file_no))?;
+        self.index.cut(self.len);
+        self.start_file_if_empty()?;
+        self.index.save()
     }
 
     fn finish(&mut self, _stats: &serde_json::Value) -> io::Result<()> {
@@ -288,11 +336,11 @@ impl Sink for WarcSink {
     }
 }
 
-/// A digest as CDX tools write and check them: `sha1:` and the SHA-1 in
-/// base32 (RFC 4648, upper case, 32 characters).
 /// The revisit profile of a 304 to a conditional request.
 const NOT_MODIFIED_PROFILE: &str = "http://netpreserve.org/warc/1.1/revisit/server-not-modified";
 
+/// A digest as CDX tools write and check them: `sha1:` and the SHA-1 in
+/// base32 (RFC 4648, upper case, 32 characters).
 fn sha1_digest(bytes: &[u8]) -> String {
     let sha1 = sha1_smol::Sha1::from(bytes).digest().bytes();
     format!("sha1:{}", data_encoding::BASE32.encode(&sha1))
