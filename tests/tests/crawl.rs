@@ -619,11 +619,15 @@ fn warc_and_zstd_outputs() {
     let warc = String::from_utf8_lossy(&warc);
     let count = |s: &str| warc.matches(s).count() as u64;
     assert_eq!(count("WARC-Type: warcinfo\r\n"), 1);
-    // Every fetched response (duplicates included), each with its request.
+    // Every fetched response (duplicates included), each with its request;
+    // a payload archived before is a revisit of it.
+    let revisits = count("WARC-Type: revisit\r\n");
     assert_eq!(
-        count("WARC-Type: response\r\n"),
+        count("WARC-Type: response\r\n") + revisits,
         stats["fetched"].as_u64().unwrap()
     );
+    assert_eq!(count("/revisit/identical-payload-digest\r\n"), revisits);
+    assert_eq!(count("WARC-Refers-To-Target-URI: "), revisits);
     assert_eq!(
         count("WARC-Type: request\r\n"),
         stats["fetched"].as_u64().unwrap()

@@ -156,7 +156,10 @@ fn read_warc_responses(out: &std::path::Path) -> Vec<String> {
             .unwrap_or_else(|e| panic!("crawl-{n:05}.warc.gz is not whole gzip members: {e}"));
         let text = String::from_utf8_lossy(&text);
         for record in text.split("WARC/1.1\r\n").skip(1) {
-            if record.starts_with("WARC-Type: response\r\n") {
+            // A payload archived before is a revisit of it.
+            if record.starts_with("WARC-Type: response\r\n")
+                || record.starts_with("WARC-Type: revisit\r\n")
+            {
                 let uri = record
                     .lines()
                     .find_map(|l| l.strip_prefix("WARC-Target-URI: "))
@@ -296,7 +299,8 @@ fn killed_crawls_resume_without_losing_or_repeating_anything() {
     assert_eq!(fetched.len(), N + pairs);
 
     // The CDXJ index beside each WARC file was rewound with it: one line
-    // per response, sorted, each pointing at its record's gzip member.
+    // per response or revisit, sorted, each pointing at its record's gzip
+    // member.
     let mut indexed = Vec::new();
     let mut n = 0;
     while let Ok(gz) = std::fs::read(out.join(format!("crawl-{n:05}.warc.gz"))) {
@@ -315,7 +319,11 @@ fn killed_crawls_resume_without_losing_or_repeating_anything() {
                 .unwrap();
             let record = String::from_utf8_lossy(&record);
             let uri = json["url"].as_str().unwrap();
-            assert!(record.contains("WARC-Type: response\r\n"), "{line}");
+            let mut archived = ["response", "revisit"].iter();
+            assert!(
+                archived.any(|t| record.contains(&format!("WARC-Type: {t}\r\n"))),
+                "{line}"
+            );
             assert!(
                 record.contains(&format!("WARC-Target-URI: {uri}\r\n")),
                 "{line}"

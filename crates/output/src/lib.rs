@@ -41,6 +41,7 @@ use nearcrawl_crawl::sink::{
 
 mod cdxj;
 pub mod jsonl;
+mod payloads;
 pub mod visits;
 pub mod warc;
 

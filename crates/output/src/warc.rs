@@ -22,6 +22,7 @@ use serde_json::json;
 use nearcrawl_crawl::sink::{Capture, DuplicateRecord, PageRecord, Position, Sink};
 
 use crate::cdxj::{CdxjIndex, Entry};
+use crate::payloads::Payloads;
 
 /// Writes captures as WARC, and a duplicate's verdict as a `metadata`
 /// record concurrent to its response; pages and errors are for other
@@ -39,6 +40,8 @@ pub struct WarcSink {
     last_response: Option<(String, String, String)>,
     /// The open file's CDXJ index.
     index: CdxjIndex,
+    /// Where each payload was first archived.
+    payloads: Payloads,
 }
 
 impl std::fmt::Debug for WarcSink {
@@ -72,6 +75,7 @@ impl WarcSink {
             ids: IdMaker::default(),
             last_response: None,
             index,
+            payloads: Payloads::load(dir, file_no)?,
         };
         sink.start_file_if_empty()?;
         Ok(sink)
@@ -121,30 +125,146 @@ impl WarcSink {
 
 impl WarcSink {
     /// The index line of the response (or revisit) just written at
-    /// `offset`.
-    fn index_capture(&mut self, c: &Capture, offset: u64) {
+    /// `offset`; `digest`: its payload's.
+    fn index_capture(&mut self, c: &Capture, offset: u64, revisit: bool, digest: Option<&str>) {
         let content_type = c
             .headers
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case("content-type"));
         let mime = content_type.and_then(|(_, v)| v.split([';', ' ', '\t']).next());
-        let digest = (c.status != 304).then(|| sha1_digest(&c.body));
         let filename = format!("crawl-{:05}.warc.gz", self.file_no);
         self.index.add(&Entry {
             url: &c.url,
             date_ms: c.fetched_at_ms,
-            mime: if c.status == 304 {
+            mime: if revisit {
                 Some("warc/revisit")
             } else {
                 mime.filter(|m| !m.is_empty())
             },
             status: c.status,
-            digest: digest.as_deref(),
+            digest,
             offset,
             length: self.len - offset,
             filename: &filename,
         });
     }
+
+    /// Starts the next file when this one is full.
+    fn roll_if_full(&mut self) -> io::Result<()> {
+        if self.len == 0 || self.len < self.file_bytes {
+            return Ok(());
+        }
+        self.out.flush()?;
+        self.index.save()?;
+        self.file_no += 1;
+        (self.out, self.len) = open_append(&path(&self.dir, self.file_no))?;
+        self.index = CdxjIndex::open(&path(&self.dir, self.file_no))?;
+        self.index.cut(self.len);
+        self.start_file_if_empty()
+    }
+
+    /// The earlier response whose payload `c` repeats, if any (a 304 and
+    /// an empty body repeat nothing).
+    fn original_of(&mut self, c: &Capture, digest: &str) -> io::Result<Option<Original>> {
+        if c.status == 304 || c.body.is_empty() {
+            return Ok(None);
+        }
+        let Some((file, offset)) = self.payloads.get(digest) else {
+            return Ok(None);
+        };
+        if file as usize == self.file_no {
+            self.out.flush()?;
+        }
+        let head = record_head(&path(&self.dir, file as usize), offset)?;
+        let field = |name: &str| {
+            let found = head.iter().find(|(k, _)| k.eq_ignore_ascii_case(name));
+            found.map(|(_, v)| v.clone())
+        };
+        if field("WARC-Payload-Digest").as_deref() != Some(digest) {
+            return Ok(None); // hashes of two digests collided
+        }
+        Ok(Some(Original {
+            id: field("WARC-Record-ID").unwrap_or_default(),
+            uri: field("WARC-Target-URI").unwrap_or_default(),
+            date: field("WARC-Date").unwrap_or_default(),
+        }))
+    }
+}
+
+/// The response a later one with the same payload revisits.
+struct Original {
+    id: String,
+    uri: String,
+    date: String,
+}
+
+/// The WARC headers of the record whose gzip member starts at `offset`.
+fn record_head(path: &Path, offset: u64) -> io::Result<Vec<(String, String)>> {
+    use std::io::{Read, Seek};
+    let mut file = File::open(path)?;
+    file.seek(io::SeekFrom::Start(offset))?;
+    let mut gz = flate2::read::GzDecoder::new(file);
+    let mut head = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 1 << 16 {
+        let n = gz.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        head.extend_from_slice(&buf[..n]);
+    }
+    let text = String::from_utf8_lossy(&head);
+    let head = text.split("\r\n\r\n").next().unwrap_or("");
+    Ok(head
+        .lines()
+        .filter_map(|l| l.split_once(": "))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect())
+}
+
+/// The request as the fetcher sent it.
+fn request_block(c: &Capture) -> String {
+    let url = url::Url::parse(&c.url).ok();
+    let target = url.as_ref().map_or("/".to_string(), |u| {
+        let mut t = u.path().to_string();
+        if let Some(q) = u.query() {
+            t.push('?');
+            t.push_str(q);
+        }
+        t
+    });
+    let mut request = format!("GET {target} HTTP/1.1\r\n");
+    if let Some(h) = url.as_ref().and_then(|u| u.host_str()) {
+        match url.as_ref().and_then(|u| u.port()) {
+            Some(p) => request.push_str(&format!("Host: {h}:{p}\r\n")),
+            None => request.push_str(&format!("Host: {h}\r\n")),
+        }
+    }
+    for (k, v) in &c.request_headers {
+        request.push_str(&format!("{k}: {v}\r\n"));
+    }
+    request.push_str("\r\n");
+    request
+}
+
+/// The response's status line and headers, as decoded: the transfer and
+/// content encodings undone, `Content-Length` the body's.
+fn response_head(c: &Capture) -> Vec<u8> {
+    let reason = http::StatusCode::from_u16(c.status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("");
+    let mut head = format!("HTTP/1.1 {} {reason}\r\n", c.status).into_bytes();
+    for (k, v) in &c.headers {
+        let lower = k.to_ascii_lowercase();
+        if lower == "content-encoding" || lower == "transfer-encoding" || lower == "content-length"
+        {
+            continue;
+        }
+        head.extend_from_slice(format!("{k}: {v}\r\n").as_bytes());
+    }
+    head.extend_from_slice(format!("Content-Length: {}\r\n\r\n", c.body.len()).as_bytes());
+    head
 }
 
 fn path(dir: &Path, n: usize) -> PathBuf {
@@ -196,58 +316,11 @@ impl Sink for WarcSink {
     }
 
     fn capture(&mut self, c: &Capture) -> io::Result<()> {
-        if self.len > 0 && self.len >= self.file_bytes {
-            self.out.flush()?;
-            self.index.save()?;
-            self.file_no += 1;
-            (self.out, self.len) = open_append(&path(&self.dir, self.file_no))?;
-            self.index = CdxjIndex::open(&path(&self.dir, self.file_no))?;
-            self.index.cut(self.len);
-            self.start_file_if_empty()?;
-        }
+        self.roll_if_full()?;
         let date = warc_date(c.fetched_at_ms);
-        let url = url::Url::parse(&c.url).ok();
-        // The request as the fetcher sent it.
-        let mut request = format!(
-            "GET {} HTTP/1.1\r\n",
-            url.as_ref().map_or("/".to_string(), |u| {
-                let mut t = u.path().to_string();
-                if let Some(q) = u.query() {
-                    t.push('?');
-                    t.push_str(q);
-                }
-                t
-            })
-        );
-        if let Some(h) = url.as_ref().and_then(|u| u.host_str()) {
-            match url.as_ref().and_then(|u| u.port()) {
-                Some(p) => request.push_str(&format!("Host: {h}:{p}\r\n")),
-                None => request.push_str(&format!("Host: {h}\r\n")),
-            }
-        }
-        for (k, v) in &c.request_headers {
-            request.push_str(&format!("{k}: {v}\r\n"));
-        }
-        request.push_str("\r\n");
-        // The response, decoded.
-        let reason = http::StatusCode::from_u16(c.status)
-            .ok()
-            .and_then(|s| s.canonical_reason())
-            .unwrap_or("");
-        let mut response = format!("HTTP/1.1 {} {reason}\r\n", c.status).into_bytes();
-        for (k, v) in &c.headers {
-            let lower = k.to_ascii_lowercase();
-            if lower == "content-encoding"
-                || lower == "transfer-encoding"
-                || lower == "content-length"
-            {
-                continue;
-            }
-            response.extend_from_slice(format!("{k}: {v}\r\n").as_bytes());
-        }
-        response.extend_from_slice(format!("Content-Length: {}\r\n\r\n", c.body.len()).as_bytes());
-        response.extend_from_slice(&c.body);
-
+        let (head, payload) = (response_head(c), &c.body[..]);
+        let digest = sha1_digest(payload);
+        let original = self.original_of(c, &digest)?;
         // Each names the other (WARC 1.1, 5.7: concurrent records).
         let (response_id, request_id) = (self.ids.next(), self.ids.next());
         let mut headers = vec![
@@ -260,31 +333,53 @@ impl Sink for WarcSink {
                 "Content-Type",
                 "application/http;msgtype=response".to_string(),
             ),
-            ("WARC-Payload-Digest", sha1_digest(&c.body)),
-            ("WARC-Block-Digest", sha1_digest(&response)),
         ];
-        if c.status == 304 {
+        let block = if c.status == 304 {
             // WARC 1.1, 6.7.2: a 304 is a revisit of the version it
             // confirms; it has no payload.
             headers[0].1 = "revisit".into();
-            headers.remove(6);
             headers.push(("WARC-Profile", NOT_MODIFIED_PROFILE.into()));
             headers.push(("WARC-Refers-To-Target-URI", c.url.clone()));
             if let Some(ms) = c.not_modified_since_ms {
                 headers.push(("WARC-Refers-To-Date", warc_date(ms)));
             }
-        }
+            head
+        } else if let Some(original) = &original {
+            // WARC 1.1, 6.7.1: the payload of an earlier response again;
+            // the record keeps the HTTP headers and names that response.
+            headers[0].1 = "revisit".into();
+            headers.push(("WARC-Profile", IDENTICAL_PAYLOAD_PROFILE.into()));
+            headers.push(("WARC-Refers-To", original.id.clone()));
+            headers.push(("WARC-Refers-To-Target-URI", original.uri.clone()));
+            headers.push(("WARC-Refers-To-Date", original.date.clone()));
+            headers.push(("WARC-Payload-Digest", digest.clone()));
+            head
+        } else {
+            headers.push(("WARC-Payload-Digest", digest.clone()));
+            if c.truncated {
+                // WARC 1.1, 5.13: the record is shorter than the resource.
+                headers.push(("WARC-Truncated", "length".to_string()));
+            }
+            [head, payload.to_vec()].concat()
+        };
+        headers.push(("WARC-Block-Digest", sha1_digest(&block)));
         if let Some(ip) = &c.ip {
             headers.push(("WARC-IP-Address", ip.clone()));
         }
-        if c.truncated {
-            // WARC 1.1, 5.13: the record is shorter than the resource.
-            headers.push(("WARC-Truncated", "length".to_string()));
-        }
         let offset = self.len;
-        self.write_record(&headers, &response)?;
-        self.index_capture(c, offset);
+        self.write_record(&headers, &block)?;
+        let revisit = c.status == 304 || original.is_some();
+        self.index_capture(
+            c,
+            offset,
+            revisit,
+            (c.status != 304).then_some(digest.as_str()),
+        );
+        if !revisit && !payload.is_empty() {
+            self.payloads.insert(&digest, self.file_no as u32, offset);
+        }
         self.last_response = Some((c.url.clone(), response_id.clone(), date.clone()));
+        let request = request_block(c);
         let headers = vec![
             ("WARC-Type", "request".to_string()),
             ("WARC-Record-ID", request_id),
@@ -328,7 +423,9 @@ impl Sink for WarcSink {
         self.index = CdxjIndex::open(&path(&self.dir, file_no))?;
         self.index.cut(self.len);
         self.start_file_if_empty()?;
-        self.index.save()
+        self.index.save()?;
+        self.payloads = Payloads::load(&self.dir, file_no)?;
+        Ok(())
     }
 
     fn finish(&mut self, _stats: &serde_json::Value) -> io::Result<()> {
@@ -338,6 +435,9 @@ impl Sink for WarcSink {
 
 /// The revisit profile of a 304 to a conditional request.
 const NOT_MODIFIED_PROFILE: &str = "http://netpreserve.org/warc/1.1/revisit/server-not-modified";
+/// The revisit profile of a response whose payload an earlier one had.
+const IDENTICAL_PAYLOAD_PROFILE: &str =
+    "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
 
 /// A digest as CDX tools write and check them: `sha1:` and the SHA-1 in
 /// base32 (RFC 4648, upper case, 32 characters).
@@ -490,6 +590,12 @@ mod tests {
         sink.rewind(&pos).unwrap();
         sink.capture(&capture(2)).unwrap();
         sink.capture(&not_modified).unwrap();
+        // Capture 0's payload again, at another URL: a revisit of it.
+        let again = Capture {
+            url: "http://127.0.0.1:8080/p/9?q=1".into(),
+            ..capture(0)
+        };
+        sink.capture(&again).unwrap();
         sink.finish(&json!({})).unwrap();
 
         let bytes = std::fs::read(dir.join("crawl-00000.warc.gz")).unwrap();
@@ -551,7 +657,28 @@ mod tests {
                 assert!(!block.contains("page 1"), "rewound away: {block}");
                 assert!(field("WARC-Truncated").is_none());
             }
-            if kind == "revisit" {
+            if kind == "revisit"
+                && field("WARC-Profile").as_deref() == Some(IDENTICAL_PAYLOAD_PROFILE)
+            {
+                let original = "http://127.0.0.1:8080/p/0?q=1";
+                assert_eq!(
+                    field("WARC-Refers-To-Target-URI").as_deref(),
+                    Some(original)
+                );
+                assert_eq!(
+                    field("WARC-Refers-To-Date").as_deref(),
+                    Some("2026-11-22T00:00:00.000Z")
+                );
+                assert!(field("WARC-Refers-To").unwrap().starts_with("<urn:uuid:"));
+                let body = capture(0).body;
+                assert_eq!(field("WARC-Payload-Digest"), Some(sha1_digest(&body)));
+                let block = String::from_utf8_lossy(block);
+                let length = format!("Content-Length: {}\r\n\r\n", body.len());
+                assert!(
+                    block.ends_with(&length),
+                    "the headers, not the payload: {block}"
+                );
+            } else if kind == "revisit" {
                 assert_eq!(field("WARC-Profile").as_deref(), Some(NOT_MODIFIED_PROFILE));
                 assert_eq!(field("WARC-Refers-To-Target-URI"), field("WARC-Target-URI"));
                 let date = field("WARC-Refers-To-Date");
@@ -586,7 +713,7 @@ mod tests {
             kinds,
             [
                 "warcinfo", "response", "request", "metadata", "response", "request", "revisit",
-                "request"
+                "request", "revisit", "request"
             ]
         );
         let _ = std::fs::remove_dir_all(&dir);
