@@ -315,6 +315,7 @@ mod tests {
                 truncated: false,
                 ip: None,
                 not_modified_since_ms: None,
+                digest: None,
             }),
             Outcome::Page(PageRecord {
                 url: "http://a.example/big".into(),

@@ -72,6 +72,8 @@ pub struct ReadPage {
     /// What the next crawl of the page compares with.
     pub validators: Validators,
     pub text_hash: u64,
+    /// The payload's digest, when it is archived.
+    pub digest: Option<String>,
 }
 
 /// A page's links that may be queued (canonical, in scope, not known to
@@ -183,8 +185,11 @@ impl Pipeline {
             // The URL asked for, whose validators every hop carried.
             let asked = fetched.redirects.first().unwrap_or(&fetched.final_url);
             let headers = self.request_headers(&asked.clone());
-            capture(headers, &mut fetched, fetched_at)
+            let mut c = capture(headers, &mut fetched, fetched_at);
+            c.digest = Some(crate::sink::payload_digest(&c.body));
+            c
         });
+        let digest = capture.as_ref().and_then(|c| c.digest.clone());
         fetched.body = Vec::new();
         let prepared = self.prepare(&page, &fetched.final_url);
         let read = ReadPage {
@@ -196,6 +201,7 @@ impl Pipeline {
             capture,
             validators,
             text_hash,
+            digest,
         };
         (read, prepared)
     }
@@ -221,6 +227,7 @@ impl Pipeline {
             capture,
             validators,
             text_hash,
+            digest,
         } = read;
         stats.count_fetch(body_bytes, depth, fetched.redirects.len());
         let mut judged = Judged {
@@ -233,6 +240,7 @@ impl Pipeline {
             validators,
             text_hash: Some(text_hash),
             bytes: body_bytes,
+            digest,
         };
         let change = Change::of_text(earlier, text_hash);
         let at = fetched_at.as_secs();
@@ -287,6 +295,7 @@ impl Pipeline {
             validators: read.validators,
             text_hash: Some(read.text_hash),
             bytes: read.body_bytes,
+            digest: read.digest,
         };
         let at = read.fetched_at.as_secs();
         let mut outcomes: Vec<Outcome> = read.capture.map(Outcome::Capture).into_iter().collect();
@@ -317,11 +326,13 @@ impl Pipeline {
             validators: Validators::of(&fetched.headers),
             text_hash: None,
             bytes: 0,
+            digest: None,
         };
         let mut outcomes = Vec::new();
         if self.capture_headers.is_some() {
             let mut c = capture(self.request_headers(url), &mut fetched, at);
             c.not_modified_since_ms = earlier.map(|e| e.version_at * 1000);
+            c.digest = earlier.and_then(|e| e.digest.clone());
             outcomes.push(Outcome::Capture(c));
         }
         let visit = self.visit(
@@ -498,6 +509,7 @@ fn capture(request_headers: Vec<(String, String)>, fetched: &mut Fetched, at: Du
         truncated: fetched.truncated,
         ip: fetched.remote_ip.map(|ip| ip.to_string()),
         not_modified_since_ms: None,
+        digest: None,
     }
 }
 

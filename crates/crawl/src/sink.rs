@@ -98,6 +98,10 @@ pub struct VisitRecord {
     pub replaces: Option<u64>,
     /// How long until the page is worth asking again, from its history.
     pub interval_secs: u64,
+    /// The payload digest of the version seen, when it was archived
+    /// (WARC output): a later 304's revisit record carries it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
 }
 
 /// One HTTP exchange as fetched, for archival outputs (WARC).
@@ -123,6 +127,18 @@ pub struct Capture {
     /// captured at this time (ms since the epoch); a WARC `revisit`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_modified_since_ms: Option<u64>,
+    /// The payload's digest ([`payload_digest`]), once computed; a 304's:
+    /// that of the version it confirms, when the earlier crawl archived
+    /// it (replay finds the payload by it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+}
+
+/// A payload's digest as WARC and CDX tools write and check them: `sha1:`
+/// and the SHA-1 in base32 (RFC 4648, upper case, 32 characters).
+pub fn payload_digest(bytes: &[u8]) -> String {
+    let sha1 = sha1_smol::Sha1::from(bytes).digest().bytes();
+    format!("sha1:{}", data_encoding::BASE32.encode(&sha1))
 }
 
 /// A sink's durable place in its outputs, as it describes it (file lengths,
@@ -274,6 +290,7 @@ mod tests {
                 truncated: false,
                 ip: None,
                 not_modified_since_ms: None,
+                digest: None,
             }),
             Outcome::Page(PageRecord {
                 url: "http://a.example/".into(),
@@ -316,6 +333,7 @@ mod tests {
                 version_at: 2,
                 replaces: Some(1),
                 interval_secs: 86_400,
+                digest: Some(payload_digest(b"<html></html>")),
             }),
         ];
         let (mut bytes, mut json) = (Vec::new(), Vec::new());

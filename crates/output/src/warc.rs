@@ -319,7 +319,7 @@ impl Sink for WarcSink {
         self.roll_if_full()?;
         let date = warc_date(c.fetched_at_ms);
         let (head, payload) = (response_head(c), &c.body[..]);
-        let digest = sha1_digest(payload);
+        let digest = (c.digest.clone()).unwrap_or_else(|| sha1_digest(payload));
         let original = self.original_of(c, &digest)?;
         // Each names the other (WARC 1.1, 5.7: concurrent records).
         let (response_id, request_id) = (self.ids.next(), self.ids.next());
@@ -342,6 +342,10 @@ impl Sink for WarcSink {
             headers.push(("WARC-Refers-To-Target-URI", c.url.clone()));
             if let Some(ms) = c.not_modified_since_ms {
                 headers.push(("WARC-Refers-To-Date", warc_date(ms)));
+            }
+            if let Some(digest) = &c.digest {
+                // The version confirmed: replay finds its payload by it.
+                headers.push(("WARC-Payload-Digest", digest.clone()));
             }
             head
         } else if let Some(original) = &original {
@@ -439,12 +443,7 @@ const NOT_MODIFIED_PROFILE: &str = "http://netpreserve.org/warc/1.1/revisit/serv
 const IDENTICAL_PAYLOAD_PROFILE: &str =
     "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
 
-/// A digest as CDX tools write and check them: `sha1:` and the SHA-1 in
-/// base32 (RFC 4648, upper case, 32 characters).
-fn sha1_digest(bytes: &[u8]) -> String {
-    let sha1 = sha1_smol::Sha1::from(bytes).digest().bytes();
-    format!("sha1:{}", data_encoding::BASE32.encode(&sha1))
-}
+use nearcrawl_crawl::sink::payload_digest as sha1_digest;
 
 fn now_ms() -> u64 {
     std::time::SystemTime::now()
@@ -566,6 +565,7 @@ mod tests {
             truncated: i == 1,
             ip: Some("127.0.0.1".into()),
             not_modified_since_ms: None,
+            digest: None,
         };
         // A recrawl's 304 for the version first captured a week before.
         let not_modified = Capture {

@@ -37,6 +37,8 @@ pub struct Earlier {
     pub text_hash: Option<u64>,
     pub bytes: u64,
     pub interval_secs: u64,
+    /// The archived payload's digest, if it was archived.
+    pub digest: Option<String>,
 }
 
 impl Earlier {
@@ -125,6 +127,7 @@ fn earlier_of(v: VisitRecord) -> (String, Earlier) {
         text_hash: u64::from_str_radix(&v.text_hash, 16).ok(),
         bytes: v.bytes,
         interval_secs: v.interval_secs,
+        digest: v.digest,
     };
     (v.url, earlier)
 }

@@ -48,6 +48,8 @@ pub struct Seen {
     pub validators: Validators,
     pub text_hash: Option<u64>,
     pub bytes: u64,
+    /// The payload's digest, when it was archived.
+    pub digest: Option<String>,
 }
 
 /// The record of a visit of `url` at `depth`, at `at` (seconds since the
@@ -74,6 +76,10 @@ pub fn visit_record(
         (v, _) => v.clone(),
     };
     let text_hash = seen.text_hash.or(earlier.and_then(|e| e.text_hash));
+    let digest = match change {
+        Change::Gone => None,
+        _ => (seen.digest.clone()).or_else(|| earlier.and_then(|e| e.digest.clone())),
+    };
     let bytes = match (seen.bytes, earlier) {
         (0, Some(e)) if change != Change::Gone => e.bytes,
         (b, _) => b,
@@ -91,6 +97,7 @@ pub fn visit_record(
         version_at,
         replaces: (change == Change::Changed).then(|| earlier.map_or(at, kept)),
         interval_secs: next_interval(config, earlier, change),
+        digest,
     }
 }
 
