@@ -197,6 +197,12 @@ fn check_recrawl(second: &Path, base: &str, truth: &BTreeMap<String, &str>) {
         .map(|(p, _)| p.clone())
         .collect();
     assert_eq!(got, want, "written: the changed and new pages, once each");
+    // A new version names the version it replaces (by its fetch time).
+    for p in json_lines(&second.join("pages-00000.jsonl")) {
+        let path = p["url"].as_str().unwrap().trim_start_matches(base);
+        let changed = truth[path] == "changed";
+        assert_eq!(p["replaces"].is_u64(), changed, "{p}");
+    }
     let gone = json_lines(&second.join("errors.jsonl"));
     assert_eq!(gone.len(), 2, "{gone:?}");
 }
@@ -263,15 +269,37 @@ fn a_recrawl_tells_changed_unchanged_gone_and_new_apart_and_asks_nginx_with_vali
         assert_eq!(s2["visits"][change], n, "{change}: {s2}");
     }
 
-    // The recrawl's own visits carry the pages on: a third crawl of the
-    // unchanged site asks every page that is not gone, and finds nothing
-    // changed.
+    // A recrawl cut short spends its budget where change is: within a
+    // depth (the frontier is breadth-first: the index comes first), the
+    // pages that changed come back sooner (half the interval), new ones
+    // next (the first interval), unchanged ones last (twice it).
     let third = tmp.join("third");
-    let s3 = crawl(&conf, &third, Some(&second));
-    let visited = visits(&third, &base);
+    let mut args = vec!["crawl", "--config", conf.to_str().unwrap()];
+    args.extend(["--out", third.to_str().unwrap(), "--max-pages", "5"]);
+    args.extend(["--refresh", second.to_str().unwrap()]);
+    assert!(run(&args, b"").status.success());
+    let visited: BTreeSet<String> = visits(&third, &base).into_keys().collect();
+    let first_asked: BTreeSet<String> = [
+        "/index.html",
+        "/p3.html",
+        "/p7.html",
+        "/p11.html",
+        "/p30.html",
+    ]
+    .iter()
+    .map(|p| p.to_string())
+    .collect();
+    assert_eq!(visited, first_asked);
+
+    // The next recrawl, of that one, still knows every page: it reads the
+    // chain of crawls back (third, second, first), and finds nothing
+    // changed.
+    let fourth = tmp.join("fourth");
+    let s4 = crawl(&conf, &fourth, Some(&third));
+    let visited = visits(&fourth, &base);
     assert!(visited.values().all(|c| c == &["unchanged"]), "{visited:?}");
     assert_eq!(visited.len(), PAGES + 1 - 2 + 2);
-    assert_eq!(s3["written"], 0);
+    assert_eq!(s4["written"], 0);
     drop(nginx);
     std::fs::remove_dir_all(&tmp).unwrap();
 }

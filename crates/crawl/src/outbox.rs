@@ -330,6 +330,7 @@ mod tests {
                 content_hash: "ab".into(),
                 outlinks: 0,
                 duplicate_of: None,
+                replaces: None,
             }),
             error(2),
         ];

@@ -248,7 +248,10 @@ impl Pipeline {
             .outcomes
             .push(self.visit(url, depth, at, change, Some(seen), stats));
         let noindex = page.robots.noindex;
-        let record = page_record(url.as_str(), depth, &fetched, fetched_at, page, decision);
+        let mut record = page_record(url.as_str(), depth, &fetched, fetched_at, page, decision);
+        if change == Change::Changed {
+            record.replaces = earlier.map(|e| e.version_at);
+        }
         if decision.verdict.duplicate_of().is_some() {
             judged.copies_neighbour = crate::traps::copies_own_directory(url, original.as_deref());
             let original = original.unwrap_or_default();
@@ -535,6 +538,7 @@ fn page_record(
         simhash: decision.simhash.fingerprint.to_string(),
         content_hash: format!("{:032x}", decision.content_hash),
         duplicate_of: None,
+        replaces: None,
     }
 }
 

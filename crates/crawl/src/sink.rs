@@ -34,6 +34,11 @@ pub struct PageRecord {
     /// Set under the `record` policy for duplicates.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub duplicate_of: Option<String>,
+    /// A new version of a page of the crawl refreshed: when the version it
+    /// replaces was first fetched (seconds since the epoch; that crawl's
+    /// record of the page has it as `fetched_at`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub replaces: Option<u64>,
 }
 
 /// A page judged a duplicate of an earlier one.
@@ -305,6 +310,7 @@ mod tests {
                 content_hash: "ab".into(),
                 outlinks: 3,
                 duplicate_of: None,
+                replaces: Some(1_700_000_000),
             }),
             Outcome::Duplicate(DuplicateRecord {
                 url: "http://a.example/b".into(),

@@ -244,6 +244,7 @@ mod tests {
             content_hash: "0".into(),
             outlinks: 0,
             duplicate_of: None,
+            replaces: None,
         }
     }
 

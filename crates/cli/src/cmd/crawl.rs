@@ -31,6 +31,11 @@ pub struct Args {
     /// Stop after fetching this many pages.
     #[arg(long, value_name = "N")]
     max_pages: Option<u64>,
+    /// Stop after this long (a clean stop, as Ctrl-C: the same command
+    /// continues), e.g. `90s`, `45m`, `2h`. A recrawl asks the pages
+    /// longest overdue first, so its time goes where change is.
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    max_time: Option<std::time::Duration>,
     /// Requests in flight at once.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     concurrency: Option<u32>,
@@ -96,7 +101,8 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<ExitCode> {
     } else {
         Run::Worker
     };
-    let stats = runtime.block_on(crawl(run, config, seeds, sink, metrics, verbose))?;
+    let how = (verbose, args.max_time);
+    let stats = runtime.block_on(crawl(run, config, seeds, sink, metrics, how))?;
     summarize(&stats, &out, run);
     Ok(ExitCode::SUCCESS)
 }
@@ -189,7 +195,7 @@ async fn crawl(
     seeds: Vec<url::Url>,
     sink: Box<dyn Sink>,
     listener: Option<tokio::net::TcpListener>,
-    verbose: bool,
+    (verbose, max_time): (bool, Option<std::time::Duration>),
 ) -> anyhow::Result<Stats> {
     let series_path = config.output.dir.join("series.jsonl");
     let (metrics, stop, finished, crawl): (Read, Stop, _, BoxFuture<Stats>) = match run {
@@ -198,7 +204,7 @@ async fn crawl(
             let finished = "open requests are left for the next run, fetched pages are finished";
             let (metrics, stop) = (crawler.metrics(), crawler.stopper());
             let crawl = async move { Ok(crawler.run().await?) };
-            (Arc::new(metrics), Box::new(stop), finished, Box::pin(crawl))
+            (Arc::new(metrics), Arc::new(stop), finished, Box::pin(crawl))
         }
         Run::Worker => {
             let name = config.cluster.name.clone();
@@ -212,7 +218,7 @@ async fn crawl(
             let finished = "pages in flight are finished and committed";
             let (metrics, stop) = (worker.metrics(), worker.stopper());
             let crawl = async move { Ok(worker.run().await?) };
-            (Arc::new(metrics), Box::new(stop), finished, Box::pin(crawl))
+            (Arc::new(metrics), Arc::new(stop), finished, Box::pin(crawl))
         }
     };
     if let Some(listener) = listener {
@@ -227,6 +233,14 @@ async fn crawl(
         move || sampled(),
         run_start,
     ));
+    if let Some(limit) = max_time {
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(limit).await;
+            eprintln!("nearcrawl: --max-time reached, stopping: {finished}");
+            stop();
+        });
+    }
     stop_on_ctrl_c(stop, finished);
     let stats = crawl.await;
     reporter.abort();
@@ -241,7 +255,7 @@ async fn crawl(
 }
 
 type Read = Arc<dyn Fn() -> Metrics + Send + Sync>;
-type Stop = Box<dyn FnOnce() + Send>;
+type Stop = Arc<dyn Fn() + Send + Sync>;
 type BoxFuture<T> = std::pin::Pin<Box<dyn std::future::Future<Output = anyhow::Result<T>>>>;
 
 /// Ctrl-C stops the run cleanly (`finished` says what is done before it
@@ -307,6 +321,25 @@ pub fn recrawl_line(stats: &Stats) -> Option<String> {
             n("failed"),
         )
     })
+}
+
+/// `90`, `90s`, `45m`, `2h`: a duration for --max-time.
+fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let text = text.trim();
+    let (number, unit) = text.split_at(
+        text.find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(text.len()),
+    );
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?}: a number and s, m or h"))?;
+    let secs = match unit {
+        "" | "s" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        _ => return Err(format!("{text:?}: the unit is s, m or h")),
+    };
+    Ok(std::time::Duration::from_secs(secs))
 }
 
 /// The output directory of a crawl given by URLs alone: `crawl-HOST`.

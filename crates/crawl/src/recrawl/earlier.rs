@@ -11,6 +11,12 @@ use crate::sink::VisitRecord;
 
 /// The file of visits every crawl writes in its output directory.
 pub const VISITS_FILE: &str = "visits.jsonl";
+/// The file a recrawl names the crawl it refreshed in (its output
+/// directory): the next recrawl reads that crawl's visits first, so pages
+/// a recrawl did not reach (its time or page budget spent) are not lost.
+pub const REFRESHED_FILE: &str = "refreshed-crawl";
+/// Crawls followed back through [`REFRESHED_FILE`]s, at most.
+const MAX_CHAIN: usize = 64;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RecrawlError {
@@ -57,8 +63,32 @@ pub struct EarlierCrawl {
 }
 
 impl EarlierCrawl {
-    /// Reads the visits of the crawl in `dir`; a URL's last visit counts.
+    /// Reads the visits of the crawl in `dir`, after those of the crawls it
+    /// refreshed; a URL's last visit counts.
     pub fn read(dir: &Path) -> Result<EarlierCrawl, RecrawlError> {
+        let mut chain = vec![dir.to_path_buf()];
+        while chain.len() < MAX_CHAIN {
+            let named = chain.last().map(|d| d.join(REFRESHED_FILE)).unwrap();
+            let Ok(before) = std::fs::read_to_string(&named) else {
+                break;
+            };
+            let before = PathBuf::from(before.trim());
+            if !before.join(VISITS_FILE).is_file() {
+                tracing::warn!(crawl = %before.display(), "an earlier crawl of the chain is gone: its pages that later crawls did not reach are not asked again");
+                break;
+            }
+            chain.push(before);
+        }
+        let mut crawl = EarlierCrawl::default();
+        for dir in chain.iter().rev() {
+            crawl.read_visits(dir)?;
+        }
+        Ok(crawl)
+    }
+
+    /// Reads `dir`'s visits over those read before.
+    fn read_visits(&mut self, dir: &Path) -> Result<(), RecrawlError> {
+        let crawl = self;
         let path = dir.join(VISITS_FILE);
         let file = match std::fs::File::open(&path) {
             Ok(f) => f,
@@ -67,7 +97,6 @@ impl EarlierCrawl {
             }
             Err(source) => return Err(RecrawlError::Read { path, source }),
         };
-        let mut crawl = EarlierCrawl::default();
         for line in std::io::BufReader::new(file).lines() {
             let line = line.map_err(|source| RecrawlError::Read {
                 path: path.clone(),
@@ -88,7 +117,7 @@ impl EarlierCrawl {
         if crawl.bad_lines > 0 {
             tracing::warn!(path = %path.display(), lines = crawl.bad_lines, "visits that did not parse were skipped");
         }
-        Ok(crawl)
+        Ok(())
     }
 
     /// The earlier visit of `url`, if any.

@@ -17,8 +17,12 @@
 //!
 //! Each page's revisit interval comes from its history: halved when it
 //! changed, doubled when it did not, within the configured bounds. The
-//! earlier crawl's pages are queued by when they fall due, so a recrawl cut
-//! short by `max_pages` spends its budget where change is.
+//! earlier crawl's pages are queued by when they fall due (the frontier
+//! is breadth-first, so within each depth), so a recrawl cut short by
+//! `max_pages` or `--max-time` spends its budget where change is. A
+//! recrawl names the crawl it refreshed ([`REFRESHED_FILE`]), and the next
+//! one reads that chain back: the pages a cut-short recrawl did not reach
+//! are still asked next time.
 //!
 //! ```
 //! use nearcrawl_crawl::recrawl::stable_hash;
@@ -33,7 +37,7 @@ mod earlier;
 
 use std::hash::Hasher;
 
-pub use earlier::{Earlier, EarlierCrawl, RecrawlError, VISITS_FILE};
+pub use earlier::{Earlier, EarlierCrawl, REFRESHED_FILE, RecrawlError, VISITS_FILE};
 use nearcrawl_fetch::Validators;
 use url::Url;
 
@@ -116,13 +120,26 @@ pub fn open_earlier(config: &crate::config::Config) -> Result<Option<EarlierCraw
     }
     let earlier = EarlierCrawl::read(dir)?;
     tracing::info!(from = %dir.display(), pages = earlier.len(), "recrawl: pages to ask again");
+    // The next recrawl, of this one, reads the chain back through it.
+    let named = config.output.dir.join(REFRESHED_FILE);
+    let absolute = dir.canonicalize().unwrap_or_else(|_| dir.clone());
+    let io = |source| RecrawlError::Read {
+        path: named.clone(),
+        source,
+    };
+    std::fs::create_dir_all(&config.output.dir).map_err(io)?;
+    std::fs::write(&named, format!("{}\n", absolute.display())).map_err(io)?;
     Ok(Some(earlier))
 }
 
-/// The seeds a crawl queues: the configured ones (depth 0), then the
-/// earlier crawl's pages at their depths, longest overdue first.
+/// The seeds a crawl queues: the configured ones the earlier crawl did not
+/// visit (depth 0: never asked, so the most overdue), then the earlier
+/// crawl's pages at their depths, longest overdue first.
 pub fn seeds_to_queue(seeds: &[Url], earlier: Option<&EarlierCrawl>) -> Vec<(Url, u32)> {
-    let mut all: Vec<(Url, u32)> = seeds.iter().map(|s| (s.clone(), 0)).collect();
+    let known = |s: &Url| earlier.is_some_and(|e| e.get(s).is_some());
+    let mut all: Vec<(Url, u32)> = (seeds.iter().filter(|s| !known(s)))
+        .map(|s| (s.clone(), 0))
+        .collect();
     all.extend(earlier.map(EarlierCrawl::seeds).unwrap_or_default());
     all
 }
