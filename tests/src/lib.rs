@@ -9,6 +9,7 @@
 pub mod dns;
 pub mod nginx;
 pub mod redis_cluster;
+pub mod site;
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -65,3 +65,10 @@ impl Drop for Nginx {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
+
+/// Lets nginx's workers (another user, when the tests run as root) read
+/// `dir`.
+pub fn open_to_all(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+}

@@ -15,6 +15,11 @@
 //! workers, keep that server's delay between all their requests (one of
 //! them serving live figures at `--metrics`).
 //!
+//! And a recrawl (`--refresh` every worker's output) of a site nginx
+//! serves, by two workers (its one host in one worker's partitions): every
+//! page asked again once over both, 304s for the unchanged, the changed,
+//! gone and new pages told apart.
+//!
 //! Needs `redis-server`, `redis-cli` and dnsmasq (installed by `.ci/run`).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -24,7 +29,9 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use nearcrawl_tests::dns::Dnsmasq;
+use nearcrawl_tests::nginx::Nginx;
 use nearcrawl_tests::redis_cluster::Cluster;
+use nearcrawl_tests::site::{PAGES as SITE_PAGES, Site};
 use nearcrawl_tests::{
     TimedLog, json_lines, made_up_words, nearcrawl_bin, serve_named, serve_timed,
 };
@@ -699,4 +706,96 @@ fn scrape_until_fetched(metrics: &str) -> String {
         assert!(Instant::now() < deadline, "no live figures: {text}");
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// A crawl of nginx's site by two workers (crawl `name`), refreshing the
+/// outputs in `refresh`; the workers' outputs.
+fn two_workers(
+    dir: &Path,
+    nodes: &[String],
+    port: u16,
+    name: &str,
+    refresh: &[PathBuf],
+) -> Vec<PathBuf> {
+    let nodes: Vec<String> = nodes.iter().map(|n| format!("\"{n}\"")).collect();
+    let from: Vec<String> = refresh
+        .iter()
+        .map(|d| format!("{:?}", d.display().to_string()))
+        .collect();
+    let config = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &config,
+        format!(
+            "[seeds]\nurls = [\"http://127.0.0.1:{port}/index.html\"]\nsitemaps = false\n\
+             [politeness]\ndelay_ms = 5\n[fetch]\nallow_private_networks = true\n\
+             [output]\ncheckpoint_secs = 1\n[recrawl]\nfrom = [{}]\n\
+             [cluster]\nnodes = [{}]\nname = \"{name}\"\npartitions = 8\nlease_secs = 2\n",
+            from.join(", "),
+            nodes.join(", ")
+        ),
+    )
+    .unwrap();
+    let outs: Vec<PathBuf> = (0..2).map(|w| dir.join(format!("{name}-out{w}"))).collect();
+    let mut workers: Vec<Child> = (0..2)
+        .map(|w| start_worker(&config, &outs[w], &format!("{name}-w{w}")))
+        .collect();
+    wait_for(&mut workers, Duration::from_secs(120));
+    outs
+}
+
+#[test]
+fn a_recrawl_by_two_workers_asks_every_page_once_and_tells_the_changes_apart() {
+    let cluster = Cluster::start(3);
+    let tmp = std::env::temp_dir().join(format!(
+        "nearcrawl-e2e-cluster-recrawl-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
+    nearcrawl_tests::nginx::open_to_all(&tmp);
+    let mut site = Site::new(&tmp.join("site"));
+    nearcrawl_tests::nginx::open_to_all(&site.root);
+    let nginx = Nginx::serve(&site.root);
+    let base = format!("http://127.0.0.1:{}", nginx.port);
+    let first = two_workers(&tmp, &cluster.urls(), nginx.port, "rc1", &[]);
+    let truth = site.change();
+    let second = two_workers(&tmp, &cluster.urls(), nginx.port, "rc2", &first);
+
+    let mut seen: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for v in records(&second, "visits") {
+        let path = v["url"]
+            .as_str()
+            .unwrap()
+            .trim_start_matches(&base)
+            .to_string();
+        seen.entry(path)
+            .or_default()
+            .push(v["change"].as_str().unwrap().to_string());
+    }
+    for (path, want) in &truth {
+        assert_eq!(seen.get(path), Some(&vec![want.to_string()]), "{path}");
+    }
+    assert_eq!(seen.len(), truth.len(), "{seen:?}");
+    let written: HashSet<String> = records(&second, "pages")
+        .iter()
+        .map(|p| {
+            p["url"]
+                .as_str()
+                .unwrap()
+                .trim_start_matches(&base)
+                .to_string()
+        })
+        .collect();
+    let want: HashSet<String> = (truth.iter())
+        .filter(|(_, c)| **c == "changed" || **c == "new")
+        .map(|(p, _)| p.clone())
+        .collect();
+    assert_eq!(written, want);
+    let not_modified: u64 = stats_of(&second)
+        .iter()
+        .map(|s| s["not_modified"].as_u64().unwrap())
+        .sum();
+    assert_eq!(not_modified, (SITE_PAGES - 3 - 2 - 2) as u64);
+    drop(nginx);
+    let _ = std::fs::remove_dir_all(&tmp);
 }

@@ -41,8 +41,9 @@ pub struct Config {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Recrawl {
-    /// The earlier crawl's output directory (`crawl --refresh DIR`).
-    pub from: Option<PathBuf>,
+    /// The earlier crawl's output directories (`crawl --refresh DIR`):
+    /// one, or each worker's of a cluster crawl.
+    pub from: Vec<PathBuf>,
     /// A page's first revisit interval.
     pub interval_hours: u64,
     /// Bounds of a page's interval as its history moves it.
@@ -53,7 +54,7 @@ pub struct Recrawl {
 impl Default for Recrawl {
     fn default() -> Self {
         Recrawl {
-            from: None,
+            from: Vec::new(),
             interval_hours: 7 * 24,
             min_interval_hours: 24,
             max_interval_hours: 180 * 24,
@@ -242,8 +243,10 @@ impl Dedup {
     /// corpus, its own earlier version aside).
     pub fn remembered(&self, recrawl: &Recrawl) -> Vec<PathBuf> {
         let mut dirs = self.remember.clone();
-        if let Some(from) = recrawl.from.as_ref().filter(|d| !self.remember.contains(d)) {
-            dirs.push(from.clone());
+        for from in &recrawl.from {
+            if !dirs.contains(from) {
+                dirs.push(from.clone());
+            }
         }
         dirs
     }

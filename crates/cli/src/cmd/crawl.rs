@@ -42,8 +42,9 @@ pub struct Args {
     /// Crawl the pages of the earlier crawl in DIR again (conditional
     /// requests; unchanged, changed, new and gone pages told apart), into
     /// --out (default: DIR-refresh). Seeds given too are crawled as new.
+    /// Repeatable: a cluster crawl's outputs are one directory per worker.
     #[arg(long, value_name = "DIR")]
-    refresh: Option<PathBuf>,
+    refresh: Vec<PathBuf>,
     /// Judge pages against the corpus of the earlier crawl in DIR too
     /// (repeatable): a page near one of its pages is a duplicate of it.
     #[arg(long, value_name = "DIR")]
@@ -112,7 +113,7 @@ pub fn run(args: Args, verbose: bool) -> anyhow::Result<ExitCode> {
 fn config_of(args: &Args) -> anyhow::Result<Option<Config>> {
     let mut config = match &args.config {
         Some(path) => Config::load(path)?,
-        None if args.urls.is_empty() && args.seeds.is_none() && args.refresh.is_none() => {
+        None if args.urls.is_empty() && args.seeds.is_none() && args.refresh.is_empty() => {
             return Ok(None);
         }
         None => Config::default(),
@@ -121,14 +122,12 @@ fn config_of(args: &Args) -> anyhow::Result<Option<Config>> {
         config.seeds.file = Some(s.clone());
     }
     config.seeds.urls.extend(args.urls.iter().cloned());
-    if let Some(dir) = &args.refresh {
-        config.recrawl.from = Some(dir.clone());
-    }
+    config.recrawl.from.extend(args.refresh.iter().cloned());
     config
         .dedup
         .remember
         .extend(args.dedup_against.iter().cloned());
-    match (&args.out, &args.refresh) {
+    match (&args.out, args.refresh.first()) {
         (Some(o), _) => config.output.dir = o.clone(),
         (None, Some(dir)) if args.config.is_none() => {
             let name = dir.file_name().unwrap_or(dir.as_os_str()).to_string_lossy();

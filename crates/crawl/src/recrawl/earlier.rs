@@ -63,27 +63,43 @@ pub struct EarlierCrawl {
 }
 
 impl EarlierCrawl {
-    /// Reads the visits of the crawl in `dir`, after those of the crawls it
-    /// refreshed; a URL's last visit counts.
-    pub fn read(dir: &Path) -> Result<EarlierCrawl, RecrawlError> {
-        let mut chain = vec![dir.to_path_buf()];
-        while chain.len() < MAX_CHAIN {
-            let named = chain.last().map(|d| d.join(REFRESHED_FILE)).unwrap();
-            let Ok(before) = std::fs::read_to_string(&named) else {
-                break;
-            };
-            let before = PathBuf::from(before.trim());
-            if !before.join(VISITS_FILE).is_file() {
-                tracing::warn!(crawl = %before.display(), "an earlier crawl of the chain is gone: its pages that later crawls did not reach are not asked again");
+    /// Reads the visits of the crawl in `dirs` (each worker's output of a
+    /// cluster crawl, or one), after those of the crawls it refreshed; a
+    /// URL's last visit counts.
+    pub fn read_all(dirs: &[PathBuf]) -> Result<EarlierCrawl, RecrawlError> {
+        // Generations, newest first: each names the crawls it refreshed.
+        let mut generations = vec![dirs.to_vec()];
+        while generations.len() < MAX_CHAIN {
+            let mut before: Vec<PathBuf> = Vec::new();
+            for dir in generations.last().unwrap() {
+                let Ok(named) = std::fs::read_to_string(dir.join(REFRESHED_FILE)) else {
+                    continue;
+                };
+                for d in named.lines().map(PathBuf::from) {
+                    if !d.join(VISITS_FILE).is_file() {
+                        tracing::warn!(crawl = %d.display(), "an earlier crawl of the chain is gone: its pages that later crawls did not reach are not asked again");
+                    } else if !before.contains(&d) {
+                        before.push(d);
+                    }
+                }
+            }
+            if before.is_empty() {
                 break;
             }
-            chain.push(before);
+            generations.push(before);
         }
         let mut crawl = EarlierCrawl::default();
-        for dir in chain.iter().rev() {
-            crawl.read_visits(dir)?;
+        for generation in generations.iter().rev() {
+            for dir in generation {
+                crawl.read_visits(dir)?;
+            }
         }
         Ok(crawl)
+    }
+
+    /// [`read_all`](EarlierCrawl::read_all) of one directory.
+    pub fn read(dir: &Path) -> Result<EarlierCrawl, RecrawlError> {
+        EarlierCrawl::read_all(&[dir.to_path_buf()])
     }
 
     /// Reads `dir`'s visits over those read before.

@@ -105,30 +105,32 @@ pub fn visit_record(
     }
 }
 
-/// The earlier crawl `config` asks again, if any.
+/// The earlier crawl `config` asks again, if any (from all its output
+/// directories: a cluster crawl has one per worker).
 pub fn open_earlier(config: &crate::config::Config) -> Result<Option<EarlierCrawl>, RecrawlError> {
-    let Some(dir) = &config.recrawl.from else {
+    let dirs = &config.recrawl.from;
+    if dirs.is_empty() {
         return Ok(None);
-    };
-    let same = |a: &std::path::Path, b: &std::path::Path| {
-        a.canonicalize()
-            .ok()
-            .is_some_and(|a| b.canonicalize().ok() == Some(a))
-    };
-    if same(dir, &config.output.dir) {
-        return Err(RecrawlError::SameDir(dir.clone()));
     }
-    let earlier = EarlierCrawl::read(dir)?;
-    tracing::info!(from = %dir.display(), pages = earlier.len(), "recrawl: pages to ask again");
+    let absolute = |d: &std::path::Path| d.canonicalize().unwrap_or_else(|_| d.to_path_buf());
+    let out = absolute(&config.output.dir);
+    if let Some(same) = dirs.iter().find(|d| absolute(d) == out) {
+        return Err(RecrawlError::SameDir(same.clone()));
+    }
+    let earlier = EarlierCrawl::read_all(dirs)?;
+    tracing::info!(from = ?dirs, pages = earlier.len(), "recrawl: pages to ask again");
     // The next recrawl, of this one, reads the chain back through it.
     let named = config.output.dir.join(REFRESHED_FILE);
-    let absolute = dir.canonicalize().unwrap_or_else(|_| dir.clone());
     let io = |source| RecrawlError::Read {
         path: named.clone(),
         source,
     };
+    let lines: String = dirs
+        .iter()
+        .map(|d| format!("{}\n", absolute(d).display()))
+        .collect();
     std::fs::create_dir_all(&config.output.dir).map_err(io)?;
-    std::fs::write(&named, format!("{}\n", absolute.display())).map_err(io)?;
+    std::fs::write(&named, lines).map_err(io)?;
     Ok(Some(earlier))
 }
 
