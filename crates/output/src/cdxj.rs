@@ -149,7 +149,7 @@ fn python_str(s: &str) -> String {
 
 /// The 14-digit CDX timestamp of `ms` since the epoch.
 fn timestamp(ms: u64) -> String {
-    let date = crate::warc::warc_date(ms);
+    let date = crate::date::warc_date(ms);
     date.chars().filter(char::is_ascii_digit).take(14).collect()
 }
 

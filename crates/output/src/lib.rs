@@ -40,6 +40,7 @@ use nearcrawl_crawl::sink::{
 };
 
 mod cdxj;
+mod date;
 pub mod jsonl;
 mod payloads;
 pub mod visits;
