@@ -17,16 +17,21 @@ pub struct Nginx {
 impl Nginx {
     /// Serves `root` (which nginx's workers must be able to read).
     pub fn serve(root: &Path) -> Nginx {
+        Nginx::serve_on(root, "127.0.0.1")
+    }
+
+    /// Serves `root` on `ip` (a 127.x address: another host).
+    pub fn serve_on(root: &Path, ip: &str) -> Nginx {
         let binary = ["/usr/sbin/nginx", "/usr/bin/nginx"]
             .into_iter()
             .find(|p| Path::new(p).exists())
             .expect("nginx is missing: tests/run installs it (apt-get install -y nginx)");
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
+        let port = std::net::TcpListener::bind((ip, 0))
             .unwrap()
             .local_addr()
             .unwrap()
             .port();
-        let dir = std::env::temp_dir().join(format!("nearcrawl-nginx-{port}"));
+        let dir = std::env::temp_dir().join(format!("nearcrawl-nginx-{ip}-{port}"));
         std::fs::create_dir_all(&dir).unwrap();
         let d = dir.display();
         let conf = format!(
@@ -35,7 +40,7 @@ impl Nginx {
              http {{ types {{ text/html html; }} default_type application/octet-stream;\n\
              access_log off; client_body_temp_path {d}/body; proxy_temp_path {d}/proxy;\n\
              fastcgi_temp_path {d}/fastcgi; uwsgi_temp_path {d}/uwsgi; scgi_temp_path {d}/scgi;\n\
-             server {{ listen 127.0.0.1:{port}; root {}; }} }}\n",
+             server {{ listen {ip}:{port}; root {}; }} }}\n",
             root.display()
         );
         std::fs::write(dir.join("nginx.conf"), conf).unwrap();
@@ -47,7 +52,7 @@ impl Nginx {
             .spawn()
             .expect("starts nginx");
         let started = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        while std::net::TcpStream::connect((ip, port)).is_err() {
             assert!(
                 started.elapsed() < Duration::from_secs(10),
                 "nginx does not listen"

@@ -18,7 +18,9 @@
 //! And a recrawl (`--refresh` every worker's output) of a site nginx
 //! serves, by two workers (its one host in one worker's partitions): every
 //! page asked again once over both, 304s for the unchanged, the changed,
-//! gone and new pages told apart.
+//! gone and new pages told apart. And two workers crawling a mirror of an
+//! embedded crawl's site on another host against that crawl
+//! (`dedup.remember`): every mirror page a duplicate of its original there.
 //!
 //! Needs `redis-server`, `redis-cli` and dnsmasq (installed by `.ci/run`).
 
@@ -708,29 +710,35 @@ fn scrape_until_fetched(metrics: &str) -> String {
     }
 }
 
-/// A crawl of nginx's site by two workers (crawl `name`), refreshing the
-/// outputs in `refresh`; the workers' outputs.
-fn two_workers(
-    dir: &Path,
-    nodes: &[String],
-    port: u16,
-    name: &str,
-    refresh: &[PathBuf],
-) -> Vec<PathBuf> {
-    let nodes: Vec<String> = nodes.iter().map(|n| format!("\"{n}\"")).collect();
-    let from: Vec<String> = refresh
+/// Paths as a TOML list.
+fn toml_list(paths: &[PathBuf]) -> String {
+    let quoted: Vec<String> = paths
         .iter()
         .map(|d| format!("{:?}", d.display().to_string()))
         .collect();
+    format!("[{}]", quoted.join(", "))
+}
+
+/// A crawl of `seeds` by two workers (crawl `name`), with `more` config
+/// lines; the workers' outputs.
+fn two_workers(
+    dir: &Path,
+    nodes: &[String],
+    seeds: &[String],
+    name: &str,
+    more: &str,
+) -> Vec<PathBuf> {
+    let nodes: Vec<String> = nodes.iter().map(|n| format!("\"{n}\"")).collect();
+    let seeds: Vec<String> = seeds.iter().map(|s| format!("\"{s}\"")).collect();
     let config = dir.join(format!("{name}.toml"));
     std::fs::write(
         &config,
         format!(
-            "[seeds]\nurls = [\"http://127.0.0.1:{port}/index.html\"]\nsitemaps = false\n\
+            "{more}\n[seeds]\nurls = [{}]\nsitemaps = false\n\
              [politeness]\ndelay_ms = 5\n[fetch]\nallow_private_networks = true\n\
-             [output]\ncheckpoint_secs = 1\n[recrawl]\nfrom = [{}]\n\
+             [output]\ncheckpoint_secs = 1\n\
              [cluster]\nnodes = [{}]\nname = \"{name}\"\npartitions = 8\nlease_secs = 2\n",
-            from.join(", "),
+            seeds.join(", "),
             nodes.join(", ")
         ),
     )
@@ -757,9 +765,11 @@ fn a_recrawl_by_two_workers_asks_every_page_once_and_tells_the_changes_apart() {
     nearcrawl_tests::nginx::open_to_all(&site.root);
     let nginx = Nginx::serve(&site.root);
     let base = format!("http://127.0.0.1:{}", nginx.port);
-    let first = two_workers(&tmp, &cluster.urls(), nginx.port, "rc1", &[]);
+    let seeds = [format!("{base}/index.html")];
+    let first = two_workers(&tmp, &cluster.urls(), &seeds, "rc1", "");
     let truth = site.change();
-    let second = two_workers(&tmp, &cluster.urls(), nginx.port, "rc2", &first);
+    let refresh = format!("[recrawl]\nfrom = {}", toml_list(&first));
+    let second = two_workers(&tmp, &cluster.urls(), &seeds, "rc2", &refresh);
 
     let mut seen: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for v in records(&second, "visits") {
@@ -797,5 +807,67 @@ fn a_recrawl_by_two_workers_asks_every_page_once_and_tells_the_changes_apart() {
         .sum();
     assert_eq!(not_modified, (SITE_PAGES - 3 - 2 - 2) as u64);
     drop(nginx);
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+#[test]
+fn workers_crawling_a_mirror_against_an_earlier_crawl_drop_every_copy() {
+    let cluster = Cluster::start(3);
+    let tmp = std::env::temp_dir().join(format!(
+        "nearcrawl-e2e-cluster-remember-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
+    nearcrawl_tests::nginx::open_to_all(&tmp);
+    let site = Site::new(&tmp.join("site"));
+    nearcrawl_tests::nginx::open_to_all(&site.root);
+    // The first crawl, embedded, of the site on 127.0.0.1.
+    let nginx = Nginx::serve(&site.root);
+    let first = tmp.join("first");
+    let conf = tmp.join("first.toml");
+    std::fs::write(
+        &conf,
+        "[politeness]\ndelay_ms = 0\n[fetch]\nallow_private_networks = true\n",
+    )
+    .unwrap();
+    let seed = format!("http://127.0.0.1:{}/index.html", nginx.port);
+    let done = nearcrawl_tests::run(
+        &[
+            "crawl",
+            "--config",
+            conf.to_str().unwrap(),
+            "--out",
+            first.to_str().unwrap(),
+            &seed,
+        ],
+        b"",
+    );
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    // The mirror on 127.0.5.9, every page a seed (a copy's links are not
+    // followed), crawled by two workers against the first crawl.
+    let mirror = Nginx::serve_on(&site.root, "127.0.5.9");
+    let base = format!("http://127.0.5.9:{}", mirror.port);
+    let mut seeds = vec![format!("{base}/index.html")];
+    seeds.extend((0..SITE_PAGES).map(|i| format!("{base}/p{i}.html")));
+    let more = format!(
+        "[dedup]\nremember = {}\n[scope]\nhosts = [\"*\"]",
+        toml_list(&[first.clone()])
+    );
+    let outs = two_workers(&tmp, &cluster.urls(), &seeds, "mirror", &more);
+
+    let dups = records(&outs, "duplicates");
+    assert_eq!(dups.len(), seeds.len(), "{dups:?}");
+    for d in &dups {
+        let url = d["url"].as_str().unwrap().trim_start_matches(&base);
+        let of = d["duplicate_of"].as_str().unwrap();
+        assert_eq!(of, format!("http://127.0.0.1:{}{url}", nginx.port), "{d}");
+        assert_eq!(d["crawl"], first.to_str().unwrap());
+    }
+    assert!(records(&outs, "pages").is_empty());
     let _ = std::fs::remove_dir_all(&tmp);
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use nearcrawl_crawl::config::{Config, PolitenessKey};
 use nearcrawl_crawl::page::Pipeline;
+use nearcrawl_crawl::remembered::Remembered;
 use nearcrawl_crawl::run::Stages;
 use nearcrawl_crawl::sink::Sink;
 use nearcrawl_fetch::{Fetcher, politeness_key};
@@ -45,8 +46,14 @@ impl RedisStore {
         };
         let dir = config.output.dir.join("cluster");
         let dedup = config.dedup_config();
-        let (gate, from_snapshot) =
-            join_gate(&nodes, &crawl, &dir.join("gate"), dedup, &worker).await?;
+        let remembered = config.dedup.remembered(&config.recrawl);
+        let gate_at = GateAt {
+            nodes: &nodes,
+            crawl: &crawl,
+            dir: &dir.join("gate"),
+            remembered: &remembered,
+        };
+        let (gate, from_snapshot) = join_gate(&gate_at, dedup, &worker).await?;
         let frontier = SharedFrontier::open(&nodes, &crawl, frontier_config(&config)).await?;
         let lease = Duration::from_secs(config.cluster.lease_secs.0 as u64);
         let partitions = Partitions::open(&nodes, &crawl, &worker, lease).await?;
@@ -71,15 +78,7 @@ impl RedisStore {
         let pages = Pipeline::new(&config, seeds, fingerprinter, capture_headers, earlier)
             .map_err(|e| ClusterError::Config(format!("scope: {e}")))?;
         warn_unshared(&config);
-        if !config.dedup.remember.is_empty() {
-            // The shared gate is a log every replica applies; remembered
-            // documents would have to enter it once, for all.
-            return Err(ClusterError::Config(
-                "dedup.remember (--dedup-against): not on cluster workers yet; \
-                 run the crawl embedded"
-                    .into(),
-            ));
-        }
+
         let cluster_pages = Arc::new(ClusterPages {
             gate: tokio::sync::Mutex::new(gate),
             addresses: (config.politeness.key == PolitenessKey::Ip).then(|| frontier.clone()),
@@ -131,18 +130,36 @@ impl RedisStore {
 /// running workers send one at their next checkpoint.
 const SNAPSHOT_WAIT: Duration = Duration::from_secs(120);
 
+/// Where a worker's replica of the gate is, and what it remembers.
+struct GateAt<'a> {
+    nodes: &'a [&'a str],
+    crawl: &'a str,
+    dir: &'a std::path::Path,
+    /// Earlier crawls' output directories (see `remember_crawls`).
+    remembered: &'a [std::path::PathBuf],
+}
+
+impl GateAt<'_> {
+    /// Opens the replica, holding the remembered crawls.
+    async fn open(&self, dedup: nearcrawl_index::DedupConfig) -> Result<SharedGate, ClusterError> {
+        let mut gate = SharedGate::open(self.nodes, self.crawl, self.dir, dedup).await?;
+        let remembered = Remembered::open(self.remembered)
+            .map_err(|e| ClusterError::Config(format!("remembered crawls: {e}")))?;
+        gate.remember_crawls(remembered)?;
+        Ok(gate)
+    }
+}
+
 /// Opens this worker's replica of the gate and joins the crawl with it;
 /// when the log was trimmed past it, first replaces it with a copy of a
 /// running worker's. Returns the gate, and the copy's position if one was
 /// taken.
 async fn join_gate(
-    nodes: &[&str],
-    crawl: &str,
-    dir: &std::path::Path,
+    at: &GateAt<'_>,
     dedup: nearcrawl_index::DedupConfig,
     worker: &str,
 ) -> Result<(SharedGate, Option<String>), ClusterError> {
-    let mut gate = SharedGate::open(nodes, crawl, dir, dedup).await?;
+    let mut gate = at.open(dedup).await?;
     match gate.join(worker).await {
         Err(ClusterError::Trimmed { applied }) => {
             // Registered under its first name, as `join` would.
@@ -154,8 +171,8 @@ async fn join_gate(
                 applied,
                 "the shared log was trimmed past this replica: asking a running worker for a copy"
             );
-            SharedGate::receive_snapshot(nodes, crawl, dir, &name, SNAPSHOT_WAIT).await?;
-            let mut gate = SharedGate::open(nodes, crawl, dir, dedup).await?;
+            SharedGate::receive_snapshot(at.nodes, at.crawl, at.dir, &name, SNAPSHOT_WAIT).await?;
+            let mut gate = at.open(dedup).await?;
             gate.join(worker).await?;
             let at = gate.applied().to_string();
             tracing::info!(at, "started from a copy of a running worker's replica");

@@ -6,6 +6,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use nearcrawl_crawl::remembered::Remembered;
 use nearcrawl_index::{Decision, DedupConfig, Deduper, Prepared, Verdict};
 use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;
@@ -143,6 +144,8 @@ pub struct SharedGate {
     forgotten: Vec<LogId>,
     /// The name the replica is registered under, once it joined.
     name: Option<String>,
+    /// Earlier crawls whose documents the replica holds too.
+    remembered: Remembered,
 }
 
 impl fmt::Debug for SharedGate {
@@ -165,6 +168,8 @@ const APPLIED: &[u8] = b"applied";
 const LOG: &[u8] = b"log";
 /// The name this replica is registered under (see `join`).
 const NAME: &[u8] = b"name";
+/// The earlier crawls the replica holds (see `remember`).
+const REMEMBERED: &[u8] = b"remembered";
 
 impl SharedGate {
     /// Connects to the cluster (any of its nodes) and shares the gate of the
@@ -196,9 +201,52 @@ impl SharedGate {
             unsaved: Vec::new(),
             forgotten: Vec::new(),
             name: None,
+            remembered: Remembered::default(),
         };
         gate.load()?;
         Ok(gate)
+    }
+
+    /// Holds the documents of earlier crawls too (see
+    /// [`nearcrawl_crawl::remembered`]): imported into a new replica before
+    /// it applies any entry, the same way on every worker, so the replicas
+    /// keep agreeing; a replica copied from another's holds them already.
+    /// Call before [`join`](SharedGate::join).
+    pub fn remember_crawls(&mut self, remembered: Remembered) -> Result<(), ClusterError> {
+        let meta = self.db.open_tree(META).map_err(gate_error)?;
+        let names = remembered.names();
+        match meta.get(REMEMBERED).map_err(gate_error)? {
+            Some(was) if was == names.as_bytes() => {}
+            Some(was) => {
+                return Err(ClusterError::Config(format!(
+                    "this crawl remembers {}; the config asks for {names}: it cannot change midway",
+                    String::from_utf8_lossy(&was)
+                )));
+            }
+            None if remembered.is_empty() => {}
+            None if self.applied != LogId::default() || self.replica.indexed() > 0 => {
+                return Err(ClusterError::Config(
+                    "this replica has judged pages without the remembered crawls: they are \
+                     imported when a crawl starts"
+                        .into(),
+                ));
+            }
+            None => {
+                let n = remembered
+                    .import(&mut self.replica)
+                    .map_err(|e| ClusterError::Config(e.to_string()))?;
+                self.replica.flush()?;
+                meta.insert(REMEMBERED, names.as_bytes())
+                    .map_err(gate_error)?;
+                self.db.flush().map_err(gate_error)?;
+                tracing::info!(
+                    documents = n,
+                    "the replica remembers the earlier crawls' documents"
+                );
+            }
+        }
+        self.remembered = remembered;
+        Ok(())
     }
 
     /// Makes the replica durable up to the last entry applied. After a
@@ -462,6 +510,9 @@ impl SharedGate {
     /// The URL of the new page with document id `doc` (judged on any
     /// worker), once this replica has applied it.
     pub fn url_of(&self, doc: u64) -> Result<Option<String>, ClusterError> {
+        if Remembered::split(doc).is_some() {
+            return Ok(self.remembered.url_of(doc));
+        }
         let url = self.urls.get(doc.to_be_bytes()).map_err(gate_error)?;
         Ok(url.map(|u| String::from_utf8_lossy(&u).into_owned()))
     }
@@ -527,7 +578,13 @@ impl SharedGate {
                 if self.requests.contains_key(&request) {
                     continue;
                 }
-                let mut judgement = self.replica.judge_prepared(doc, |_| true)?;
+                // A page's own earlier version in a remembered crawl is
+                // not its original (the recrawl compares with it).
+                let (remembered, page) = (&self.remembered, String::from_utf8_lossy(&url));
+                let mut judgement = self.replica.judge_prepared(doc, |d| {
+                    Remembered::split(d).is_none()
+                        || remembered.url_of(d).is_some_and(|u| u != page)
+                })?;
                 if judgement.decision.verdict == (Verdict::Exact { of: place.doc() }) {
                     // Recorded under its own id: applied before a crash that
                     // came between the replica's flush and the note of it.

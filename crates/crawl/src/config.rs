@@ -240,12 +240,19 @@ pub struct Dedup {
 impl Dedup {
     /// The earlier crawls the gate remembers: `remember`, and the crawl a
     /// recrawl refreshes (a changed page is judged against that whole
-    /// corpus, its own earlier version aside).
+    /// corpus, its own earlier version aside) where its directories hold a
+    /// gate this crawl can read (an embedded crawl's; a cluster worker's
+    /// output holds only its replica, and is skipped, said once).
     pub fn remembered(&self, recrawl: &Recrawl) -> Vec<PathBuf> {
         let mut dirs = self.remember.clone();
         for from in &recrawl.from {
-            if !dirs.contains(from) {
+            if dirs.contains(from) {
+                continue;
+            }
+            if crate::remembered::Remembered::readable(from) {
                 dirs.push(from.clone());
+            } else {
+                tracing::warn!(crawl = %from.display(), "its gate is not one this crawl can read: pages are judged against this crawl's only");
             }
         }
         dirs

@@ -42,18 +42,24 @@ pub enum RememberError {
 }
 
 /// The earlier crawls a crawl's gate remembers, and their documents' URLs.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Remembered {
     crawls: Vec<(PathBuf, DocUrls)>,
 }
 
 impl Remembered {
+    /// Whether `dir` holds a gate and document URLs to remember (an
+    /// embedded crawl's output).
+    pub fn readable(dir: &Path) -> bool {
+        dir.join("state/docs").is_file() && records(dir).is_file()
+    }
+
     /// The earlier crawls in `dirs` (output directories), read only.
     pub fn open(dirs: &[PathBuf]) -> Result<Remembered, RememberError> {
         let mut crawls = Vec::new();
         for dir in dirs {
             let docs = dir.join("state/docs");
-            if !docs.is_file() || !records(dir).is_file() {
+            if !Remembered::readable(dir) {
                 return Err(RememberError::NotACrawl(dir.clone()));
             }
             let urls = DocUrls::read_only(&docs).map_err(|e| RememberError::Read(docs, e))?;
