@@ -856,7 +856,7 @@ fn workers_crawling_a_mirror_against_an_earlier_crawl_drop_every_copy() {
     seeds.extend((0..SITE_PAGES).map(|i| format!("{base}/p{i}.html")));
     let more = format!(
         "[dedup]\nremember = {}\n[scope]\nhosts = [\"*\"]",
-        toml_list(&[first.clone()])
+        toml_list(std::slice::from_ref(&first))
     );
     let outs = two_workers(&tmp, &cluster.urls(), &seeds, "mirror", &more);
 
