@@ -21,6 +21,17 @@ pub struct Site {
 }
 
 impl Site {
+    /// A fresh temporary directory for test `tag` (readable by nginx's
+    /// workers) and the site in its `site` folder.
+    pub fn in_fresh_dir(tag: &str) -> (PathBuf, Site) {
+        let tmp = std::env::temp_dir().join(format!("nearcrawl-e2e-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        let site = Site::new(&tmp.join("site"));
+        crate::nginx::open_to_all(&tmp);
+        crate::nginx::open_to_all(&site.root);
+        (tmp, site)
+    }
+
     pub fn new(root: &Path) -> Site {
         std::fs::create_dir_all(root).unwrap();
         let mut site = Site {

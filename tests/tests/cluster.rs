@@ -754,15 +754,7 @@ fn two_workers(
 #[test]
 fn a_recrawl_by_two_workers_asks_every_page_once_and_tells_the_changes_apart() {
     let cluster = Cluster::start(3);
-    let tmp = std::env::temp_dir().join(format!(
-        "nearcrawl-e2e-cluster-recrawl-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).unwrap();
-    nearcrawl_tests::nginx::open_to_all(&tmp);
-    let mut site = Site::new(&tmp.join("site"));
-    nearcrawl_tests::nginx::open_to_all(&site.root);
+    let (tmp, mut site) = Site::in_fresh_dir("cluster-recrawl");
     let nginx = Nginx::serve(&site.root);
     let base = format!("http://127.0.0.1:{}", nginx.port);
     let seeds = [format!("{base}/index.html")];
@@ -813,15 +805,7 @@ fn a_recrawl_by_two_workers_asks_every_page_once_and_tells_the_changes_apart() {
 #[test]
 fn workers_crawling_a_mirror_against_an_earlier_crawl_drop_every_copy() {
     let cluster = Cluster::start(3);
-    let tmp = std::env::temp_dir().join(format!(
-        "nearcrawl-e2e-cluster-remember-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).unwrap();
-    nearcrawl_tests::nginx::open_to_all(&tmp);
-    let site = Site::new(&tmp.join("site"));
-    nearcrawl_tests::nginx::open_to_all(&site.root);
+    let (tmp, site) = Site::in_fresh_dir("cluster-remember");
     // The first crawl, embedded, of the site on 127.0.0.1.
     let nginx = Nginx::serve(&site.root);
     let first = tmp.join("first");

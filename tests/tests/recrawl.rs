@@ -115,12 +115,8 @@ fn check_recrawl(second: &Path, base: &str, truth: &BTreeMap<String, &str>) {
 
 #[test]
 fn a_recrawl_tells_changed_unchanged_gone_and_new_apart_and_asks_nginx_with_validators() {
-    let tmp = std::env::temp_dir().join(format!("nearcrawl-e2e-recrawl-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    let mut site = Site::new(&tmp.join("site"));
-    nearcrawl_tests::nginx::open_to_all(&tmp);
-    nearcrawl_tests::nginx::open_to_all(&tmp.join("site"));
-    let nginx = Nginx::serve(&tmp.join("site"));
+    let (tmp, mut site) = Site::in_fresh_dir("recrawl");
+    let nginx = Nginx::serve(&site.root);
     let base = format!("http://127.0.0.1:{}", nginx.port);
     let conf = config(&tmp, nginx.port, 40);
     let (first, second) = (tmp.join("first"), tmp.join("second"));
@@ -207,12 +203,7 @@ fn a_recrawl_tells_changed_unchanged_gone_and_new_apart_and_asks_nginx_with_vali
 
 #[test]
 fn without_validators_every_page_is_downloaded_and_only_changes_are_written() {
-    let tmp = std::env::temp_dir().join(format!(
-        "nearcrawl-e2e-recrawl-plain-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&tmp);
-    let mut site = Site::new(&tmp.join("site"));
+    let (tmp, mut site) = Site::in_fresh_dir("recrawl-plain");
     let root = site.root.clone();
     // Files as they are on disk at each request; no ETag, no Last-Modified.
     let (port, log) = serve(

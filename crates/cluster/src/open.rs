@@ -75,7 +75,8 @@ impl RedisStore {
         // Every worker reads the earlier crawl: a shared directory.
         let earlier = nearcrawl_crawl::recrawl::open_earlier(&config)
             .map_err(|e| ClusterError::Config(format!("recrawl: {e}")))?;
-        let pages = Pipeline::new(&config, seeds, fingerprinter, capture_headers, earlier)
+        let seeds = nearcrawl_crawl::recrawl::seeds_to_queue(seeds, earlier.as_ref());
+        let pages = Pipeline::new(&config, &seeds, fingerprinter, capture_headers, earlier)
             .map_err(|e| ClusterError::Config(format!("scope: {e}")))?;
         warn_unshared(&config);
 
@@ -97,15 +98,14 @@ impl RedisStore {
         };
         let mut store = RedisStore::new(stages.clone(), cluster_pages, opened);
         store.make_durable().await?;
-        store.add_seeds(seeds).await?;
+        store.add_seeds(&seeds).await?;
         Ok((store, stages))
     }
 
-    /// Adds the seeds, and an earlier crawl's pages at their depths.
-    async fn add_seeds(&mut self, seeds: &[Url]) -> Result<(), ClusterError> {
+    /// Adds the seeds (an earlier crawl's pages among them) at their depths.
+    async fn add_seeds(&mut self, seeds: &[(Url, u32)]) -> Result<(), ClusterError> {
         let s = self.stages.clone();
-        let all = nearcrawl_crawl::recrawl::seeds_to_queue(seeds, s.pages.earlier());
-        let seeds: Vec<(String, String, u32)> = all
+        let seeds: Vec<(String, String, u32)> = seeds
             .iter()
             .filter_map(|(u, depth)| Some((s.pages.in_scope(u, *depth)?, *depth)))
             .map(|(c, depth)| (politeness_key(&c), c.to_string(), depth))

@@ -214,36 +214,16 @@ impl SharedGate {
     /// Call before [`join`](SharedGate::join).
     pub fn remember_crawls(&mut self, remembered: Remembered) -> Result<(), ClusterError> {
         let meta = self.db.open_tree(META).map_err(gate_error)?;
-        let names = remembered.names();
-        match meta.get(REMEMBERED).map_err(gate_error)? {
-            Some(was) if was == names.as_bytes() => {}
-            Some(was) => {
-                return Err(ClusterError::Config(format!(
-                    "this crawl remembers {}; the config asks for {names}: it cannot change midway",
-                    String::from_utf8_lossy(&was)
-                )));
-            }
-            None if remembered.is_empty() => {}
-            None if self.applied != LogId::default() || self.replica.indexed() > 0 => {
-                return Err(ClusterError::Config(
-                    "this replica has judged pages without the remembered crawls: they are \
-                     imported when a crawl starts"
-                        .into(),
-                ));
-            }
-            None => {
-                let n = remembered
-                    .import(&mut self.replica)
-                    .map_err(|e| ClusterError::Config(e.to_string()))?;
-                self.replica.flush()?;
-                meta.insert(REMEMBERED, names.as_bytes())
-                    .map_err(gate_error)?;
-                self.db.flush().map_err(gate_error)?;
-                tracing::info!(
-                    documents = n,
-                    "the replica remembers the earlier crawls' documents"
-                );
-            }
+        let recorded = meta.get(REMEMBERED).map_err(gate_error)?;
+        let recorded = recorded.map(|v| String::from_utf8_lossy(&v).into_owned());
+        let judged = self.applied != LogId::default();
+        let imported = remembered
+            .bring_into(&mut self.replica, recorded.as_deref(), judged)
+            .map_err(|e| ClusterError::Config(e.to_string()))?;
+        if let Some(names) = imported {
+            meta.insert(REMEMBERED, names.as_bytes())
+                .map_err(gate_error)?;
+            self.db.flush().map_err(gate_error)?;
         }
         self.remembered = remembered;
         Ok(())

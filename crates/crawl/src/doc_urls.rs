@@ -58,6 +58,15 @@ impl Length {
     }
 }
 
+/// How a file being indexed may end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tail {
+    /// Cut back to a recorded length: whole.
+    Whole,
+    /// Another crawl's, as a crash may have left it.
+    MayBeTorn,
+}
+
 #[derive(Debug)]
 pub(crate) struct DocUrls {
     file: File,
@@ -77,15 +86,17 @@ impl DocUrls {
     /// Opens the file at `path`, cut back to `recorded`.
     pub(crate) fn open(path: &Path, recorded: Length) -> io::Result<DocUrls> {
         let file = crate::append_file::open_cut_back(path, recorded.bytes)?;
-        let mut urls = DocUrls {
-            file,
-            len: Length::default(),
-            group_starts: Vec::new(),
-            gaps: Vec::new(),
-            unsaved: BTreeMap::new(),
-            last: Vec::new(),
-        };
-        urls.index(recorded)?;
+        let mut urls = DocUrls::of(file);
+        urls.index(recorded.bytes, Tail::Whole)?;
+        if urls.len != recorded {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "the document URLs hold {} records, the crawl state names {}",
+                    urls.len.records, recorded.records
+                ),
+            ));
+        }
         Ok(urls)
     }
 
@@ -94,45 +105,36 @@ impl DocUrls {
     pub(crate) fn read_only(path: &Path) -> io::Result<DocUrls> {
         let file = File::open(path)?;
         let on_disk = file.metadata()?.len();
-        let mut urls = DocUrls {
+        let mut urls = DocUrls::of(file);
+        urls.index(on_disk, Tail::MayBeTorn)?;
+        Ok(urls)
+    }
+
+    fn of(file: File) -> DocUrls {
+        DocUrls {
             file,
             len: Length::default(),
             group_starts: Vec::new(),
             gaps: Vec::new(),
             unsaved: BTreeMap::new(),
             last: Vec::new(),
-        };
-        let mut reader = BufReader::with_capacity(1 << 16, urls.file.try_clone()?);
-        let mut last = Vec::new();
-        while urls.len.bytes < on_disk {
-            let Ok(bytes) = read_record(&mut reader, &mut last) else {
-                break;
-            };
-            urls.note(bytes, last.is_empty());
         }
-        Ok(urls)
     }
 
-    /// Reads the file once: where its groups start, which ids are gaps, and
-    /// the last URL.
-    fn index(&mut self, recorded: Length) -> io::Result<()> {
+    /// Reads the file's first `bytes` once: where its groups start, which
+    /// ids are gaps, and the last URL.
+    fn index(&mut self, bytes: u64, tail: Tail) -> io::Result<()> {
         let file = self.file.try_clone()?;
-        let mut reader = BufReader::with_capacity(1 << 16, file.take(recorded.bytes));
+        let mut reader = BufReader::with_capacity(1 << 16, file.take(bytes));
         let mut last = Vec::new();
-        while self.len.bytes < recorded.bytes {
-            let bytes = read_record(&mut reader, &mut last)?;
-            self.note(bytes, last.is_empty());
+        while self.len.bytes < bytes {
+            match read_record(&mut reader, &mut last) {
+                Ok(n) => self.note(n, last.is_empty()),
+                Err(_) if tail == Tail::MayBeTorn => break,
+                Err(e) => return Err(e),
+            }
         }
         self.last = last;
-        if self.len != recorded {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!(
-                    "the document URLs hold {} records, the crawl state names {}",
-                    self.len.records, recorded.records
-                ),
-            ));
-        }
         Ok(())
     }
 

@@ -76,6 +76,20 @@ pub struct ReadPage {
     pub digest: Option<String>,
 }
 
+impl ReadPage {
+    /// What the fetch saw, for the page's visit record (its validators and
+    /// digest move into it).
+    fn take_seen(&mut self) -> Seen {
+        Seen {
+            status: self.fetched.status,
+            validators: std::mem::take(&mut self.validators),
+            text_hash: Some(self.text_hash),
+            bytes: self.body_bytes,
+            digest: self.digest.take(),
+        }
+    }
+}
+
 /// A page's links that may be queued (canonical, in scope, not known to
 /// be seen), and the reasons the others were not.
 #[derive(Debug, Default)]
@@ -102,20 +116,20 @@ pub struct Judged {
 }
 
 impl Pipeline {
-    /// The pipeline of `config`'s crawl of `seeds` (and of `earlier`'s
-    /// pages, asked again); `capture_headers`: the request headers
-    /// captures record, if an output keeps them.
+    /// The pipeline of `config`'s crawl of `seeds` (with their depths: an
+    /// earlier crawl's pages, asked again, are seeds too, see
+    /// [`crate::recrawl::seeds_to_queue`]); `capture_headers`: the request
+    /// headers captures record, if an output keeps them; `earlier`: the
+    /// crawl this one asks again.
     pub fn new(
         config: &Config,
-        seeds: &[Url],
+        seeds: &[(Url, u32)],
         fingerprinter: Fingerprinter,
         capture_headers: Option<Vec<(String, String)>>,
         earlier: Option<EarlierCrawl>,
     ) -> Result<Pipeline, regex::Error> {
-        let all_seeds = crate::recrawl::seeds_to_queue(seeds, earlier.as_ref());
-        let all_seeds: Vec<Url> = all_seeds.into_iter().map(|(u, _)| u).collect();
         Ok(Pipeline {
-            scope: Scope::new(&config.scope, &all_seeds)?,
+            scope: Scope::new(&config.scope, seeds.iter().map(|(url, _)| url))?,
             canon: Canonicalizer {
                 strip_params: config.scope.strip_params.clone(),
                 sort_query: config.scope.sort_query,
@@ -130,11 +144,6 @@ impl Pipeline {
                 .map(|d| d.display().to_string())
                 .collect(),
         })
-    }
-
-    /// The crawl this one asks again, if any.
-    pub fn earlier(&self) -> Option<&EarlierCrawl> {
-        self.earlier.as_ref()
     }
 
     /// What the earlier crawl saw of `url`.
@@ -184,7 +193,7 @@ impl Pipeline {
         let capture = self.capture_headers.as_ref().map(|_| {
             // The URL asked for, whose validators every hop carried.
             let asked = fetched.redirects.first().unwrap_or(&fetched.final_url);
-            let headers = self.request_headers(&asked.clone());
+            let headers = self.request_headers(asked);
             let mut c = capture(headers, &mut fetched, fetched_at);
             c.digest = Some(crate::sink::payload_digest(&c.body));
             c
@@ -213,11 +222,12 @@ impl Pipeline {
         &self,
         url: &Url,
         depth: u32,
-        read: ReadPage,
+        mut read: ReadPage,
         decision: &Decision,
         original: Option<String>,
         stats: &mut Stats,
     ) -> Judged {
+        let seen = read.take_seen();
         let ReadPage {
             page,
             fetched,
@@ -225,9 +235,8 @@ impl Pipeline {
             body_bytes,
             links,
             capture,
-            validators,
             text_hash,
-            digest,
+            ..
         } = read;
         stats.count_fetch(body_bytes, depth, fetched.redirects.len());
         let mut judged = Judged {
@@ -235,18 +244,10 @@ impl Pipeline {
             ..Judged::default()
         };
         let earlier = self.earlier_of(url);
-        let seen = Seen {
-            status: fetched.status,
-            validators,
-            text_hash: Some(text_hash),
-            bytes: body_bytes,
-            digest,
-        };
         let change = Change::of_text(earlier, text_hash);
         let at = fetched_at.as_secs();
-        judged
-            .outcomes
-            .push(self.visit(url, depth, at, change, Some(seen), stats));
+        let visit = self.visit(url, depth, at, change, Some(seen), stats);
+        judged.outcomes.push(visit);
         let noindex = page.robots.noindex;
         let mut record = page_record(url.as_str(), depth, &fetched, fetched_at, page, decision);
         if change == Change::Changed {
@@ -288,21 +289,22 @@ impl Pipeline {
     /// The outcomes of a page of `url` whose text has not changed: its
     /// capture and its visit. Its links are queued: a new page may hang
     /// off an unchanged one (by its menus, which are not its text).
-    pub fn unchanged(&self, url: &Url, depth: u32, read: ReadPage, stats: &mut Stats) -> Judged {
+    pub fn unchanged(
+        &self,
+        url: &Url,
+        depth: u32,
+        mut read: ReadPage,
+        stats: &mut Stats,
+    ) -> Judged {
         stats.count_fetch(read.body_bytes, depth, read.fetched.redirects.len());
-        for why in read.links.out_of_scope {
+        for why in read.links.out_of_scope.drain(..) {
             stats.out_of_scope(why);
         }
-        let seen = Seen {
-            status: read.fetched.status,
-            validators: read.validators,
-            text_hash: Some(read.text_hash),
-            bytes: read.body_bytes,
-            digest: read.digest,
-        };
+        let seen = read.take_seen();
         let at = read.fetched_at.as_secs();
         let mut outcomes: Vec<Outcome> = read.capture.map(Outcome::Capture).into_iter().collect();
-        outcomes.push(self.visit(url, depth, at, Change::Unchanged, Some(seen), stats));
+        let visit = self.visit(url, depth, at, Change::Unchanged, Some(seen), stats);
+        outcomes.push(visit);
         Judged {
             outcomes,
             links: read.links.queue,
@@ -338,14 +340,8 @@ impl Pipeline {
             c.digest = earlier.and_then(|e| e.digest.clone());
             outcomes.push(Outcome::Capture(c));
         }
-        let visit = self.visit(
-            url,
-            depth,
-            at.as_secs(),
-            Change::Unchanged,
-            Some(seen),
-            stats,
-        );
+        let at = at.as_secs();
+        let visit = self.visit(url, depth, at, Change::Unchanged, Some(seen), stats);
         outcomes.push(visit);
         outcomes
     }
@@ -370,7 +366,8 @@ impl Pipeline {
             }
             _ => (Change::Failed, None),
         };
-        Some(self.visit(url, depth, now().as_secs(), change, seen, stats))
+        let at = now().as_secs();
+        Some(self.visit(url, depth, at, change, seen, stats))
     }
 
     /// The earlier crawl a duplicate's original is from, if not this one.
@@ -385,15 +382,11 @@ impl Pipeline {
     /// conditional.
     fn request_headers(&self, url: &Url) -> Vec<(String, String)> {
         let mut headers = self.capture_headers.clone().unwrap_or_default();
-        if let Some(v) = self.earlier_of(url).map(|e| &e.validators) {
-            let sent = [
-                ("If-None-Match", &v.etag),
-                ("If-Modified-Since", &v.last_modified),
-            ];
-            for (name, value) in sent {
-                headers.extend(value.iter().map(|v| (name.to_string(), v.clone())));
-            }
-        }
+        let sent = self
+            .earlier_of(url)
+            .into_iter()
+            .flat_map(|e| e.validators.conditions());
+        headers.extend(sent.map(|(name, value)| (name.to_string(), value.to_string())));
         headers
     }
 
@@ -407,7 +400,7 @@ impl Pipeline {
         seen: Option<Seen>,
         stats: &mut Stats,
     ) -> Outcome {
-        *stats.visits.entry(change.name().into()).or_default() += 1;
+        stats.count_visit(change.name());
         let earlier = self.earlier_of(url);
         let record =
             crate::recrawl::visit_record(&self.recrawl, url, depth, at, change, earlier, seen);

@@ -94,17 +94,42 @@ impl Remembered {
         dirs.join("\n")
     }
 
-    /// Imports every earlier crawl's documents into `dedup` (which must
-    /// hold none yet); returns how many. Flush the gate after.
-    pub fn import(&self, dedup: &mut Deduper) -> Result<u64, RememberError> {
-        if dedup.indexed() > 0 {
-            return Err(RememberError::TooLate);
+    /// Makes `dedup` hold these crawls, given which ones its owner
+    /// recorded it holds (`recorded`, none if it never recorded any):
+    /// imports them into a gate that has judged nothing yet (`judged`: its
+    /// owner knows it has) and flushes it; refuses a change of crawls, or a
+    /// gate that judged pages without them. Returns the names to record,
+    /// once imported.
+    pub fn bring_into(
+        &self,
+        dedup: &mut Deduper,
+        recorded: Option<&str>,
+        judged: bool,
+    ) -> Result<Option<String>, RememberError> {
+        let names = self.names();
+        match recorded {
+            Some(was) if was == names => return Ok(None),
+            Some(was) => {
+                let was = was.to_string();
+                return Err(RememberError::Changed { was, now: names });
+            }
+            None if self.is_empty() => return Ok(None),
+            None if judged || dedup.indexed() > 0 => return Err(RememberError::TooLate),
+            None => {}
         }
+        let t = std::time::Instant::now();
         let mut n = 0;
         for (crawl, (dir, _)) in self.crawls.iter().enumerate() {
             n += dedup.remember(&records(dir), |doc| Remembered::id(crawl, doc))?;
         }
-        Ok(n)
+        dedup.flush()?;
+        let secs = t.elapsed().as_secs_f64();
+        tracing::info!(
+            documents = n,
+            secs,
+            "the gate remembers the earlier crawls' documents"
+        );
+        Ok(Some(names))
     }
 
     pub fn is_empty(&self) -> bool {

@@ -59,7 +59,10 @@ pub struct Scope {
 impl Scope {
     /// Rules from the config; with no hosts and no domains configured, the
     /// seeds' hosts. Patterns were checked when the config was read.
-    pub fn new(config: &ScopeConfig, seeds: &[Url]) -> Result<Scope, regex::Error> {
+    pub fn new<'a>(
+        config: &ScopeConfig,
+        seeds: impl IntoIterator<Item = &'a Url>,
+    ) -> Result<Scope, regex::Error> {
         let lower = |v: &[String]| {
             v.iter()
                 .map(|h| h.trim().trim_start_matches('.').to_ascii_lowercase())
@@ -69,7 +72,7 @@ impl Scope {
         let domains: Vec<String> = lower(&config.domains);
         if hosts.is_empty() && domains.is_empty() {
             hosts = seeds
-                .iter()
+                .into_iter()
                 .filter_map(|s| s.host_str().map(str::to_ascii_lowercase))
                 .collect();
             hosts.sort();
@@ -188,7 +191,7 @@ mod tests {
             max_repeated_segments: 2,
             ..ScopeConfig::default()
         };
-        let s = Scope::new(&config, &[]).unwrap();
+        let s = Scope::new(&config, &[] as &[Url]).unwrap();
         assert_eq!(s.check(&u("https://a.b.example.org/docs/x"), 3), Ok(()));
         assert_eq!(s.check(&u("https://example.org/docs/x"), 0), Ok(()));
         assert_eq!(

@@ -120,6 +120,11 @@ impl Stats {
         add_counts(&mut self.visits, other.visits);
     }
 
+    /// Counts a page's visit by what it found (`visits` in `stats.json`).
+    pub fn count_visit(&mut self, change: &str) {
+        *self.visits.entry(change.into()).or_default() += 1;
+    }
+
     /// Counts a reason a URL was not queued (`out_of_scope` in `stats.json`).
     pub fn out_of_scope(&mut self, why: &str) {
         *self.out_of_scope.entry(why.into()).or_default() += 1;

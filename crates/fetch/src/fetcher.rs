@@ -218,6 +218,13 @@ impl Validators {
     pub fn is_empty(&self) -> bool {
         self.etag.is_none() && self.last_modified.is_none()
     }
+
+    /// The headers that make a request conditional on these, as sent.
+    pub fn conditions(&self) -> impl Iterator<Item = (&'static str, &str)> {
+        let etag = self.etag.as_deref().map(|v| ("If-None-Match", v));
+        let date = (self.last_modified.as_deref()).map(|v| ("If-Modified-Since", v));
+        etag.into_iter().chain(date)
+    }
 }
 
 impl std::fmt::Debug for Ask<'_> {
@@ -681,13 +688,8 @@ impl Fetcher {
         validators: Option<&Validators>,
     ) -> reqwest::RequestBuilder {
         let mut request = self.client.get(url.clone());
-        if let Some(v) = validators {
-            if let Some(etag) = &v.etag {
-                request = request.header(reqwest::header::IF_NONE_MATCH, etag);
-            }
-            if let Some(date) = &v.last_modified {
-                request = request.header(reqwest::header::IF_MODIFIED_SINCE, date);
-            }
+        for (name, value) in validators.into_iter().flat_map(Validators::conditions) {
+            request = request.header(name, value);
         }
         if host.pace.lock().unwrap().delay >= KEEP_ALIVE_BELOW {
             return request.header(reqwest::header::CONNECTION, "close");

@@ -35,9 +35,9 @@ pub(crate) struct Entry<'a> {
 }
 
 impl CdxjIndex {
-    /// The index of WARC file `warc` (`crawl-NNNNN.warc.gz`), with the
-    /// lines a previous run wrote.
-    pub(crate) fn open(warc: &Path) -> io::Result<CdxjIndex> {
+    /// The index of WARC file `warc` (`crawl-NNNNN.warc.gz`), `len` bytes
+    /// long: the lines a previous run wrote of the records before `len`.
+    pub(crate) fn open(warc: &Path, len: u64) -> io::Result<CdxjIndex> {
         let path = path_of(warc);
         let mut lines = Vec::new();
         match std::fs::File::open(&path) {
@@ -53,11 +53,13 @@ impl CdxjIndex {
             Err(e) => return Err(e),
         }
         lines.sort_by_key(|(offset, _)| *offset);
-        Ok(CdxjIndex {
+        let mut index = CdxjIndex {
             path,
             lines,
             dirty: false,
-        })
+        };
+        index.cut(len);
+        Ok(index)
     }
 
     pub(crate) fn add(&mut self, e: &Entry) {
@@ -89,7 +91,7 @@ impl CdxjIndex {
     }
 
     /// Drops the lines of records at or past `len` (a rewound WARC file).
-    pub(crate) fn cut(&mut self, len: u64) {
+    fn cut(&mut self, len: u64) {
         let before = self.lines.len();
         self.lines.retain(|(offset, _)| *offset < len);
         self.dirty |= self.lines.len() != before;
@@ -262,7 +264,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("nearcrawl-cdxj-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let warc = dir.join("crawl-00000.warc.gz");
-        let mut index = CdxjIndex::open(&warc).unwrap();
+        let mut index = CdxjIndex::open(&warc, 0).unwrap();
         for (i, url) in ["http://b.test/", "http://a.test/x", "http://c.test/"]
             .iter()
             .enumerate()
@@ -286,8 +288,7 @@ mod tests {
              \"status\": \"200\", \"digest\": \"sha1:AAAA\", \"length\": \"90\", \"offset\": \"100\", \
              \"filename\": \"crawl-00000.warc.gz\"}"
         );
-        let mut again = CdxjIndex::open(&warc).unwrap();
-        again.cut(150);
+        let mut again = CdxjIndex::open(&warc, 150).unwrap();
         again.save().unwrap();
         let text = std::fs::read_to_string(path_of(&warc)).unwrap();
         assert_eq!(text.lines().count(), 2);

@@ -41,8 +41,10 @@ pub struct WarcSink {
     last_response: Option<(String, String, String)>,
     /// The open file's CDXJ index.
     index: CdxjIndex,
-    /// Where each payload was first archived.
-    payloads: Payloads,
+    /// Where each payload was first archived; read from the CDXJ files
+    /// when first needed (an open, then the crawl's rewind, would read
+    /// them twice).
+    payloads: Option<Payloads>,
 }
 
 impl std::fmt::Debug for WarcSink {
@@ -64,8 +66,7 @@ impl WarcSink {
             file_no += 1;
         }
         let (out, len) = open_append(&path(dir, file_no))?;
-        let mut index = CdxjIndex::open(&path(dir, file_no))?;
-        index.cut(len);
+        let index = CdxjIndex::open(&path(dir, file_no), len)?;
         let mut sink = WarcSink {
             dir: dir.to_path_buf(),
             file_bytes: file_bytes.max(1),
@@ -76,7 +77,7 @@ impl WarcSink {
             ids: IdMaker::default(),
             last_response: None,
             index,
-            payloads: Payloads::load(dir, file_no)?,
+            payloads: None,
         };
         sink.start_file_if_empty()?;
         Ok(sink)
@@ -150,6 +151,15 @@ impl WarcSink {
         });
     }
 
+    /// Where each payload was first archived, read from the CDXJ files
+    /// the first time it is asked for.
+    fn payloads(&mut self) -> io::Result<&mut Payloads> {
+        if self.payloads.is_none() {
+            self.payloads = Some(Payloads::load(&self.dir, self.file_no)?);
+        }
+        Ok(self.payloads.as_mut().expect("just loaded"))
+    }
+
     /// Starts the next file when this one is full.
     fn roll_if_full(&mut self) -> io::Result<()> {
         if self.len == 0 || self.len < self.file_bytes {
@@ -159,8 +169,7 @@ impl WarcSink {
         self.index.save()?;
         self.file_no += 1;
         (self.out, self.len) = open_append(&path(&self.dir, self.file_no))?;
-        self.index = CdxjIndex::open(&path(&self.dir, self.file_no))?;
-        self.index.cut(self.len);
+        self.index = CdxjIndex::open(&path(&self.dir, self.file_no), self.len)?;
         self.start_file_if_empty()
     }
 
@@ -170,7 +179,7 @@ impl WarcSink {
         if c.status == 304 || c.body.is_empty() {
             return Ok(None);
         }
-        let Some((file, offset)) = self.payloads.get(digest) else {
+        let Some((file, offset)) = self.payloads()?.get(digest) else {
             return Ok(None);
         };
         if file as usize == self.file_no {
@@ -381,7 +390,8 @@ impl Sink for WarcSink {
             (c.status != 304).then_some(digest.as_str()),
         );
         if !revisit && !payload.is_empty() {
-            self.payloads.insert(&digest, self.file_no as u32, offset);
+            let file = self.file_no as u32;
+            self.payloads()?.insert(&digest, file, offset);
         }
         self.last_response = Some((c.url.clone(), response_id.clone(), date.clone()));
         let request = request_block(c);
@@ -425,11 +435,10 @@ impl Sink for WarcSink {
             self.out.get_ref().set_len(keep)?;
             self.len = keep;
         }
-        self.index = CdxjIndex::open(&path(&self.dir, file_no))?;
-        self.index.cut(self.len);
+        self.index = CdxjIndex::open(&path(&self.dir, file_no), self.len)?;
         self.start_file_if_empty()?;
         self.index.save()?;
-        self.payloads = Payloads::load(&self.dir, file_no)?;
+        self.payloads = None;
         Ok(())
     }
 

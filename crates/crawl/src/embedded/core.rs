@@ -10,7 +10,7 @@ use std::time::Instant;
 use nearcrawl_index::{Deduper, IndexError, Judgement, Prepared};
 
 use crate::error::CrawlError;
-use crate::remembered::{RememberError, Remembered};
+use crate::remembered::Remembered;
 use crate::sink::Sink;
 use crate::state::State;
 use crate::store::StoreError;
@@ -63,23 +63,11 @@ impl Core {
     /// Imports the remembered crawls into the gate when the crawl starts
     /// (once: the state records it).
     pub fn remember(&mut self) -> Result<(), CrawlError> {
-        let names = self.remembered.names();
-        match self.state.remembered()? {
-            Some(was) if was == names => return Ok(()),
-            Some(was) => return Err(RememberError::Changed { was, now: names }.into()),
-            None if self.remembered.is_empty() => return Ok(()),
-            None => {}
+        let recorded = self.state.remembered()?;
+        let imported = (self.remembered).bring_into(&mut self.dedup, recorded.as_deref(), false)?;
+        if let Some(names) = imported {
+            self.state.set_remembered(&names)?;
         }
-        let t = Instant::now();
-        let n = self.remembered.import(&mut self.dedup)?;
-        self.dedup.flush()?;
-        self.state.set_remembered(&names)?;
-        let secs = t.elapsed().as_secs_f64();
-        tracing::info!(
-            documents = n,
-            secs,
-            "the gate remembers the earlier crawls' documents"
-        );
         Ok(())
     }
 

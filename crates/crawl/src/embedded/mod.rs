@@ -115,10 +115,10 @@ impl EmbeddedStore {
             .wants_captures()
             .then(|| fetcher.request_headers());
         let earlier = crate::recrawl::open_earlier(&config)?;
+        let seeds = crate::recrawl::seeds_to_queue(seeds, earlier.as_ref());
         let fingerprinter = core.dedup.fingerprinter();
-        let pages = Pipeline::new(&config, seeds, fingerprinter, capture_headers, earlier)?;
-        let all_seeds = crate::recrawl::seeds_to_queue(seeds, pages.earlier());
-        queue_seeds(&mut core.state, pages.canon(), &all_seeds)?;
+        let pages = Pipeline::new(&config, &seeds, fingerprinter, capture_headers, earlier)?;
+        queue_seeds(&mut core.state, pages.canon(), &seeds)?;
         let seen = core.state.frontier.seen_set();
         let core = Arc::new(CoreLock::new(core));
         let embedded_pages = Arc::new(EmbeddedPages::new(core.clone(), seen, &config));

@@ -73,14 +73,14 @@ pub fn visit_record(
         Change::Unchanged | Change::Failed => earlier.map_or(at, kept),
         Change::New | Change::Changed | Change::Gone => at,
     };
-    let validators = match (&seen.validators, earlier) {
-        (v, Some(e)) if v.is_empty() && change != Change::Changed => e.validators.clone(),
-        (v, _) => v.clone(),
+    let validators = match earlier {
+        Some(e) if seen.validators.is_empty() && change != Change::Changed => e.validators.clone(),
+        _ => seen.validators,
     };
     let text_hash = seen.text_hash.or(earlier.and_then(|e| e.text_hash));
     let digest = match change {
         Change::Gone => None,
-        _ => (seen.digest.clone()).or_else(|| earlier.and_then(|e| e.digest.clone())),
+        _ => (seen.digest).or_else(|| earlier.and_then(|e| e.digest.clone())),
     };
     let bytes = match (seen.bytes, earlier) {
         (0, Some(e)) if change != Change::Gone => e.bytes,

@@ -197,7 +197,7 @@ async fn fetch_page<P: PageStore>(
     let earlier = stages.pages.earlier_of(&url);
     let ask = nearcrawl_fetch::Ask {
         start_by,
-        validators: earlier.map(|e| &e.validators).filter(|v| !v.is_empty()),
+        validators: earlier.map(|e| &e.validators),
         ..nearcrawl_fetch::Ask::new(&hop_ok)
     };
     let result = tokio::select! {

@@ -225,14 +225,8 @@ fn open(seed: &Url, name: &str, delay_ms: u64) -> (MemStore, Arc<Stages>) {
     let dir = std::env::temp_dir().join(format!("nearcrawl-run-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let dedup = Deduper::open(&dir, DedupConfig::default()).unwrap();
-    let pages = Pipeline::new(
-        &config,
-        std::slice::from_ref(seed),
-        dedup.fingerprinter(),
-        None,
-        None,
-    )
-    .unwrap();
+    let seeds = [(seed.clone(), 0)];
+    let pages = Pipeline::new(&config, &seeds, dedup.fingerprinter(), None, None).unwrap();
     let stages = Arc::new(Stages::new(config, fetcher, pages));
     let store = MemStore {
         queue: VecDeque::from([(seed.clone(), 0)]),
