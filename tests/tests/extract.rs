@@ -40,7 +40,7 @@ fn json_lines_for_many_gzipped_pages() {
         assert_eq!(row["file"], file.as_str());
         assert!(row["text"].as_str().unwrap().len() > 200, "{file}");
         assert!(row["title"].is_string(), "{file}");
-        for key in ["lang", "canonical", "robots", "links", "path", "encoding"] {
+        for key in ["lang", "language", "canonical", "robots", "links", "path", "encoding"] {
             assert!(row.get(key).is_some(), "{key} missing");
         }
         for link in row["links"].as_array().unwrap() {

@@ -34,6 +34,47 @@ pub struct Config {
     pub output: Output,
     pub cluster: Cluster,
     pub recrawl: Recrawl,
+    pub content: Content,
+}
+
+/// What a page's text becomes in the corpus, and which pages the corpus
+/// keeps by their language.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Content {
+    /// The languages the corpus keeps (see
+    /// [`nearcrawl_extract::page_language`]); empty: every language.
+    pub languages: Languages,
+    /// The links of a page in another language are followed.
+    pub follow_other_languages: bool,
+}
+
+impl Default for Content {
+    fn default() -> Self {
+        Content {
+            languages: Languages::default(),
+            follow_other_languages: true,
+        }
+    }
+}
+
+/// ISO 639-1 codes, checked and normalized (`"de-AT"` is `"de"`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "Vec<String>")]
+pub struct Languages(pub Vec<&'static str>);
+
+impl TryFrom<Vec<String>> for Languages {
+    type Error = String;
+    fn try_from(v: Vec<String>) -> Result<Self, String> {
+        nearcrawl_extract::parse_languages(v.iter().map(String::as_str)).map(Languages)
+    }
+}
+
+impl Languages {
+    /// Whether the corpus keeps a page in `language` (none: undecided).
+    pub fn keeps(&self, language: Option<&str>) -> bool {
+        self.0.is_empty() || language.is_some_and(|l| self.0.contains(&l))
+    }
 }
 
 /// A crawl that asks an earlier crawl's pages again (see
@@ -527,6 +568,12 @@ mod tests {
         .unwrap();
         assert_eq!((c.dedup.k.0, c.dedup.policy), (3, DuplicatePolicy::Record));
         assert_eq!(c.output.formats, vec![Format::Jsonl, Format::Warc]);
+        let c = parse("[content]\nlanguages = [\"de-AT\", \"en\", \"deu\"]\n").unwrap();
+        assert_eq!(c.content.languages, Languages(vec!["de", "en"]));
+        assert!(c.content.follow_other_languages);
+        assert!(c.content.languages.keeps(Some("en")));
+        assert!(!c.content.languages.keeps(Some("fr")) && !c.content.languages.keeps(None));
+        assert!(Languages::default().keeps(None));
     }
 
     #[test]
@@ -546,6 +593,8 @@ mod tests {
         assert!(e.contains("0 to 1"), "{e}");
         let e = parse("[scope]\ninclude = [\"(\"]\n").unwrap_err();
         assert!(e.contains("scope.include"), "{e}");
+        let e = parse("[content]\nlanguages = [\"en\", \"klingon\"]\n").unwrap_err();
+        assert!(e.contains("klingon") && e.contains("line 2"), "{e}");
         let e = parse("[nonsense]\n").unwrap_err();
         assert!(e.contains("nonsense"), "{e}");
         let e = parse("this is not toml").unwrap_err();

@@ -325,6 +325,7 @@ mod tests {
                 depth: 0,
                 title: None,
                 lang: None,
+                language: None,
                 text,
                 simhash: "00ff".into(),
                 content_hash: "ab".into(),

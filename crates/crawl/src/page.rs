@@ -25,7 +25,7 @@ use nearcrawl_index::{Decision, Doc, Fingerprinter, Prepared, Verdict};
 use url::Url;
 
 use crate::canonical::Canonicalizer;
-use crate::config::{Config, DuplicatePolicy, Recrawl};
+use crate::config::{Config, Content, DuplicatePolicy, Recrawl};
 use crate::recrawl::{Change, Earlier, EarlierCrawl, Seen};
 use crate::scope::Scope;
 use crate::sink::{Capture, DuplicateRecord, ErrorRecord, Outcome, PageRecord};
@@ -50,6 +50,8 @@ pub struct Pipeline {
     /// The earlier crawls the gate remembers, as named in duplicates'
     /// records.
     remembered: Vec<String>,
+    /// The languages kept, and whether other pages' links are followed.
+    content: Content,
 }
 
 impl std::fmt::Debug for Pipeline {
@@ -143,6 +145,7 @@ impl Pipeline {
             remembered: (config.dedup.remembered(&config.recrawl).iter())
                 .map(|d| d.display().to_string())
                 .collect(),
+            content: config.content.clone(),
         })
     }
 
@@ -184,6 +187,7 @@ impl Pipeline {
             url: Some(&fetched.final_url),
             charset: fetched.charset.as_deref(),
             x_robots_tag: fetched.x_robots_tag.as_deref(),
+            content_language: header(&fetched.headers, "content-language"),
         };
         let page = extract(&fetched.body, &input);
         let links = self.scoped_links(&page, depth + 1, seen);
@@ -239,6 +243,7 @@ impl Pipeline {
             ..
         } = read;
         stats.count_fetch(body_bytes, depth, fetched.redirects.len());
+        stats.count_language(page.language);
         let mut judged = Judged {
             outcomes: capture.map(Outcome::Capture).into_iter().collect(),
             ..Judged::default()
@@ -279,6 +284,46 @@ impl Pipeline {
         judged
     }
 
+    /// Whether the corpus keeps a page read now for its language
+    /// (`content.languages`).
+    pub fn keeps_language(&self, read: &ReadPage) -> bool {
+        self.content.languages.keeps(read.page.language)
+    }
+
+    /// The outcomes of a page of `url` in a language the corpus does not
+    /// keep: its capture and its visit. It is not judged (the gate holds
+    /// the corpus's pages), and its links are queued unless
+    /// `content.follow_other_languages` is off and its language is known
+    /// (a page of no known language, a site's start page of links, is not
+    /// known to be in another).
+    pub fn other_language(
+        &self,
+        url: &Url,
+        depth: u32,
+        mut read: ReadPage,
+        stats: &mut Stats,
+    ) -> Judged {
+        stats.count_fetch(read.body_bytes, depth, read.fetched.redirects.len());
+        stats.count_language(read.page.language);
+        stats.other_language += 1;
+        let change = Change::of_text(self.earlier_of(url), read.text_hash);
+        let seen = read.take_seen();
+        let at = read.fetched_at.as_secs();
+        let mut outcomes: Vec<Outcome> = read.capture.map(Outcome::Capture).into_iter().collect();
+        outcomes.push(self.visit(url, depth, at, change, Some(seen), stats));
+        let mut judged = Judged {
+            outcomes,
+            ..Judged::default()
+        };
+        if self.content.follow_other_languages || read.page.language.is_none() {
+            for why in read.links.out_of_scope {
+                stats.out_of_scope(why);
+            }
+            judged.links = read.links.queue;
+        }
+        judged
+    }
+
     /// Whether a page read now has the text its earlier visit had, but
     /// for numbers and date words (see [`crate::recrawl`]): it is not
     /// judged or written again.
@@ -297,6 +342,7 @@ impl Pipeline {
         stats: &mut Stats,
     ) -> Judged {
         stats.count_fetch(read.body_bytes, depth, read.fetched.redirects.len());
+        stats.count_language(read.page.language);
         for why in read.links.out_of_scope.drain(..) {
             stats.out_of_scope(why);
         }
@@ -527,6 +573,7 @@ fn page_record(
         outlinks: page.links.len(),
         title: page.title,
         lang: page.lang,
+        language: page.language.map(str::to_string),
         text: page.text,
         simhash: decision.simhash.fingerprint.to_string(),
         content_hash: format!("{:032x}", decision.content_hash),
@@ -571,6 +618,12 @@ fn duplicate_outcomes(
         }));
     }
     outcomes
+}
+
+/// The first value of the header `name` (lowercase).
+fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    let mut values = headers.iter().filter(|(n, _)| n.eq_ignore_ascii_case(name));
+    values.next().map(|(_, v)| v.as_str())
 }
 
 fn now() -> Duration {

@@ -26,7 +26,13 @@ pub struct PageRecord {
     pub fetched_at: u64,
     pub depth: u32,
     pub title: Option<String>,
+    /// As the page declares it, else as detected (ISO 639-3).
     pub lang: Option<String>,
+    /// The language its text is in (ISO 639-1; see
+    /// [`nearcrawl_extract::page_language`]): what `content.languages`
+    /// filters on.
+    #[serde(default)]
+    pub language: Option<String>,
     pub text: String,
     pub simhash: String,
     pub content_hash: String,
@@ -305,6 +311,7 @@ mod tests {
                 depth: 0,
                 title: Some("T".into()),
                 lang: None,
+                language: None,
                 text: "text \u{4e2d}".into(),
                 simhash: "00ff".into(),
                 content_hash: "ab".into(),

@@ -9,6 +9,10 @@ use serde::{Deserialize, Serialize};
 /// Sections cut off as duplicate traps that `stats.json` lists, at most.
 pub const MAX_TRAPS_LISTED: usize = 100;
 
+/// The key of pages of no language known, in [`Stats::languages`] (ISO
+/// 639-2's code for "undetermined").
+pub const UNDECIDED_LANGUAGE: &str = "und";
+
 /// Counts kept during a crawl, over every run of it; written to
 /// `stats.json` at the end of each run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -49,6 +53,14 @@ pub struct Stats {
     /// Body bytes the 304s did not download (the earlier versions' sizes).
     #[serde(default)]
     pub bytes_saved: u64,
+    /// Pages read, by language (ISO 639-1, see
+    /// [`nearcrawl_extract::page_language`]; `und`: undecided).
+    #[serde(default)]
+    pub languages: BTreeMap<String, u64>,
+    /// Pages left out of the corpus for their language
+    /// (`content.languages`).
+    #[serde(default)]
+    pub other_language: u64,
     /// This run only.
     #[serde(skip)]
     pub fetched_this_run: u64,
@@ -77,6 +89,8 @@ impl Stats {
             "visits": self.visits,
             "not_modified": self.not_modified,
             "bytes_saved": self.bytes_saved,
+            "languages": self.languages,
+            "other_language": self.other_language,
             "this_run": {
                 "fetched": self.fetched_this_run,
                 "elapsed_secs": (self.elapsed_secs * 1000.0).round() / 1000.0,
@@ -110,6 +124,7 @@ impl Stats {
         self.bytes += other.bytes;
         self.not_modified += other.not_modified;
         self.bytes_saved += other.bytes_saved;
+        self.other_language += other.other_language;
         let room = MAX_TRAPS_LISTED.saturating_sub(self.duplicate_traps.len());
         self.duplicate_traps
             .extend(other.duplicate_traps.into_iter().take(room));
@@ -118,6 +133,13 @@ impl Stats {
         add_counts(&mut self.body_sizes, other.body_sizes);
         add_counts(&mut self.depths, other.depths);
         add_counts(&mut self.visits, other.visits);
+        add_counts(&mut self.languages, other.languages);
+    }
+
+    /// Counts a page read in `language` (`languages` in `stats.json`).
+    pub fn count_language(&mut self, language: Option<&str>) {
+        let language = language.unwrap_or(UNDECIDED_LANGUAGE);
+        *self.languages.entry(language.into()).or_default() += 1;
     }
 
     /// Counts a page's visit by what it found (`visits` in `stats.json`).

@@ -149,6 +149,7 @@
 mod classify;
 mod content;
 mod decode;
+mod language;
 mod links;
 mod meta;
 mod node_map;
@@ -161,6 +162,7 @@ use scraper::{Html, Node};
 use url::Url;
 
 pub use decode::{EncodingSource, decode_html};
+pub use language::{iso_639_1, page_language, parse_languages};
 pub use links::{Link, LinkKind};
 pub use meta::Robots;
 
@@ -174,6 +176,9 @@ pub struct Input<'a> {
     pub charset: Option<&'a str>,
     /// The X-Robots-Tag header value(s), newline-separated.
     pub x_robots_tag: Option<&'a str>,
+    /// The Content-Language header: the page's language when its markup
+    /// declares none.
+    pub content_language: Option<&'a str>,
 }
 
 /// How the text was obtained.
@@ -199,9 +204,12 @@ pub struct Page {
     /// The site's name as the page declares it (`og:site_name`).
     pub site_name: Option<String>,
     pub description: Option<String>,
-    /// `<html lang>` or Content-Language, else detected from the text
-    /// (ISO 639-3 code from whatlang), else none.
+    /// `<html lang>` or Content-Language as declared, else detected from
+    /// the text (ISO 639-3 code from whatlang), else none.
     pub lang: Option<String>,
+    /// The language the text is in, as an ISO 639-1 code: detected when
+    /// the detector is sure, else declared (see [`page_language`]).
+    pub language: Option<&'static str>,
     pub canonical: Option<Url>,
     /// As declared (`article:published_time`, `datePublished`, ...), not
     /// parsed.
@@ -216,9 +224,6 @@ pub struct Page {
     pub encoding: &'static str,
     pub encoding_source: EncodingSource,
 }
-
-/// Characters of text given to language detection.
-const LANG_SAMPLE_CHARS: usize = 600;
 
 /// Main text below this many characters is not trusted over the full text.
 const MIN_MAIN_CHARS: usize = 200;
@@ -283,7 +288,7 @@ pub fn extract(bytes: &[u8], input: &Input<'_>) -> Page {
             (text, path) = (summary, ContentPath::Description);
         }
     }
-    page(meta, text, path, links, enc, encoding_source)
+    page(meta, text, path, links, input, (enc, encoding_source))
 }
 
 /// The page's declared description, when the page shows next to no text
@@ -421,27 +426,36 @@ fn extract_streamed(
     if let Some(h) = input.x_robots_tag {
         meta.robots.add_header(h);
     }
+    let encoding = (enc, encoding_source);
     page(
         meta,
         s.text,
         ContentPath::FullText,
         s.links,
-        enc,
-        encoding_source,
+        input,
+        encoding,
     )
 }
 
-/// The page of its parts; the language detected when none is declared.
+/// The page of its parts, and its language.
 fn page(
     meta: meta::Meta,
     text: String,
     path: ContentPath,
     links: Vec<Link>,
-    enc: &'static encoding_rs::Encoding,
-    encoding_source: EncodingSource,
+    input: &Input<'_>,
+    (enc, encoding_source): (&'static encoding_rs::Encoding, EncodingSource),
 ) -> Page {
+    // The header may list several languages: the first is the page's.
+    let header = (input.content_language)
+        .and_then(|h| h.split(',').next())
+        .map(|l| l.trim().to_ascii_lowercase())
+        .filter(|l| !l.is_empty());
+    let declared = meta.lang.or(header);
+    let (language, detected) = language::decide(declared.as_deref(), &text);
     Page {
-        lang: meta.lang.or_else(|| detect_lang(&text)),
+        language,
+        lang: declared.or_else(|| detected.map(str::to_string)),
         title: meta.title,
         heading: meta.heading,
         site_name: meta.site_name,
@@ -455,20 +469,6 @@ fn page(
         encoding: enc.name(),
         encoding_source,
     }
-}
-
-/// The language of `text` when whatlang is sure of it. A few hundred
-/// characters decide a language about as well as a whole page, and
-/// whatlang's cost grows with the text: it was a seventh of the crawl's CPU
-/// time on whole pages.
-fn detect_lang(text: &str) -> Option<String> {
-    let sample = match text.char_indices().nth(LANG_SAMPLE_CHARS) {
-        Some((end, _)) => &text[..end],
-        None => text,
-    };
-    whatlang::detect(sample)
-        .filter(|i| i.is_reliable())
-        .map(|i| i.lang().code().to_string())
 }
 
 /// At most this many nodes are made room for before parsing (128 bytes

@@ -34,7 +34,7 @@ fn metadata_and_links() {
         &Input {
             url: Some(&url),
             charset: None,
-            x_robots_tag: None,
+            ..Input::default()
         },
     );
     assert_eq!(page.title.as_deref(), Some("OG title"));
@@ -166,7 +166,44 @@ fn language_is_detected_without_a_lang_attribute() {
             &Input::default(),
         );
         assert_eq!(page.lang.as_deref(), Some(code), "{text}");
+        let two_letters = nearcrawl_extract::iso_639_1(code);
+        assert_eq!(page.language, two_letters, "{text}");
     }
+}
+
+const GERMAN: &str = "<p>Berlin ist die Hauptstadt und ein Land der Bundesrepublik \
+    Deutschland. Die Stadt ist mit rund 3,7 Millionen Einwohnern die bevölkerungsreichste \
+    Gemeinde Deutschlands.</p><p>Sie liegt an der Spree und der Havel, und ihre Museen, \
+    Theater und Parks ziehen jedes Jahr viele Besucher an.</p>";
+const ENGLISH: &str = "<p>The quick brown fox jumps over the lazy dog while the farmer \
+    watches from the porch and wonders whether the weather will hold until the harvest is \
+    in, as it did last year.</p>";
+
+/// The language the filter goes by: the declaration (markup first, then
+/// the Content-Language header), unless the text holds next to none of it.
+#[test]
+fn the_page_language_is_declared_unless_the_text_says_otherwise() {
+    let language = |html: String, header: Option<&str>| {
+        let input = Input {
+            content_language: header,
+            ..Input::default()
+        };
+        extract(html.as_bytes(), &input).language
+    };
+    // A template's default over a German text: the text decides.
+    let german_in_english_template = format!("<html lang=en><body>{GERMAN}</body></html>");
+    assert_eq!(language(german_in_english_template, None), Some("de"));
+    // A translation in progress: the declaration stands.
+    let partly = format!("<html lang=de-DE><body>{ENGLISH}{GERMAN}{ENGLISH}</body></html>");
+    assert_eq!(language(partly, None), Some("de"));
+    // The header declares when the markup does not; the markup comes first.
+    let short = "<html><body><p>Impressum</p></body></html>".to_string();
+    assert_eq!(language(short.clone(), Some("fr-CH, de")), Some("fr"));
+    assert_eq!(
+        language(short.replace("<html>", "<html lang=it>"), Some("fr")),
+        Some("it")
+    );
+    assert_eq!(language(short, None), None);
 }
 
 #[test]

@@ -239,6 +239,7 @@ mod tests {
             depth: 1,
             title: None,
             lang: None,
+            language: None,
             text: "words ".repeat(50),
             simhash: "0".into(),
             content_hash: "0".into(),

@@ -301,7 +301,37 @@ fn summarize(stats: &Stats, out: &std::path::Path, run: Run) {
     if let Some(line) = recrawl_line(stats) {
         eprintln!("nearcrawl crawl: {line}");
     }
+    if let Some(line) = languages_line(stats) {
+        eprintln!("nearcrawl crawl: {line}");
+    }
 }
+
+/// Pages read by language, most first (`und`: undecided), and those the
+/// corpus left out for theirs.
+pub fn languages_line(stats: &Stats) -> Option<String> {
+    if stats.languages.is_empty() {
+        return None;
+    }
+    let mut by_count: Vec<_> = stats.languages.iter().collect();
+    by_count.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+    let shown: Vec<String> = (by_count.iter().take(LANGUAGES_SHOWN))
+        .map(|(l, n)| format!("{l} {n}"))
+        .collect();
+    let more = by_count.len().saturating_sub(LANGUAGES_SHOWN);
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    let left_out = match stats.other_language {
+        0 => String::new(),
+        n => format!("; {n} left out of the corpus for their language"),
+    };
+    Some(format!("languages: {}{more}{left_out}", shown.join(", ")))
+}
+
+/// Languages a languages line names; the others are counted.
+const LANGUAGES_SHOWN: usize = 8;
 
 /// A recrawl's figures: what the pages asked again turned out to be.
 pub fn recrawl_line(stats: &Stats) -> Option<String> {
@@ -453,5 +483,24 @@ async fn report_progress(progress: impl Fn() -> Progress, verbose: bool) {
             tokio::time::sleep(std::time::Duration::from_secs(10)).await;
             eprintln!("nearcrawl: {}", line(progress()));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_languages_line_names_the_most_read_first() {
+        let mut stats = Stats::default();
+        assert_eq!(languages_line(&stats), None);
+        for (l, n) in [("de", 3), ("en", 9), ("und", 1)] {
+            stats.languages.insert(l.into(), n);
+        }
+        stats.other_language = 4;
+        assert_eq!(
+            languages_line(&stats).unwrap(),
+            "languages: en 9, de 3, und 1; 4 left out of the corpus for their language"
+        );
     }
 }

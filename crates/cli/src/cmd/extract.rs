@@ -13,7 +13,7 @@ pub struct Args {
     /// The page's URL, to resolve relative links and the canonical URL.
     #[arg(long, value_name = "URL")]
     url: Option<Url>,
-    /// One JSON object per file and line: file, title, lang, canonical,
+    /// One JSON object per file and line: file, title, lang, language, canonical,
     /// robots, text, links, ...
     #[arg(long)]
     json: bool,
@@ -70,6 +70,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "file": name,
             "title": page.title,
             "lang": page.lang,
+            "language": page.language,
             "canonical": page.canonical.map(|u| u.to_string()),
             "published": page.published,
             "robots": {"noindex": page.robots.noindex, "nofollow": page.robots.nofollow},

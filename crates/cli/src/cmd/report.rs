@@ -118,6 +118,7 @@ fn render(dir: &Path, f: &Figures, samples: &[Sample]) -> anyhow::Result<String>
     );
     totals(&mut h, f, samples.last());
     recrawl(&mut h, f);
+    languages(&mut h, f);
     h.push_str("<h2>Over time</h2>\n");
     if samples.len() < 2 {
         h.push_str("<p class=\"note\">No time series: <code>series.jsonl</code> is missing or has a single sample (crawls by earlier versions, or shorter than a second).</p>\n");
@@ -194,6 +195,38 @@ fn totals(h: &mut String, f: &Figures, last: Option<&Sample>) {
         let _ = writeln!(h, "<tr><td>{}</td><td>{}</td></tr>", esc(name), esc(&value));
     }
     h.push_str("</table>\n");
+}
+
+/// Pages read by language, and those left out of the corpus for theirs
+/// (`content.languages`).
+fn languages(h: &mut String, f: &Figures) {
+    let counts = f.counts("languages");
+    let read: u64 = counts.values().sum();
+    if read == 0 {
+        return;
+    }
+    let mut rows: Vec<(&String, &u64)> = counts.iter().collect();
+    rows.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+    h.push_str(
+        "<h2>Languages</h2>\n<table>\n<tr><th>language</th><th>pages</th><th>share</th></tr>\n",
+    );
+    for (language, n) in rows {
+        let share = format!("{:.1}%", 100.0 * *n as f64 / read as f64);
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td>{n}</td><td>{share}</td></tr>",
+            esc(language)
+        );
+    }
+    h.push_str("</table>\n");
+    let left_out = f.count("other_language");
+    if left_out > 0 {
+        let _ = writeln!(
+            h,
+            "<p>{left_out} pages left out of the corpus for their language \
+             (<code>content.languages</code>).</p>"
+        );
+    }
 }
 
 /// What the pages of the earlier crawl turned out to be, when this crawl
@@ -662,6 +695,26 @@ mod tests {
         assert!(html.contains("3 + 1") || html.contains("1 + 3"));
         assert!(html.contains("40.0%"), "the host's duplicate rate");
         assert!(!html.contains("Recrawl"), "not a recrawl");
+    }
+
+    #[test]
+    fn pages_are_counted_by_language() {
+        let status = serde_json::json!({
+            "running": false, "fetched": 10, "written": 6, "duplicates": {"exact": 0, "near": 0},
+            "languages": {"en": 6, "de": 3, "und": 1}, "other_language": 4,
+        });
+        let html = render(Path::new("out"), &Figures::of(&status), &[]).unwrap();
+        let table = &html[html.find("<h2>Languages").expect("a languages table")..];
+        let (en, de) = (
+            table.find("<td>en</td>").unwrap(),
+            table.find("<td>de</td>").unwrap(),
+        );
+        assert!(en < de, "most first");
+        assert!(table.contains("<td>6</td><td>60.0%</td>"));
+        assert!(table.contains("4 pages left out"));
+        let none = serde_json::json!({"running": false, "fetched": 0});
+        let html = render(Path::new("out"), &Figures::of(&none), &[]).unwrap();
+        assert!(!html.contains("Languages"));
     }
 
     #[test]

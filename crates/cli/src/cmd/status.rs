@@ -104,6 +104,8 @@ fn from_state(state: &State, top: usize) -> anyhow::Result<Value> {
         "body_sizes_log2": s.body_sizes,
         "depths": s.depths,
         "recrawl": { "visits": s.visits, "not_modified": s.not_modified, "bytes_saved": s.bytes_saved },
+        "languages": s.languages,
+        "other_language": s.other_language,
         "top_hosts": hosts,
     }))
 }
@@ -147,6 +149,16 @@ fn recrawl_of(r: &Value) -> Option<String> {
         ..Default::default()
     };
     super::crawl::recrawl_line(&stats)
+}
+
+/// The languages line of a status's figures, if pages were read.
+fn languages_of(s: &Value) -> Option<String> {
+    let stats = nearcrawl_crawl::stats::Stats {
+        languages: serde_json::from_value(s["languages"].clone()).ok()?,
+        other_language: s["other_language"].as_u64().unwrap_or(0),
+        ..Default::default()
+    };
+    super::crawl::languages_line(&stats)
 }
 
 pub fn round3(x: f64) -> f64 {
@@ -195,6 +207,9 @@ fn as_text(dir: &Path, s: &Value) -> String {
         );
         if let Some(recrawl) = recrawl_of(&s["recrawl"]) {
             line!(o, "  {recrawl}");
+        }
+        if let Some(languages) = languages_of(s) {
+            line!(o, "  {languages}");
         }
         line!(
             o,

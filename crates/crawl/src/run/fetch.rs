@@ -275,6 +275,14 @@ async fn judge_page<P: PageStore>(
     };
     let url = done.claimed.url.clone();
     done.final_url = Some(read.fetched.final_url.clone());
+    if !stages.pages.keeps_language(&read) {
+        let judged = stages
+            .pages
+            .other_language(&url, depth, read, &mut done.stats);
+        done.outcomes = judged.outcomes;
+        done.links = judged.links;
+        return;
+    }
     if stages.pages.unchanged_text(&url, &read) {
         let judged = stages.pages.unchanged(&url, depth, read, &mut done.stats);
         done.outcomes = judged.outcomes;
