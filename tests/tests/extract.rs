@@ -40,7 +40,15 @@ fn json_lines_for_many_gzipped_pages() {
         assert_eq!(row["file"], file.as_str());
         assert!(row["text"].as_str().unwrap().len() > 200, "{file}");
         assert!(row["title"].is_string(), "{file}");
-        for key in ["lang", "language", "canonical", "robots", "links", "path", "encoding"] {
+        for key in [
+            "lang",
+            "language",
+            "canonical",
+            "robots",
+            "links",
+            "path",
+            "encoding",
+        ] {
             assert!(row.get(key).is_some(), "{key} missing");
         }
         for link in row["links"].as_array().unwrap() {
@@ -74,5 +82,38 @@ fn plain_text_full_text_and_bad_files() {
     assert!(
         !bad.stdout.is_empty(),
         "the readable file is still extracted"
+    );
+}
+
+#[test]
+fn markdown_from_standard_input() {
+    let html = b"<html><body><article><h2>Install</h2><ul><li>Download the archive.</li>\
+        <li>Run <code>make install</code> as root.</li></ul><p>See <a href=\"/docs\">the docs</a>.</p>\
+        </article></body></html>";
+    let out = run(
+        &[
+            "extract",
+            "--markdown",
+            "--markdown-links",
+            "--url",
+            "https://x.example/a/",
+            "-",
+        ],
+        html,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap().trim_end(),
+        "## Install\n\n- Download the archive.\n- Run `make install` as root.\n\n\
+         See [the docs](https://x.example/docs)."
+    );
+    let both = run(&["extract", "--markdown", "--full", "-"], html);
+    assert!(
+        !both.status.success(),
+        "--markdown and --full do not go together"
     );
 }

@@ -47,6 +47,11 @@ pub struct Content {
     pub languages: Languages,
     /// The links of a page in another language are followed.
     pub follow_other_languages: bool,
+    /// How the corpus writes a page's text. The gate reads the plain text
+    /// whatever this says.
+    pub text_format: TextFormat,
+    /// Markdown: links as `[text](url)`, and emphasis.
+    pub markdown_links: bool,
 }
 
 impl Default for Content {
@@ -54,7 +59,29 @@ impl Default for Content {
         Content {
             languages: Languages::default(),
             follow_other_languages: true,
+            text_format: TextFormat::Plain,
+            markdown_links: false,
         }
+    }
+}
+
+/// How the corpus writes a page's text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum TextFormat {
+    /// One line per block (paragraph, heading, list item, table row).
+    #[default]
+    Plain,
+    /// Markdown: headings, lists, pipe tables, fenced code.
+    Markdown,
+}
+
+impl Content {
+    /// What the extractor is asked to write besides plain text.
+    pub fn markdown(&self) -> Option<nearcrawl_extract::MarkdownOptions> {
+        (self.text_format == TextFormat::Markdown).then_some(nearcrawl_extract::MarkdownOptions {
+            links: self.markdown_links,
+        })
     }
 }
 
@@ -574,6 +601,14 @@ mod tests {
         assert!(c.content.languages.keeps(Some("en")));
         assert!(!c.content.languages.keeps(Some("fr")) && !c.content.languages.keeps(None));
         assert!(Languages::default().keeps(None));
+        assert_eq!(c.content.markdown(), None);
+        let c = parse("[content]\ntext_format = \"markdown\"\nmarkdown_links = true\n").unwrap();
+        assert_eq!(
+            c.content.markdown(),
+            Some(nearcrawl_extract::MarkdownOptions { links: true })
+        );
+        let e = parse("[content]\ntext_format = \"html\"\n").unwrap_err();
+        assert!(e.contains("html") && e.contains("line 2"), "{e}");
     }
 
     #[test]

@@ -188,6 +188,7 @@ impl Pipeline {
             charset: fetched.charset.as_deref(),
             x_robots_tag: fetched.x_robots_tag.as_deref(),
             content_language: header(&fetched.headers, "content-language"),
+            markdown: self.content.markdown(),
         };
         let page = extract(&fetched.body, &input);
         let links = self.scoped_links(&page, depth + 1, seen);
@@ -574,7 +575,8 @@ fn page_record(
         title: page.title,
         lang: page.lang,
         language: page.language.map(str::to_string),
-        text: page.text,
+        // The gate read the plain text; the corpus gets the format asked for.
+        text: page.markdown.unwrap_or(page.text),
         simhash: decision.simhash.fingerprint.to_string(),
         content_hash: format!("{:032x}", decision.content_hash),
         duplicate_of: None,

@@ -67,12 +67,11 @@ fn main() {
         if declared.is_none() {
             undeclared += 1;
         }
-        if list && declared.is_some() && page.language.is_some() && declared != page.language {
+        let differs = (declared.zip(page.language)).filter(|(d, l)| d != l);
+        if let (true, Some((declared, language))) = (list, differs) {
             println!(
-                "{}: declared {:?}, text {:?}: {:.80}",
+                "{}: declared {declared:?}, text {language:?}: {:.80}",
                 path.display(),
-                declared.unwrap(),
-                page.language.unwrap(),
                 page.text.replace('\n', " ")
             );
         }

@@ -151,8 +151,10 @@ mod content;
 mod decode;
 mod language;
 mod links;
+mod markdown;
 mod meta;
 mod node_map;
+mod plain;
 mod prestrip;
 mod render;
 mod repair;
@@ -164,6 +166,7 @@ use url::Url;
 pub use decode::{EncodingSource, decode_html};
 pub use language::{iso_639_1, page_language, parse_languages};
 pub use links::{Link, LinkKind};
+pub use markdown::MarkdownOptions;
 pub use meta::Robots;
 
 /// What the caller knows about the bytes.
@@ -179,6 +182,8 @@ pub struct Input<'a> {
     /// The Content-Language header: the page's language when its markup
     /// declares none.
     pub content_language: Option<&'a str>,
+    /// Write the text as Markdown too ([`Page::markdown`]).
+    pub markdown: Option<MarkdownOptions>,
 }
 
 /// How the text was obtained.
@@ -218,6 +223,8 @@ pub struct Page {
     /// Main text: one line per block (paragraph, heading, list item, table
     /// row).
     pub text: String,
+    /// The same text as Markdown, when [`Input::markdown`] asks for it.
+    pub markdown: Option<String>,
     pub path: ContentPath,
     pub links: Vec<Link>,
     /// The encoding the bytes were read in, and why.
@@ -262,33 +269,61 @@ pub fn extract(bytes: &[u8], input: &Input<'_>) -> Page {
     let base = links::base_url(&doc, input.url);
     let meta = meta::read(&doc, base.as_ref(), input.x_robots_tag);
     let mut links = links::collect(&doc, base.as_ref());
-    let title = meta.title.as_deref();
-    let declared = content::Declared {
-        article: meta.declares_article,
-        schema: meta.declares.or(json_ld),
+    let reading = Reading {
+        title: meta.title.as_deref(),
+        declared: content::Declared {
+            article: meta.declares_article,
+            schema: meta.declares.or(json_ld),
+        },
+        markdown: input.markdown.map(|o| (o, base.as_ref())),
     };
-    let (mut text, mut path, full_chars) = main_or_full_text(&doc, title, declared);
-    if path == ContentPath::FullText {
+    let mut text = main_or_full_text(&doc, &reading);
+    if text.path == ContentPath::FullText {
+        let full_chars = text.full_chars;
         let noscript =
-            noscript_view(&doc, title, declared).filter(|(t, ..)| visible_chars(t) > full_chars);
-        if let Some((noscript_text, noscript_path, inner)) = noscript {
-            (text, path) = (noscript_text, noscript_path);
+            noscript_view(&doc, &reading).filter(|(t, _)| visible_chars(&t.plain) > full_chars);
+        if let Some((noscript_text, inner)) = noscript {
+            text = noscript_text;
             let known: std::collections::HashSet<Url> =
                 links.iter().map(|l| l.url.clone()).collect();
             let inner = links::collect(&inner, base.as_ref());
             links.extend(inner.into_iter().filter(|l| !known.contains(&l.url)));
         } else if full_chars < MIN_MAIN_CHARS {
             repair::unhide(&mut doc);
-            let (shown, shown_path, shown_chars) = main_or_full_text(&doc, title, declared);
-            if shown_chars > full_chars {
-                (text, path) = (shown, shown_path);
+            let shown = main_or_full_text(&doc, &reading);
+            if shown.full_chars > full_chars {
+                text = shown;
             }
         }
-        if let Some(summary) = described_better(&text, meta.summary.as_deref()) {
-            (text, path) = (summary, ContentPath::Description);
+        if let Some(summary) = described_better(&text.plain, meta.summary.as_deref()) {
+            text = Text {
+                markdown: input
+                    .markdown
+                    .map(|_| markdown::MarkdownWriter::paragraphs(&summary)),
+                plain: summary,
+                path: ContentPath::Description,
+                full_chars: text.full_chars,
+            };
         }
     }
-    page(meta, text, path, links, input, (enc, encoding_source))
+    page(meta, text, links, input, (enc, encoding_source))
+}
+
+/// What reading a tree needs besides the tree: the page's title and what
+/// it declares itself, and how to write Markdown, if asked.
+struct Reading<'a> {
+    title: Option<&'a str>,
+    declared: content::Declared,
+    markdown: Option<(MarkdownOptions, Option<&'a Url>)>,
+}
+
+/// A page's text, as read.
+struct Text {
+    plain: String,
+    markdown: Option<String>,
+    path: ContentPath,
+    /// Visible characters of the whole page.
+    full_chars: usize,
 }
 
 /// The page's declared description, when the page shows next to no text
@@ -307,26 +342,20 @@ fn described_better(text: &str, summary: Option<&str>) -> Option<String> {
 /// elements hold markup: main or full text, and the parsed markup (for its
 /// links). Parsed once more, as such a client would; noscript elements
 /// inside are left as they are (no second fallback).
-fn noscript_view(
-    doc: &Html,
-    title: Option<&str>,
-    declared: content::Declared,
-) -> Option<(String, ContentPath, Html)> {
+fn noscript_view(doc: &Html, reading: &Reading<'_>) -> Option<(Text, Html)> {
     let markup = noscript_markup(doc)?;
     let inner = parse(&markup);
-    let (text, path, _) = main_or_full_text(&inner, title, declared);
-    Some((text, path, inner))
+    let text = main_or_full_text(&inner, reading);
+    Some((text, inner))
 }
 
 /// The page's main text, or its full visible text when no main part stands
-/// out; with the visible characters of the whole page.
-fn main_or_full_text(
-    doc: &Html,
-    title: Option<&str>,
-    declared: content::Declared,
-) -> (String, ContentPath, usize) {
+/// out; with the visible characters of the whole page. Markdown, when
+/// asked for, is written from the same elements.
+fn main_or_full_text(doc: &Html, reading: &Reading<'_>) -> Text {
     let root = doc.tree.root();
-    let title = title.map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "));
+    let declared = reading.declared;
+    let title = (reading.title).map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "));
     let title = title.as_deref();
     // Strict rules first; relax them while the result is short of what the
     // page holds. Lengths count non-whitespace characters.
@@ -341,7 +370,7 @@ fn main_or_full_text(
                 || len * 2
                     >= *declared_main.get_or_init(|| outline.declared_main_chars(root)) as usize)
     };
-    let (mut best, mut best_len) = (String::new(), 0);
+    let (mut best, mut best_len, mut best_analysis) = (String::new(), 0, None);
     // "Widget" names boilerplate, but not on a page whose builder names
     // every block so.
     let widgets_are_layout = outline.built_from_widgets(root, &facts);
@@ -353,36 +382,68 @@ fn main_or_full_text(
             ..rules
         };
         let analysis = content::analyze(root, rules, wrappers, &facts);
-        let mut main = render::TextBuilder::default();
-        for node in content::select(root, &analysis, declared) {
-            let lists = render::link_lists_carry(node, &analysis, declared.article);
-            let cleaning = render::Cleaning::Content {
-                analysis: &analysis,
-                title,
-                lists,
-                article: declared.article,
-                story: declared.article || declared.schema.article,
-            };
-            render::render(node, cleaning, &mut main);
-        }
+        let main = render_content(
+            root,
+            &analysis,
+            declared,
+            title,
+            plain::TextBuilder::default(),
+        );
         let main = main.finish();
         // A laxer pass must find clearly more to be preferred: a little
         // more is usually the boilerplate the stricter pass dropped.
         let len = visible_chars(&main);
         if len * 2 > best_len * 3 + 400 || best_len == 0 {
-            (best, best_len) = (main, len);
+            (best, best_len, best_analysis) = (main, len, Some(analysis));
         }
         if enough(best_len) {
             break;
         }
     }
-    if !best.is_empty() && best_len >= MIN_MAIN_CHARS.min(full_chars) {
-        (best, ContentPath::MainContent, full_chars)
-    } else {
-        let mut full = render::TextBuilder::default();
-        render::render(root, render::Cleaning::None, &mut full);
-        (full.finish(), ContentPath::FullText, full_chars)
+    let markdown = |(options, base)| markdown::MarkdownWriter::new(options, base);
+    match best_analysis {
+        Some(analysis) if !best.is_empty() && best_len >= MIN_MAIN_CHARS.min(full_chars) => Text {
+            markdown: (reading.markdown.map(markdown))
+                .map(|w| render_content(root, &analysis, declared, title, w).finish()),
+            plain: best,
+            path: ContentPath::MainContent,
+            full_chars,
+        },
+        _ => Text {
+            plain: render_all(root, plain::TextBuilder::default()).finish(),
+            markdown: (reading.markdown.map(markdown)).map(|w| render_all(root, w).finish()),
+            path: ContentPath::FullText,
+            full_chars,
+        },
     }
+}
+
+/// Writes the content `analysis` selects under `root`, cleaned.
+fn render_content<W: render::Writer>(
+    root: ego_tree::NodeRef<'_, Node>,
+    analysis: &content::Analysis<'_>,
+    declared: content::Declared,
+    title: Option<&str>,
+    mut out: W,
+) -> W {
+    for node in content::select(root, analysis, declared) {
+        let lists = render::link_lists_carry(node, analysis, declared.article);
+        let cleaning = render::Cleaning::Content {
+            analysis,
+            title,
+            lists,
+            article: declared.article,
+            story: declared.article || declared.schema.article,
+        };
+        render::render(node, cleaning, &mut out);
+    }
+    out
+}
+
+/// Writes all of `root` but junk.
+fn render_all<W: render::Writer>(root: ego_tree::NodeRef<'_, Node>, mut out: W) -> W {
+    render::render(root, render::Cleaning::None, &mut out);
+    out
 }
 
 /// The markup inside the body's `<noscript>` elements, when there is some:
@@ -426,22 +487,21 @@ fn extract_streamed(
     if let Some(h) = input.x_robots_tag {
         meta.robots.add_header(h);
     }
-    let encoding = (enc, encoding_source);
-    page(
-        meta,
-        s.text,
-        ContentPath::FullText,
-        s.links,
-        input,
-        encoding,
-    )
+    let text = Text {
+        markdown: input
+            .markdown
+            .map(|_| markdown::MarkdownWriter::paragraphs(&s.text)),
+        full_chars: visible_chars(&s.text),
+        plain: s.text,
+        path: ContentPath::FullText,
+    };
+    page(meta, text, s.links, input, (enc, encoding_source))
 }
 
 /// The page of its parts, and its language.
 fn page(
     meta: meta::Meta,
-    text: String,
-    path: ContentPath,
+    text: Text,
     links: Vec<Link>,
     input: &Input<'_>,
     (enc, encoding_source): (&'static encoding_rs::Encoding, EncodingSource),
@@ -452,7 +512,7 @@ fn page(
         .map(|l| l.trim().to_ascii_lowercase())
         .filter(|l| !l.is_empty());
     let declared = meta.lang.or(header);
-    let (language, detected) = language::decide(declared.as_deref(), &text);
+    let (language, detected) = language::decide(declared.as_deref(), &text.plain);
     Page {
         language,
         lang: declared.or_else(|| detected.map(str::to_string)),
@@ -463,8 +523,9 @@ fn page(
         canonical: meta.canonical,
         published: meta.published,
         robots: meta.robots,
-        text,
-        path,
+        text: text.plain,
+        markdown: text.markdown,
+        path: text.path,
         links,
         encoding: enc.name(),
         encoding_source,
@@ -514,7 +575,7 @@ fn visible_chars(s: &str) -> usize {
 pub fn full_text(bytes: &[u8], input: &Input<'_>) -> String {
     let (html, _, _) = decode_html(bytes, input.charset);
     let doc = parse(&html);
-    let mut full = render::TextBuilder::default();
+    let mut full = plain::TextBuilder::default();
     render::render(doc.tree.root(), render::Cleaning::None, &mut full);
     full.finish()
 }

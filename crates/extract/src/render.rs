@@ -6,6 +6,7 @@ use scraper::Node;
 
 use crate::classify::{Rules, is_block, is_junk};
 use crate::content::Analysis;
+use scraper::node::Element;
 
 /// How much to drop besides junk.
 #[derive(Clone, Copy)]
@@ -28,11 +29,22 @@ pub(crate) enum Cleaning<'a> {
     },
 }
 
-/// Appends the text of `root` to `out`: one line per block, whitespace
-/// collapsed except in `<pre>`, table cells separated by ` | `.
-pub(crate) fn render(root: NodeRef<'_, Node>, cleaning: Cleaning<'_>, out: &mut TextBuilder) {
+/// What a walk over the kept part of a tree writes to: plain lines
+/// ([`crate::plain::TextBuilder`]) or Markdown ([`crate::markdown`]).
+/// Both see the same elements and text: what is kept is decided here,
+/// how it is written there.
+pub(crate) trait Writer {
+    /// A kept element starts.
+    fn open(&mut self, node: NodeRef<'_, Node>, el: &Element);
+    /// It ends (after its kept content).
+    fn close(&mut self, node: NodeRef<'_, Node>, el: &Element);
+    fn text(&mut self, t: &str);
+}
+
+/// Writes the kept part of `root` to `out`: all of it but junk, and with
+/// `cleaning`, what the content drops.
+pub(crate) fn render<W: Writer>(root: NodeRef<'_, Node>, cleaning: Cleaning<'_>, out: &mut W) {
     let mut skip: Option<ego_tree::NodeId> = None;
-    let mut pre_depth = 0u32;
     for edge in root.traverse() {
         match edge {
             Edge::Open(node) => {
@@ -49,26 +61,9 @@ pub(crate) fn render(root: NodeRef<'_, Node>, cleaning: Cleaning<'_>, out: &mut 
                             skip = Some(node.id());
                             continue;
                         }
-                        let tag = el.name();
-                        match tag {
-                            "br" => out.newline(),
-                            "pre" => {
-                                out.newline();
-                                pre_depth += 1;
-                            }
-                            "td" | "th" => out.cell(),
-                            "img" => {}
-                            _ if is_block(tag) => out.newline(),
-                            _ => {}
-                        }
+                        out.open(node, el);
                     }
-                    Node::Text(t) => {
-                        if pre_depth > 0 {
-                            out.raw(t);
-                        } else {
-                            out.text(t);
-                        }
-                    }
+                    Node::Text(t) => out.text(t),
                     _ => {}
                 }
             }
@@ -80,16 +75,7 @@ pub(crate) fn render(root: NodeRef<'_, Node>, cleaning: Cleaning<'_>, out: &mut 
                     continue;
                 }
                 if let Node::Element(el) = node.value() {
-                    let tag = el.name();
-                    if tag == "pre" {
-                        pre_depth = pre_depth.saturating_sub(1);
-                    }
-                    if tag == "tr" {
-                        out.end_row();
-                    }
-                    if is_block(tag) && !matches!(tag, "td" | "th") {
-                        out.newline();
-                    }
+                    out.close(node, el);
                 }
             }
         }
@@ -459,151 +445,4 @@ fn is_ad_label(node: NodeRef<'_, Node>) -> bool {
             | "広告"
             | "광고"
     )
-}
-
-/// Accumulates text lines.
-#[derive(Default)]
-pub(crate) struct TextBuilder {
-    out: String,
-    /// The current line has text.
-    line_has_text: bool,
-    /// A space is owed before the next word.
-    pending_space: bool,
-    /// Cells so far in the current table row.
-    cells_in_row: u32,
-}
-
-impl TextBuilder {
-    /// Text with its runs of white space (as `char::is_whitespace`) made
-    /// one space, none at a line's start.
-    pub(crate) fn text(&mut self, t: &str) {
-        // Every text node of the content comes here: ASCII text, most of
-        // it, is split byte by byte.
-        if t.is_ascii() {
-            let (mut piece, mut start) = (0, 0);
-            for (at, b) in t.bytes().enumerate() {
-                if matches!(b, b' ' | b'\t'..=b'\r') {
-                    self.word(piece, &t[start..at]);
-                    (piece, start) = (piece + 1, at + 1);
-                }
-            }
-            self.word(piece, &t[start..]);
-        } else {
-            for (i, word) in t.split(char::is_whitespace).enumerate() {
-                self.word(i, word);
-            }
-        }
-        if t.ends_with(char::is_whitespace) {
-            self.pending_space = true;
-        }
-    }
-
-    /// The `i`th piece of a text split at each white space character.
-    fn word(&mut self, i: usize, word: &str) {
-        if i > 0 {
-            self.pending_space = true;
-        }
-        if word.is_empty() {
-            return;
-        }
-        if self.pending_space && self.line_has_text {
-            self.out.push(' ');
-        }
-        self.pending_space = false;
-        self.out.push_str(word);
-        self.line_has_text = true;
-    }
-
-    /// Preformatted text: kept as is, spaces between highlighted spans
-    /// included.
-    pub(crate) fn raw(&mut self, t: &str) {
-        for (i, line) in t.split('\n').enumerate() {
-            if i > 0 {
-                self.hard_newline();
-            }
-            let line = line.trim_end_matches('\r');
-            if !line.is_empty() {
-                self.out.push_str(line);
-                self.line_has_text = true;
-            }
-        }
-    }
-
-    /// A line break inside `<pre>`: empty lines count.
-    fn hard_newline(&mut self) {
-        self.trim_line_end();
-        self.out.push('\n');
-        self.line_has_text = false;
-    }
-
-    fn trim_line_end(&mut self) {
-        while self.out.ends_with([' ', '\t']) {
-            self.out.pop();
-        }
-    }
-
-    pub(crate) fn newline(&mut self) {
-        self.trim_line_end();
-        if self.line_has_text {
-            self.out.push('\n');
-            self.line_has_text = false;
-        }
-        self.pending_space = false;
-        self.cells_in_row = 0;
-    }
-
-    pub(crate) fn cell(&mut self) {
-        if self.cells_in_row > 0 && self.line_has_text {
-            self.out.push_str(" | ");
-            self.pending_space = false;
-        }
-        self.cells_in_row += 1;
-    }
-
-    pub(crate) fn end_row(&mut self) {
-        self.newline();
-    }
-
-    pub(crate) fn finish(mut self) -> String {
-        while self.out.ends_with('\n') {
-            self.out.pop();
-        }
-        self.out
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::TextBuilder;
-
-    /// Text split at `char::is_whitespace`, as before the byte-wise path.
-    fn by_chars(pieces: &[&str]) -> String {
-        let mut out = TextBuilder::default();
-        for t in pieces {
-            for (i, word) in t.split(char::is_whitespace).enumerate() {
-                out.word(i, word);
-            }
-            if t.ends_with(char::is_whitespace) {
-                out.pending_space = true;
-            }
-        }
-        out.finish()
-    }
-
-    #[test]
-    fn ascii_text_is_spaced_as_char_is_whitespace_spaces_it() {
-        let all_ascii: String = (0u8..128).map(char::from).collect();
-        for pieces in [
-            &[all_ascii.as_str(), all_ascii.as_str()][..],
-            &[" a  b\t", "c\u{b}d\u{c}e\r\n", "f"],
-            &["caf\u{e9}\u{a0}x ", "y\u{2003}z", " plain "],
-            &["", " ", "word"],
-        ] {
-            let mut out = TextBuilder::default();
-            for t in pieces {
-                out.text(t);
-            }
-            assert_eq!(out.finish(), by_chars(pieces), "{pieces:?}");
-        }
-    }
 }

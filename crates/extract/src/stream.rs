@@ -22,7 +22,7 @@ use url::Url;
 use crate::classify::{is_block, is_junk_by_markup};
 use crate::links::{Link, LinkKind};
 use crate::meta::{Meta, Robots, clean, resolve};
-use crate::render::TextBuilder;
+use crate::plain::TextBuilder;
 
 /// Pages whose markup (script and style bodies left out) is longer than
 /// this are extracted without a tree. Of the benchmark pages, none of the
@@ -357,7 +357,7 @@ impl State {
         if self.pre > 0 {
             self.text.raw(t);
         } else {
-            self.text.text(t);
+            self.text.add_text(t);
         }
     }
 

@@ -22,11 +22,12 @@
 //! F1, with P and R), and with `WCXB_DUMP=DIR` it writes every extracted
 //! text to `DIR/ID.txt`, to read beside the truth.
 
-use std::collections::HashMap;
 use std::io::Read;
 use std::path::PathBuf;
 
 use nearcrawl_extract::{ContentPath, Input, extract};
+
+mod scoring;
 
 /// F1 reached when this test was last tightened (release and debug builds
 /// agree): on the full set, and on the repository's 50 pages of it.
@@ -45,48 +46,6 @@ fn shared_dir(set: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared/bench")
         .join(set)
-}
-
-fn tokens(text: &str) -> Vec<&str> {
-    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .filter(|t| !t.is_empty())
-        .collect()
-}
-
-fn shingles<'a>(toks: &[&'a str]) -> HashMap<Vec<&'a str>, i64> {
-    let mut out = HashMap::new();
-    if toks.is_empty() {
-        return out;
-    }
-    if toks.len() <= 4 {
-        out.insert(toks.to_vec(), 1);
-        return out;
-    }
-    for w in toks.windows(4) {
-        *out.entry(w.to_vec()).or_insert(0) += 1;
-    }
-    out
-}
-
-/// Normalised (tp, fp, fn) of one page.
-fn score_page(truth: &str, pred: &str) -> (f64, f64, f64) {
-    let t = shingles(&tokens(truth));
-    let p = shingles(&tokens(pred));
-    let (mut tp, mut fp, mut fn_) = (0i64, 0i64, 0i64);
-    for key in t.keys().chain(p.keys().filter(|k| !t.contains_key(*k))) {
-        let (a, b) = (
-            t.get(key).copied().unwrap_or(0),
-            p.get(key).copied().unwrap_or(0),
-        );
-        tp += a.min(b);
-        if b > a { fp += b - a } else { fn_ += a - b }
-    }
-    let total = (tp + fp + fn_) as f64;
-    if total == 0.0 {
-        (0.0, 0.0, 0.0)
-    } else {
-        (tp as f64 / total, fp as f64 / total, fn_ as f64 / total)
-    }
 }
 
 struct Figures {
@@ -172,17 +131,11 @@ fn score_set(
         f.pages += 1;
         f.empty += usize::from(page.text.trim().is_empty());
         f.full_text_pages += usize::from(page.path == ContentPath::FullText);
-        let (tp, fp, fn_) = score_page(gt[id]["articleBody"].as_str().unwrap_or(""), &page.text);
-        let exact = fp == 0.0 && fn_ == 0.0;
-        let (mut p, mut r) = (f64::NAN, f64::NAN);
-        if tp + fp > 0.0 {
-            p = if exact { 1.0 } else { tp / (tp + fp) };
-            ps.push(p);
-        }
-        if tp + fn_ > 0.0 {
-            r = if exact { 1.0 } else { tp / (tp + fn_) };
-            rs.push(r);
-        }
+        let truth = gt[id]["articleBody"].as_str().unwrap_or("");
+        let (p, r) = scoring::page_precision_recall(truth, &page.text);
+        ps.extend(p);
+        rs.extend(r);
+        let (p, r) = (p.unwrap_or(f64::NAN), r.unwrap_or(f64::NAN));
         if let Some(out) = std::env::var_os("WCXB_DUMP") {
             let _ = std::fs::create_dir_all(&out);
             let _ = std::fs::write(PathBuf::from(&out).join(format!("{id}.txt")), &page.text);
@@ -191,10 +144,7 @@ fn score_set(
         }
         f.scored.push((id.clone(), p, r));
     }
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
-    f.precision = mean(&ps);
-    f.recall = mean(&rs);
-    f.f1 = 2.0 * f.precision * f.recall / (f.precision + f.recall);
+    (f.f1, f.precision, f.recall) = scoring::macro_f1(&ps, &rs);
     f
 }
 

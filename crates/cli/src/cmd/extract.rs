@@ -2,7 +2,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use nearcrawl_extract::{ContentPath, Input, extract, full_text};
+use nearcrawl_extract::{ContentPath, Input, MarkdownOptions, extract, full_text};
 
 use super::input::read_input;
 use serde_json::json;
@@ -20,6 +20,12 @@ pub struct Args {
     /// The full visible text instead of the main content.
     #[arg(long)]
     full: bool,
+    /// The text as Markdown: headings, lists, tables, code blocks.
+    #[arg(long, conflicts_with = "full")]
+    markdown: bool,
+    /// With --markdown: links as [text](url), and emphasis.
+    #[arg(long, requires = "markdown")]
+    markdown_links: bool,
     /// HTML files (`.gz` is decompressed); `-` for standard input.
     #[arg(required = true)]
     files: Vec<PathBuf>,
@@ -28,8 +34,12 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
+    let markdown = args.markdown.then_some(MarkdownOptions {
+        links: args.markdown_links,
+    });
     let input = Input {
         url: args.url.as_ref(),
+        markdown,
         ..Input::default()
     };
     let mut failed = 0usize;
@@ -47,7 +57,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let text = if args.full {
                 full_text(&bytes, &input)
             } else {
-                extract(&bytes, &input).text
+                let page = extract(&bytes, &input);
+                page.markdown.unwrap_or(page.text)
             };
             writeln!(out, "{text}")?;
             if args.files.len() > 1 {
@@ -59,7 +70,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let text = if args.full {
             full_text(&bytes, &input)
         } else {
-            page.text
+            page.markdown.unwrap_or(page.text)
         };
         let links: Vec<_> = page
             .links
