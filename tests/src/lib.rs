@@ -8,6 +8,7 @@
 
 pub mod dns;
 pub mod nginx;
+pub mod pdf;
 pub mod redis_cluster;
 pub mod site;
 

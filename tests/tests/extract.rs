@@ -117,3 +117,38 @@ fn markdown_from_standard_input() {
         "--markdown and --full do not go together"
     );
 }
+
+#[test]
+fn pdfs_by_their_bytes() {
+    let bodies = nearcrawl_tests::article_bodies(300, true);
+    let pdf = nearcrawl_tests::pdf::TestPdf {
+        title: Some("A report on the harbour"),
+        lang: Some("en"),
+        paragraphs: vec![bodies[0].clone()],
+        links: vec!["https://example.com/more".into()],
+    }
+    .bytes();
+    let out = run(&["extract", "--json", "-"], &pdf);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let row: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(row["title"], "A report on the harbour");
+    assert_eq!(
+        (&row["language"], &row["encoding"]),
+        (&"en".into(), &"PDF".into())
+    );
+    assert_eq!(row["links"][0]["url"], "https://example.com/more");
+    let words: Vec<&str> = bodies[0].split_whitespace().take(10).collect();
+    assert!(
+        row["text"].as_str().unwrap().contains(&words.join(" ")),
+        "{row}"
+    );
+    let scan = nearcrawl_tests::pdf::TestPdf::default().bytes();
+    let out = run(&["extract", "--json", "-"], &scan);
+    assert!(!out.status.success());
+    let row: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(row["error"], "pdf_no_text");
+}

@@ -52,6 +52,16 @@ pub struct Content {
     pub text_format: TextFormat,
     /// Markdown: links as `[text](url)`, and emphasis.
     pub markdown_links: bool,
+    /// PDFs read at once (each in a child process, see [`crate::pdf`]).
+    pub pdf_readers: Positive,
+    /// A PDF's reader is stopped after this many seconds (CPU and wall).
+    pub max_pdf_seconds: Positive,
+    /// A PDF's reader may take this much address space, in MiB.
+    pub max_pdf_memory_mb: Positive,
+    /// The program whose `extract --json` reads a PDF in a child process:
+    /// the `nearcrawl` binary sets itself. None: read in this process.
+    #[serde(skip)]
+    pub pdf_program: Option<PathBuf>,
 }
 
 impl Default for Content {
@@ -61,6 +71,10 @@ impl Default for Content {
             follow_other_languages: true,
             text_format: TextFormat::Plain,
             markdown_links: false,
+            pdf_readers: Positive(2),
+            max_pdf_seconds: Positive(30),
+            max_pdf_memory_mb: Positive(1024),
+            pdf_program: None,
         }
     }
 }
@@ -245,6 +259,8 @@ pub struct Fetch {
     pub request_timeout_secs: u64,
     pub read_timeout_secs: u64,
     pub max_body_bytes: u64,
+    /// PDF bodies are cut here (and a cut PDF recorded as too large).
+    pub max_pdf_bytes: u64,
     /// Bytes of response bodies held at once (read, not yet judged).
     pub body_memory_bytes: u64,
     pub max_redirects: usize,
@@ -264,9 +280,14 @@ impl Default for Fetch {
             request_timeout_secs: 30,
             read_timeout_secs: 15,
             max_body_bytes: 10 << 20,
+            max_pdf_bytes: 20 << 20,
             body_memory_bytes: 16 << 20,
             max_redirects: 10,
-            content_types: vec!["text/html".into(), "application/xhtml+xml".into()],
+            content_types: vec![
+                "text/html".into(),
+                "application/xhtml+xml".into(),
+                "application/pdf".into(),
+            ],
             allow_private_networks: false,
             dns_servers: Vec::new(),
             dns_timeout_secs: 5,
@@ -477,6 +498,7 @@ impl Config {
             request_timeout: Duration::from_secs(f.request_timeout_secs),
             read_timeout: Duration::from_secs(f.read_timeout_secs),
             max_body_bytes: f.max_body_bytes,
+            max_pdf_bytes: f.max_pdf_bytes,
             body_memory_bytes: f.body_memory_bytes,
             max_redirects: f.max_redirects,
             content_types: f.content_types.clone(),

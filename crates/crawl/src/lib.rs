@@ -37,6 +37,7 @@ pub mod frontier;
 pub mod latency;
 mod outbox;
 pub mod page;
+pub mod pdf;
 mod phases;
 pub mod recrawl;
 pub mod remembered;

@@ -179,10 +179,9 @@ impl Pipeline {
     pub fn read(
         &self,
         depth: u32,
-        mut fetched: Fetched,
+        fetched: Fetched,
         seen: impl Fn(&Url) -> bool,
     ) -> (ReadPage, Prepared) {
-        let fetched_at = now();
         let input = Input {
             url: Some(&fetched.final_url),
             charset: fetched.charset.as_deref(),
@@ -191,6 +190,24 @@ impl Pipeline {
             markdown: self.content.markdown(),
         };
         let page = extract(&fetched.body, &input);
+        self.read_page(depth, fetched, page, seen)
+    }
+
+    /// Whether a fetched body is a PDF (declared so, or by its header):
+    /// read by [`crate::pdf::PdfReader`], then [`Pipeline::read_page`].
+    pub fn is_pdf(&self, fetched: &Fetched) -> bool {
+        fetched.is_declared_pdf() || nearcrawl_extract::is_pdf(&fetched.body)
+    }
+
+    /// Like [`Pipeline::read`], for a page extracted already (a PDF's).
+    pub fn read_page(
+        &self,
+        depth: u32,
+        mut fetched: Fetched,
+        page: Page,
+        seen: impl Fn(&Url) -> bool,
+    ) -> (ReadPage, Prepared) {
+        let fetched_at = now();
         let links = self.scoped_links(&page, depth + 1, seen);
         let body_bytes = fetched.body.len() as u64;
         let validators = Validators::of(&fetched.headers);

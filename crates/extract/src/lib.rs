@@ -1,4 +1,6 @@
-//! HTML bytes in, the page's main text, metadata and links out.
+//! HTML bytes in, the page's main text, metadata and links out; PDFs too
+//! ([`extract_pdf`]), and the same text as Markdown when asked
+//! ([`Input::markdown`]), with the page's language ([`page_language`]).
 //!
 //! Near-duplicate decisions are only as good as the text fed to them: pages
 //! of one site share header, menus, sidebars and footer, and fingerprinting
@@ -154,6 +156,7 @@ mod links;
 mod markdown;
 mod meta;
 mod node_map;
+mod pdf;
 mod plain;
 mod prestrip;
 mod render;
@@ -168,6 +171,7 @@ pub use language::{iso_639_1, page_language, parse_languages};
 pub use links::{Link, LinkKind};
 pub use markdown::MarkdownOptions;
 pub use meta::Robots;
+pub use pdf::{MAX_PDF_PAGES, PdfError, extract_pdf, is_pdf};
 
 /// What the caller knows about the bytes.
 #[derive(Debug, Clone, Copy, Default)]

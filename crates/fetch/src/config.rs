@@ -28,6 +28,10 @@ pub struct FetchConfig {
     /// Bodies are cut here (after decompression): a cap on memory and on
     /// decompression bombs.
     pub max_body_bytes: u64,
+    /// PDF bodies (`application/pdf`, when it is among the content types)
+    /// are cut here instead: a PDF is larger than a page, and a cut one is
+    /// unreadable (the crawl records it as too large).
+    pub max_pdf_bytes: u64,
     /// Bytes of response bodies held at once, from the moment one is read
     /// until its [`Fetched`](crate::Fetched) is dropped: a response whose
     /// body would pass it waits before its body is read (a body larger than
@@ -85,9 +89,14 @@ impl Default for FetchConfig {
             request_timeout: Duration::from_secs(30),
             read_timeout: Duration::from_secs(15),
             max_body_bytes: 10 << 20,
+            max_pdf_bytes: 20 << 20,
             body_memory_bytes: 16 << 20,
             max_redirects: 10,
-            content_types: vec!["text/html".into(), "application/xhtml+xml".into()],
+            content_types: vec![
+                "text/html".into(),
+                "application/xhtml+xml".into(),
+                "application/pdf".into(),
+            ],
             allow_private_networks: false,
             resolve: Vec::new(),
             dns_servers: Vec::new(),

@@ -46,7 +46,15 @@ pub struct Fetched {
     _memory: Option<Arc<BodyShare>>,
 }
 
+/// The media type of PDF documents.
+pub const PDF: &str = "application/pdf";
+
 impl Fetched {
+    /// Declared a PDF (`application/pdf`).
+    pub fn is_declared_pdf(&self) -> bool {
+        media_type(self.content_type.as_deref()) == PDF
+    }
+
     /// Declared HTML, or declared nothing (sniffing is the extractor's).
     fn is_html(&self) -> bool {
         let media = media_type(self.content_type.as_deref());
@@ -748,6 +756,7 @@ impl Fetcher {
             return Err(FetchError::ContentType(media));
         }
         let limit = match wanted {
+            Wanted::Page if media == PDF => self.config.max_pdf_bytes,
             Wanted::Page => self.config.max_body_bytes,
             Wanted::Sitemap => self.config.max_body_bytes.max(SITEMAP_MAX_BYTES),
         };

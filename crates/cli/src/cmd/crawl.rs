@@ -148,6 +148,8 @@ fn config_of(args: &Args) -> anyhow::Result<Option<Config>> {
     if let Some(w) = &args.worker {
         config.cluster.worker = w.clone();
     }
+    // PDFs are read by this binary's `extract`, in child processes.
+    config.content.pdf_program = std::env::current_exe().ok();
     Ok(Some(config))
 }
 

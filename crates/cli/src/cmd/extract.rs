@@ -2,7 +2,10 @@ use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use nearcrawl_extract::{ContentPath, Input, MarkdownOptions, extract, full_text};
+use anyhow::Context;
+use nearcrawl_extract::{
+    ContentPath, Input, MarkdownOptions, Page, extract, extract_pdf, full_text, is_pdf,
+};
 
 use super::input::read_input;
 use serde_json::json;
@@ -14,6 +17,7 @@ pub struct Args {
     #[arg(long, value_name = "URL")]
     url: Option<Url>,
     /// One JSON object per file and line: file, title, lang, language, canonical,
+    /// description, markdown (with --markdown),
     /// robots, text, links, ...
     #[arg(long)]
     json: bool,
@@ -26,12 +30,20 @@ pub struct Args {
     /// With --markdown: links as [text](url), and emphasis.
     #[arg(long, requires = "markdown")]
     markdown_links: bool,
-    /// HTML files (`.gz` is decompressed); `-` for standard input.
+    /// Address space this process may take, in MiB: a document built to
+    /// explode ends it (out of memory) instead of the machine's memory.
+    #[arg(long, value_name = "MIB")]
+    max_memory_mb: Option<u64>,
+    /// CPU seconds this process may take.
+    #[arg(long, value_name = "SECS")]
+    max_cpu_secs: Option<u64>,
+    /// HTML or PDF files (`.gz` is decompressed); `-` for standard input.
     #[arg(required = true)]
     files: Vec<PathBuf>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    limit_resources(&args)?;
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let markdown = args.markdown.then_some(MarkdownOptions {
@@ -53,44 +65,41 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         };
         let name = path.display().to_string();
-        if !args.json {
-            let text = if args.full {
-                full_text(&bytes, &input)
+        let page = if is_pdf(&bytes) {
+            match extract_pdf(&bytes, &input) {
+                Ok(page) => page,
+                Err(e) => {
+                    eprintln!("nearcrawl: {name}: PDF {e}");
+                    if args.json {
+                        let error =
+                            json!({"file": name, "error": e.kind(), "detail": e.to_string()});
+                        writeln!(out, "{error}")?;
+                    }
+                    failed += 1;
+                    continue;
+                }
+            }
+        } else {
+            extract(&bytes, &input)
+        };
+        if args.full {
+            let text = full_text(&bytes, &input);
+            if args.json {
+                writeln!(out, "{}", page_json(&name, page, text))?;
             } else {
-                let page = extract(&bytes, &input);
-                page.markdown.unwrap_or(page.text)
-            };
-            writeln!(out, "{text}")?;
+                writeln!(out, "{text}")?;
+            }
+            continue;
+        }
+        if !args.json {
+            writeln!(out, "{}", page.markdown.as_ref().unwrap_or(&page.text))?;
             if args.files.len() > 1 {
                 writeln!(out)?;
             }
             continue;
         }
-        let page = extract(&bytes, &input);
-        let text = if args.full {
-            full_text(&bytes, &input)
-        } else {
-            page.markdown.unwrap_or(page.text)
-        };
-        let links: Vec<_> = page
-            .links
-            .iter()
-            .map(|l| json!({"url": l.url.as_str(), "text": l.text, "nofollow": l.nofollow}))
-            .collect();
-        let record = json!({
-            "file": name,
-            "title": page.title,
-            "lang": page.lang,
-            "language": page.language,
-            "canonical": page.canonical.map(|u| u.to_string()),
-            "published": page.published,
-            "robots": {"noindex": page.robots.noindex, "nofollow": page.robots.nofollow},
-            "path": match page.path { ContentPath::MainContent => "main", ContentPath::FullText => "full", ContentPath::Description => "description" },
-            "encoding": page.encoding,
-            "text": text,
-            "links": links,
-        });
-        writeln!(out, "{record}")?;
+        let text = page.text.clone();
+        writeln!(out, "{}", page_json(&name, page, text))?;
     }
     out.flush()?;
     Ok(if failed > 0 {
@@ -98,4 +107,55 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// A page's JSON line, with `text` (the main or the full text).
+fn page_json(name: &str, page: Page, text: String) -> serde_json::Value {
+    let links: Vec<_> = page
+        .links
+        .iter()
+        .map(|l| json!({"url": l.url.as_str(), "text": l.text, "nofollow": l.nofollow}))
+        .collect();
+    let path = match page.path {
+        ContentPath::MainContent => "main",
+        ContentPath::FullText => "full",
+        ContentPath::Description => "description",
+    };
+    let mut record = json!({
+        "file": name,
+        "title": page.title,
+        "lang": page.lang,
+        "language": page.language,
+        "canonical": page.canonical.map(|u| u.to_string()),
+        "published": page.published,
+        "description": page.description,
+        "robots": {"noindex": page.robots.noindex, "nofollow": page.robots.nofollow},
+        "path": path,
+        "encoding": page.encoding,
+        "text": text,
+        "links": links,
+    });
+    if let Some(markdown) = page.markdown {
+        record["markdown"] = json!(markdown);
+    }
+    record
+}
+
+/// The limits a process reading untrusted documents sets on itself: a
+/// document built to explode ends this process, not its caller (the
+/// crawl reads PDFs through `extract` with both).
+fn limit_resources(args: &Args) -> anyhow::Result<()> {
+    use rlimit::Resource;
+    if let Some(mb) = args.max_memory_mb {
+        let bytes = mb.saturating_mul(1 << 20);
+        Resource::AS
+            .set(bytes, bytes)
+            .context("setting the memory limit")?;
+    }
+    if let Some(secs) = args.max_cpu_secs {
+        Resource::CPU
+            .set(secs, secs)
+            .context("setting the CPU time limit")?;
+    }
+    Ok(())
 }

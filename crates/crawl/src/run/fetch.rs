@@ -259,6 +259,12 @@ async fn judge_page<P: PageStore>(
     t: Instant,
 ) {
     let depth = done.claimed.depth;
+    if stages.pages.is_pdf(&fetched) {
+        let Some(read) = read_pdf(stages, store, done, fetched).await else {
+            return;
+        };
+        return judge_read(stages, store, done, read, t).await;
+    }
     let len = fetched.body.len();
     let turn = stages.extraction.enter(len).await;
     let t = stages.phases.add(Phase::ExtractionWait, t);
@@ -269,10 +275,50 @@ async fn judge_page<P: PageStore>(
         tokio::task::spawn_blocking(move || s.pages.read(depth, fetched, |c| p.seen(c))).await
     };
     drop(turn);
-    let Ok((read, prepared)) = read else {
+    let Ok(read) = read else {
         done.error("extract", "extraction panicked".into());
         return;
     };
+    judge_read(stages, store, done, read, t).await;
+}
+
+/// Reads a fetched PDF apart from the pages (see [`crate::pdf`]); a PDF
+/// that cannot be read is an error outcome of its kind.
+async fn read_pdf<P: PageStore>(
+    stages: &Arc<Stages>,
+    store: &Arc<P>,
+    done: &mut Done<P::Claim>,
+    fetched: Fetched,
+) -> Option<(crate::page::ReadPage, nearcrawl_index::Prepared)> {
+    let depth = done.claimed.depth;
+    if fetched.truncated {
+        let limit = stages.config.fetch.max_pdf_bytes;
+        done.error("pdf_too_large", format!("a PDF of more than {limit} bytes"));
+        return None;
+    }
+    match stages.pdfs.read(&fetched.body, &fetched.final_url).await {
+        Ok(page) => {
+            let (s, p) = (stages.clone(), store.clone());
+            let read = move || s.pages.read_page(depth, fetched, page, |c| p.seen(c));
+            tokio::task::spawn_blocking(read).await.ok()
+        }
+        Err(failure) => {
+            tracing::debug!(url = %done.claimed.url, kind = failure.kind, "{}", failure.detail);
+            done.error(&failure.kind, failure.detail);
+            None
+        }
+    }
+}
+
+/// Asks the gate about a page read, and turns the verdict into outcomes.
+async fn judge_read<P: PageStore>(
+    stages: &Arc<Stages>,
+    store: &Arc<P>,
+    done: &mut Done<P::Claim>,
+    (read, prepared): (crate::page::ReadPage, nearcrawl_index::Prepared),
+    t: Instant,
+) {
+    let depth = done.claimed.depth;
     let url = done.claimed.url.clone();
     done.final_url = Some(read.fetched.final_url.clone());
     if !stages.pages.keeps_language(&read) {

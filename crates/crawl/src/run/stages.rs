@@ -9,6 +9,7 @@ use nearcrawl_fetch::Fetcher;
 use crate::config::Config;
 use crate::latency::Latencies;
 use crate::page::Pipeline;
+use crate::pdf::PdfReader;
 use crate::phases::Phases;
 use crate::slots::ExtractionSlots;
 
@@ -18,6 +19,8 @@ pub struct Stages {
     pub fetcher: Fetcher,
     /// What a fetched page becomes.
     pub pages: Pipeline,
+    /// PDFs are read apart, a few at a time.
+    pub pdfs: PdfReader,
     /// Pages extracted at once, and bodies waiting for it.
     pub extraction: ExtractionSlots,
     pub latencies: Latencies,
@@ -37,6 +40,7 @@ impl std::fmt::Debug for Stages {
 impl Stages {
     pub fn new(config: Config, fetcher: Fetcher, pages: Pipeline) -> Stages {
         Stages {
+            pdfs: PdfReader::new(&config.content),
             config,
             fetcher,
             pages,
