@@ -152,3 +152,16 @@ fn pdfs_by_their_bytes() {
     let row: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(row["error"], "pdf_no_text");
 }
+
+#[test]
+fn an_encrypted_pdf_is_an_error_unless_its_user_password_is_empty() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/pdf");
+    let locked = dir.join("encrypted.pdf");
+    let out = run(&["extract", "--json", locked.to_str().unwrap()], b"");
+    let row: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(row["error"], "pdf_encrypted", "{row}");
+    let open = dir.join("owner-password-only.pdf");
+    let out = run(&["extract", open.to_str().unwrap()], b"");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("encrypted with a user password"), "{text}");
+}
