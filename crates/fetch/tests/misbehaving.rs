@@ -173,6 +173,7 @@ async fn handle(
                 respond(&mut sock, 200, "text/html", &junk).await?
             }
             "/pdf" => respond(&mut sock, 200, "application/pdf", b"%PDF-1.4").await?,
+            "/zip" => respond(&mut sock, 200, "application/zip", b"PK\x03\x04").await?,
             "/to-loopback" => {
                 redirect(&mut sock, &format!("http://127.0.0.1:{}/ok", addr.port())).await?
             }
@@ -276,7 +277,12 @@ async fn hostile_responses_get_their_designed_outcomes() {
         FetchError::RobotsDenied
     ));
     assert!(
-        matches!(err(f.fetch(&url(addr, "/pdf"), ANY).await), FetchError::ContentType(t) if t == "application/pdf")
+        matches!(err(f.fetch(&url(addr, "/zip"), ANY).await), FetchError::ContentType(t) if t == "application/zip")
+    );
+    let pdf = f.fetch(&url(addr, "/pdf"), ANY).await.unwrap();
+    assert!(
+        pdf.is_declared_pdf() && pdf.body.starts_with(b"%PDF"),
+        "PDFs are taken"
     );
     assert!(matches!(
         err(f.fetch(&url(addr, "/nothing"), ANY).await),
