@@ -165,3 +165,18 @@ fn an_encrypted_pdf_is_an_error_unless_its_user_password_is_empty() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("encrypted with a user password"), "{text}");
 }
+
+#[test]
+fn a_pdf_the_parser_panics_on_is_a_corrupt_pdf() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/pdf");
+    let panics = dir.join("pdf-oxide-panics.pdf");
+    let out = run(&["extract", "--json", panics.to_str().unwrap()], b"");
+    let row: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(row["error"], "pdf_corrupt", "{row}");
+    assert!(
+        row["detail"]
+            .as_str()
+            .unwrap()
+            .contains("the parser failed")
+    );
+}
