@@ -292,6 +292,15 @@ pub fn json_lines(path: &std::path::Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// A fresh, empty temporary directory for the test `tag` (of this
+/// process).
+pub fn fresh_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("nearcrawl-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// Runs `nearcrawl crawl --config dir/c.toml`, which must succeed, and
 /// returns `dir/out/stats.json`.
 pub fn crawl_ok(dir: &std::path::Path) -> serde_json::Value {

@@ -6,9 +6,9 @@
 //! counts pages per language in `stats.json` and `status`.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use nearcrawl_tests::{crawl_ok, json_lines, run, serve};
+use nearcrawl_tests::{crawl_ok, fresh_dir, json_lines, run, serve};
 
 const EN: [&str; 3] = [
     "The harbour was quiet in the early morning, and the fishermen were mending their nets \
@@ -71,15 +71,6 @@ fn route(path: &str) -> (u16, &'static str, Vec<u8>) {
     (200, "text/html; charset=utf-8", body)
 }
 
-/// A fresh directory for the test `tag`.
-fn fresh_dir(tag: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("nearcrawl-languages-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 fn crawl(dir: &Path, port: u16, content: &str) -> serde_json::Value {
     std::fs::write(
         dir.join("c.toml"),
@@ -118,7 +109,7 @@ fn set(paths: &[&str]) -> BTreeSet<String> {
 #[test]
 fn only_pages_in_the_languages_asked_for_reach_the_corpus() {
     let (port, _) = serve(route, std::time::Duration::ZERO);
-    let dir = fresh_dir("kept");
+    let dir = fresh_dir("languages-kept");
     let stats = crawl(&dir, port, "languages = [\"de\"]");
     let out = dir.join("out");
     let pages = json_lines(&out.join("pages-00000.jsonl"));
@@ -157,7 +148,7 @@ fn only_pages_in_the_languages_asked_for_reach_the_corpus() {
 #[test]
 fn other_languages_links_are_not_followed_when_asked() {
     let (port, log) = serve(route, std::time::Duration::ZERO);
-    let dir = fresh_dir("unfollowed");
+    let dir = fresh_dir("languages-unfollowed");
     let stats = crawl(
         &dir,
         port,
@@ -180,7 +171,7 @@ fn other_languages_links_are_not_followed_when_asked() {
 #[test]
 fn every_language_is_kept_by_default_and_recorded() {
     let (port, _) = serve(route, std::time::Duration::ZERO);
-    let dir = fresh_dir("default");
+    let dir = fresh_dir("languages-default");
     let stats = crawl(&dir, port, "");
     assert_eq!(stats["written"], 9);
     assert_eq!(stats["other_language"], 0);

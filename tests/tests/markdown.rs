@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use nearcrawl_tests::{crawl_ok, json_lines, serve};
+use nearcrawl_tests::{crawl_ok, fresh_dir, json_lines, serve};
 
 const PAGE: &str = "<!doctype html><html lang=en><head><title>Guide</title></head><body>\
     <nav><a href=/>Home</a></nav><main><h1>Guide</h1>\
@@ -25,9 +25,7 @@ fn route(path: &str) -> (u16, &'static str, Vec<u8>) {
 }
 
 fn crawl(tag: &str, port: u16, content: &str) -> (serde_json::Value, PathBuf) {
-    let dir = std::env::temp_dir().join(format!("nearcrawl-md-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir(&format!("md-{tag}"));
     std::fs::write(
         dir.join("c.toml"),
         format!(

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use nearcrawl_tests::pdf::TestPdf;
-use nearcrawl_tests::{article_bodies, crawl_ok, json_lines, serve_timed};
+use nearcrawl_tests::{article_bodies, crawl_ok, fresh_dir, json_lines, serve_timed};
 
 const DELAY_MS: u64 = 150;
 
@@ -87,9 +87,7 @@ fn pdfs_are_read_judged_and_their_links_followed_politely() {
     let (s, p) = (site.clone(), port.clone());
     let (addr, log) = serve_timed("127.0.0.1", move |path| s.route(path, *p.get().unwrap()));
     port.set(addr.port()).unwrap();
-    let dir = std::env::temp_dir().join(format!("nearcrawl-pdf-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("pdf");
     std::fs::write(
         dir.join("c.toml"),
         format!(

@@ -302,29 +302,54 @@ impl Pipeline {
         judged
     }
 
-    /// Whether the corpus keeps a page read now for its language
-    /// (`content.languages`).
-    pub fn keeps_language(&self, read: &ReadPage) -> bool {
-        self.content.languages.keeps(read.page.language)
+    /// The outcomes of a page that needs no verdict, or the page back
+    /// for the gate:
+    /// - a page in a language the corpus does not keep
+    ///   (`content.languages`) is not judged (the gate holds the corpus's
+    ///   pages); its links are queued unless `follow_other_languages` is
+    ///   off and its language is known (a page of no known language, a
+    ///   site's start page of links, is not known to be in another);
+    /// - a page whose text is its earlier visit's but for numbers and date
+    ///   words (see [`crate::recrawl`]) is not judged or written again; its
+    ///   links are queued (a new page may hang off an unchanged one, by
+    ///   its menus, which are not its text).
+    ///
+    /// Either way its capture and its visit are recorded.
+    // The page comes back by value, as it came in: a move, once per page.
+    #[allow(clippy::result_large_err)]
+    pub fn without_verdict(
+        &self,
+        url: &Url,
+        depth: u32,
+        read: ReadPage,
+        stats: &mut Stats,
+    ) -> Result<Judged, ReadPage> {
+        let earlier = self.earlier_of(url);
+        if !self.content.languages.keeps(read.page.language) {
+            stats.other_language += 1;
+            let follow = self.content.follow_other_languages || read.page.language.is_none();
+            let change = Change::of_text(earlier, read.text_hash);
+            return Ok(self.settled(url, depth, read, change, follow, stats));
+        }
+        if earlier.is_some_and(|e| e.text_hash == Some(read.text_hash)) {
+            return Ok(self.settled(url, depth, read, Change::Unchanged, true, stats));
+        }
+        Err(read)
     }
 
-    /// The outcomes of a page of `url` in a language the corpus does not
-    /// keep: its capture and its visit. It is not judged (the gate holds
-    /// the corpus's pages), and its links are queued unless
-    /// `content.follow_other_languages` is off and its language is known
-    /// (a page of no known language, a site's start page of links, is not
-    /// known to be in another).
-    pub fn other_language(
+    /// A page settled without a verdict: counted, its capture and its
+    /// visit, and its links when `follow`.
+    fn settled(
         &self,
         url: &Url,
         depth: u32,
         mut read: ReadPage,
+        change: Change,
+        follow: bool,
         stats: &mut Stats,
     ) -> Judged {
         stats.count_fetch(read.body_bytes, depth, read.fetched.redirects.len());
         stats.count_language(read.page.language);
-        stats.other_language += 1;
-        let change = Change::of_text(self.earlier_of(url), read.text_hash);
         let seen = read.take_seen();
         let at = read.fetched_at.as_secs();
         let mut outcomes: Vec<Outcome> = read.capture.map(Outcome::Capture).into_iter().collect();
@@ -333,47 +358,13 @@ impl Pipeline {
             outcomes,
             ..Judged::default()
         };
-        if self.content.follow_other_languages || read.page.language.is_none() {
+        if follow {
             for why in read.links.out_of_scope {
                 stats.out_of_scope(why);
             }
             judged.links = read.links.queue;
         }
         judged
-    }
-
-    /// Whether a page read now has the text its earlier visit had, but
-    /// for numbers and date words (see [`crate::recrawl`]): it is not
-    /// judged or written again.
-    pub fn unchanged_text(&self, url: &Url, read: &ReadPage) -> bool {
-        (self.earlier_of(url)).is_some_and(|e| e.text_hash == Some(read.text_hash))
-    }
-
-    /// The outcomes of a page of `url` whose text has not changed: its
-    /// capture and its visit. Its links are queued: a new page may hang
-    /// off an unchanged one (by its menus, which are not its text).
-    pub fn unchanged(
-        &self,
-        url: &Url,
-        depth: u32,
-        mut read: ReadPage,
-        stats: &mut Stats,
-    ) -> Judged {
-        stats.count_fetch(read.body_bytes, depth, read.fetched.redirects.len());
-        stats.count_language(read.page.language);
-        for why in read.links.out_of_scope.drain(..) {
-            stats.out_of_scope(why);
-        }
-        let seen = read.take_seen();
-        let at = read.fetched_at.as_secs();
-        let mut outcomes: Vec<Outcome> = read.capture.map(Outcome::Capture).into_iter().collect();
-        let visit = self.visit(url, depth, at, Change::Unchanged, Some(seen), stats);
-        outcomes.push(visit);
-        Judged {
-            outcomes,
-            links: read.links.queue,
-            ..Judged::default()
-        }
     }
 
     /// The outcomes of a 304 to a conditional request of `url`: the

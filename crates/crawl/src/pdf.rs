@@ -12,9 +12,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
-use nearcrawl_extract::{
-    ContentPath, EncodingSource, Input, Link, LinkKind, MarkdownOptions, Page, Robots, iso_639_1,
-};
+use nearcrawl_extract::{Input, MarkdownOptions, Page, page_from_json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use url::Url;
 
@@ -163,34 +161,8 @@ fn page_of_json(out: &[u8], status: Option<std::process::ExitStatus>) -> Result<
         let detail = row["detail"].as_str().unwrap_or("").to_string();
         return Err(PdfFailure::new(kind, detail));
     }
-    let text = |key: &str| row[key].as_str().map(str::to_string);
-    let links = (row["links"].as_array().into_iter().flatten())
-        .filter_map(|l| {
-            Some(Link {
-                url: Url::parse(l["url"].as_str()?).ok()?,
-                text: l["text"].as_str().unwrap_or("").to_string(),
-                nofollow: l["nofollow"].as_bool().unwrap_or(false),
-                kind: LinkKind::Anchor,
-            })
-        })
-        .collect();
-    Ok(Page {
-        title: text("title"),
-        heading: None,
-        site_name: None,
-        description: text("description"),
-        lang: text("lang"),
-        language: row["language"].as_str().and_then(iso_639_1),
-        canonical: None,
-        published: text("published"),
-        robots: Robots::default(),
-        text: text("text").unwrap_or_default(),
-        markdown: text("markdown"),
-        path: ContentPath::FullText,
-        links,
-        encoding: "PDF",
-        encoding_source: EncodingSource::Declared,
-    })
+    page_from_json(&row, "PDF")
+        .ok_or_else(|| PdfFailure::new("pdf_failed", "the reader printed no page"))
 }
 
 #[cfg(test)]

@@ -151,6 +151,7 @@
 mod classify;
 mod content;
 mod decode;
+mod json;
 mod language;
 mod links;
 mod markdown;
@@ -167,6 +168,7 @@ use scraper::{Html, Node};
 use url::Url;
 
 pub use decode::{EncodingSource, decode_html};
+pub use json::{page_from_json, page_to_json};
 pub use language::{iso_639_1, page_language, parse_languages};
 pub use links::{Link, LinkKind};
 pub use markdown::MarkdownOptions;

@@ -198,10 +198,11 @@ impl MarkdownWriter {
     }
 
     /// Starts a line if none is started: the breaks owed, then the
-    /// containers' prefixes, an item's marker and a heading's `#`s.
-    fn start_line(&mut self) {
+    /// containers' prefixes, an item's marker and a heading's `#`s. True
+    /// when it wrote a heading's `#`s.
+    fn start_line(&mut self) -> bool {
         if self.line_has_text {
-            return;
+            return false;
         }
         if !self.out.is_empty() {
             if self.hard_break && self.breaks == 1 {
@@ -222,13 +223,15 @@ impl MarkdownWriter {
         self.last_prefix = self.prefix(false);
         let prefix = self.prefix(true);
         self.out.push_str(&prefix);
-        if let Some(level) = self.heading.take() {
+        let heading = self.heading.take();
+        if let Some(level) = heading {
             self.out.push_str(&"#".repeat(level));
             self.out.push(' ');
         }
         self.line_has_text = true;
         self.pending_space = false;
         self.lines += 1;
+        heading.is_some()
     }
 
     /// The containers' prefix of a line: the first of a new item has its
@@ -260,7 +263,7 @@ impl MarkdownWriter {
             if word.is_empty() {
                 continue;
             }
-            let starts_line = self.start_word() && self.heading_free_start();
+            let starts_line = self.start_word();
             escape(word, starts_line, &mut self.out);
         }
         if t.ends_with(char::is_whitespace) {
@@ -269,26 +272,20 @@ impl MarkdownWriter {
     }
 
     /// Starts a word: its line if none is started, else the space owed
-    /// before it; then the spans waiting for text. True when it starts
-    /// the line.
+    /// before it; then the spans waiting for text. True when the word
+    /// starts the line's text, where a word that reads as a block marker
+    /// is escaped (after a heading's `#`s nothing opens a block).
     fn start_word(&mut self) -> bool {
         let line_start = !self.line_has_text;
-        self.start_line();
+        let heading = self.start_line();
         if self.pending_space && !line_start {
             self.out.push(' ');
         }
         self.pending_space = false;
         self.open_spans();
-        line_start
+        line_start && !heading
     }
 
-    /// Whether the line's text starts right after its prefix (no heading
-    /// marker): then a word that reads as a marker is escaped.
-    fn heading_free_start(&self) -> bool {
-        !self.out.ends_with("# ")
-    }
-
-    /// Writes the openings of the spans waiting for text.
     /// Emphasis closed right before opens again as one run (`**a****b**`
     /// would not parse as strong): the closing is taken back.
     fn open_spans(&mut self) {
@@ -490,14 +487,15 @@ impl MarkdownWriter {
     /// An event inside a pipe table, outside any cell: rows and cells
     /// start and end, other text is dropped (white space between rows).
     fn table_open(&mut self, node: NodeRef<'_, Node>, el: &Element) {
-        let cell = self.cell_writer();
+        let opens_cell = matches!(el.name(), "td" | "th" | "caption");
+        let cell = opens_cell.then(|| Box::new(self.cell_writer()));
         let Some(table) = &mut self.table else {
             return;
         };
-        match el.name() {
-            "tr" => table.rows.push(Vec::new()),
-            "td" | "th" | "caption" => table.cell = Some((node.id(), Box::new(cell))),
-            _ => {}
+        match cell {
+            Some(cell) => table.cell = Some((node.id(), cell)),
+            None if el.name() == "tr" => table.rows.push(Vec::new()),
+            None => {}
         }
     }
 

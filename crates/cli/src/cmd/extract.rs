@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use nearcrawl_extract::{
-    ContentPath, Input, MarkdownOptions, Page, extract, extract_pdf, full_text, is_pdf,
+    Input, MarkdownOptions, Page, extract, extract_pdf, full_text, is_pdf, page_to_json,
 };
 
 use super::input::read_input;
@@ -111,33 +111,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 /// A page's JSON line, with `text` (the main or the full text).
 fn page_json(name: &str, page: Page, text: String) -> serde_json::Value {
-    let links: Vec<_> = page
-        .links
-        .iter()
-        .map(|l| json!({"url": l.url.as_str(), "text": l.text, "nofollow": l.nofollow}))
-        .collect();
-    let path = match page.path {
-        ContentPath::MainContent => "main",
-        ContentPath::FullText => "full",
-        ContentPath::Description => "description",
-    };
-    let mut record = json!({
-        "file": name,
-        "title": page.title,
-        "lang": page.lang,
-        "language": page.language,
-        "canonical": page.canonical.map(|u| u.to_string()),
-        "published": page.published,
-        "description": page.description,
-        "robots": {"noindex": page.robots.noindex, "nofollow": page.robots.nofollow},
-        "path": path,
-        "encoding": page.encoding,
-        "text": text,
-        "links": links,
-    });
-    if let Some(markdown) = page.markdown {
-        record["markdown"] = json!(markdown);
-    }
+    let mut record = page_to_json(&page);
+    record["file"] = json!(name);
+    record["text"] = json!(text);
     record
 }
 

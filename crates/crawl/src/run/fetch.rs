@@ -321,20 +321,14 @@ async fn judge_read<P: PageStore>(
     let depth = done.claimed.depth;
     let url = done.claimed.url.clone();
     done.final_url = Some(read.fetched.final_url.clone());
-    if !stages.pages.keeps_language(&read) {
-        let judged = stages
-            .pages
-            .other_language(&url, depth, read, &mut done.stats);
-        done.outcomes = judged.outcomes;
-        done.links = judged.links;
-        return;
-    }
-    if stages.pages.unchanged_text(&url, &read) {
-        let judged = stages.pages.unchanged(&url, depth, read, &mut done.stats);
-        done.outcomes = judged.outcomes;
-        done.links = judged.links;
-        return;
-    }
+    let read = match (stages.pages).without_verdict(&url, depth, read, &mut done.stats) {
+        Ok(judged) => {
+            done.outcomes = judged.outcomes;
+            done.links = judged.links;
+            return;
+        }
+        Err(read) => read,
+    };
     let (decision, original) = match store.judge(&mut done.claimed, prepared).await {
         Ok(verdicted) => verdicted,
         Err(GateError::Again(why)) => {
