@@ -1,20 +1,32 @@
 #!/usr/bin/env python3
 """nearcrawl against the spider crate, alternating in one run, on one site.
 
-    bench/peer_bench.py SITE [--rounds N] [--max-pages N]
+    bench/peer_bench.py SITE [--rounds N] [--max-pages N] [--peers LIST] [--base BIN]
 
 SITE is one of
   javadoc    Java SE 17 API docs (apt-get install -y nginx openjdk-17-doc)
+  rustdoc    the Rust API docs from /std/index.html (apt-get install -y rust-doc)
   generated  crawl_bench's generated 20,000-page site with planted duplicates
   big        a generated 1,500-page site where every 50th page is ~10 MB
              (a long table, as big generated docs pages are)
 
-Dir sites are served by nginx from 127.0.0.1. Each round runs both crawlers
-(the order alternates), each from a fresh output directory, with the same
+Peers (--peers, comma-separated; default nearcrawl,spider):
+  nearcrawl  target/release/nearcrawl, as shipped (extraction and gate on)
+  base       another nearcrawl build (--base BIN), to compare two builds
+  spider     the spider crate's bare crawl (fetch and links only)
+  transform  spider doing our job: its readability, main-content and
+             Markdown pass (spider_transformations) on every page
+
+Dir sites are served by nginx from 127.0.0.1. Each round runs every crawler
+(the order rotates), each from a fresh output directory on tmpfs
+(/dev/shm when there is one: a disk's write-back would measure the
+disk), with the same
 settings: 64 requests in flight, no delay, robots.txt off for spider (the
 sites have none). Figures per run, read from the kernel (wait4 rusage):
-wall seconds, pages, pages/s, CPU seconds (user+sys), CPU ms per page, peak
-RSS; for nearcrawl also the state directory's bytes per fetched page.
+wall seconds, pages, pages/s, CPU seconds (user+sys), CPU% (CPU seconds
+over wall seconds: 200% is both cores), CPU ms per page, peak RSS; for
+nearcrawl also the state directory's bytes per fetched page, and for the
+transform peer the pages whose Markdown kept under 200 bytes.
 
 Needs, built once:
     cargo build --release -p nearcrawl-cli
@@ -37,6 +49,7 @@ import localsite
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 JAVADOC = "/usr/share/doc/openjdk-17-jre-headless/api"
+RUSTDOC = "/usr/share/doc/rust-doc/html"
 
 CONFIG = """
 [scope]
@@ -110,17 +123,24 @@ def du(path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("site", choices=["javadoc", "generated", "big"])
+    ap.add_argument("site", choices=["javadoc", "rustdoc", "generated", "big"])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--max-pages", type=int, default=1_000_000)
+    ap.add_argument("--peers", default="nearcrawl,spider")
+    ap.add_argument("--base", help="another nearcrawl binary, the peer 'base'")
     args = ap.parse_args()
+    peers = args.peers.split(",")
     nearcrawl = os.environ.get("NEARCRAWL_BIN", os.path.join(ROOT, "target/release/nearcrawl"))
     spider = os.environ.get("SPIDER_BIN", os.path.join(ROOT, "target/spider/release/spider-peer"))
     crawl_bench = os.environ.get("CRAWL_BENCH_BIN", os.path.join(ROOT, "target/release/examples/crawl_bench"))
-    for b in [nearcrawl, spider] + ([crawl_bench] if args.site == "generated" else []):
-        if not os.path.exists(b):
+    binaries = {"nearcrawl": nearcrawl, "base": args.base, "spider": spider, "transform": spider}
+    for who in peers:
+        if who not in binaries:
+            sys.exit(f"unknown peer {who}: one of {', '.join(binaries)}")
+    for b in [binaries[w] for w in peers] + ([crawl_bench] if args.site == "generated" else []):
+        if not b or not os.path.exists(b):
             sys.exit(f"{b} is missing: see the build commands in {__file__}'s docstring")
-    tmp = tempfile.mkdtemp(prefix="peer-bench-")
+    tmp = tempfile.mkdtemp(prefix="peer-bench-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
     os.chmod(tmp, 0o755)  # nginx's workers read the generated site
     try:
         with served(args.site, tmp, crawl_bench) as seed:
@@ -129,11 +149,11 @@ def main():
             with open(os.path.join(tmp, "seeds.txt"), "w") as f:
                 f.write(seed + "\n")
             print(f"site {args.site}: {seed}")
-            print("crawler    round   pages   wall s  pages/s   CPU s  CPU ms/page  peak RSS MiB  state B/page")
+            print("crawler    round   pages   wall s  pages/s   CPU s  CPU%  CPU ms/page  peak RSS MiB  state B/page  short")
             for r in range(args.rounds):
-                order = ["nearcrawl", "spider"] if r % 2 == 0 else ["spider", "nearcrawl"]
+                order = peers[r % len(peers):] + peers[:r % len(peers)]
                 for who in order:
-                    run_one(who, r, tmp, seed, nearcrawl if who == "nearcrawl" else spider)
+                    run_one(who, r, tmp, seed, binaries[who])
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -157,10 +177,13 @@ def served(site, tmp, crawl_bench):
             server.terminate()
             server.wait()
         return
-    if site == "javadoc":
-        root, path = JAVADOC, "/index.html"
+    if site in ("javadoc", "rustdoc"):
+        root, path, package = {
+            "javadoc": (JAVADOC, "/index.html", "openjdk-17-doc"),
+            "rustdoc": (RUSTDOC, "/std/index.html", "rust-doc"),
+        }[site]
         if not os.path.isdir(root):
-            sys.exit(f"{root} is missing: apt-get install -y openjdk-17-doc")
+            sys.exit(f"{root} is missing: apt-get install -y {package}")
     else:
         root = os.path.join(tmp, "site")
         path = build_big_site(root)
@@ -172,18 +195,23 @@ def run_one(who, r, tmp, seed, binary):
     """One crawl from a fresh output directory; prints its figures."""
     out = os.path.join(tmp, f"out-{who}")
     shutil.rmtree(out, ignore_errors=True)
-    if who == "nearcrawl":
+    short = "    -"
+    if who in ("nearcrawl", "base"):
         wall, cpu, rss, _ = run_measured(
             [binary, "crawl", "--config", os.path.join(tmp, "crawl.toml"),
              "--seeds", os.path.join(tmp, "seeds.txt"), "--out", out])
         pages = json.load(open(os.path.join(out, "stats.json")))["fetched"]
         state = f"{du(os.path.join(out, 'state')) / max(pages, 1):12.0f}"
     else:
-        wall, cpu, rss, text = run_measured([binary, seed, out, "64"])
-        pages = int(dict(kv.split("=") for kv in text.split())["pages"])
+        mode = ["transform"] if who == "transform" else []
+        wall, cpu, rss, text = run_measured([binary, seed, out, "64"] + mode)
+        said = dict(kv.split("=") for kv in text.split())
+        pages = int(said["pages"])
         state = "           -"
-    print(f"{who:10} {r + 1:5} {pages:7} {wall:8.2f} {pages / wall:8.0f} {cpu:7.2f}"
-          f" {1000 * cpu / max(pages, 1):12.2f} {rss:13.0f} {state}", flush=True)
+        if who == "transform":
+            short = f"{said.get('short', '-'):>5}"
+    print(f"{who:10} {r + 1:5} {pages:7} {wall:8.2f} {pages / wall:8.0f} {cpu:7.2f} {100 * cpu / wall:4.0f}%"
+          f" {1000 * cpu / max(pages, 1):12.2f} {rss:13.0f} {state:>13} {short}", flush=True)
     shutil.rmtree(out, ignore_errors=True)
 
 if __name__ == "__main__":
