@@ -39,8 +39,12 @@ pub(crate) fn decide(
     declared: Option<&str>,
     text: &str,
 ) -> (Option<&'static str>, Option<&'static str>) {
-    let detected = detect(text);
     let declared = declared.and_then(iso_639_1);
+    if declared.is_some() && text.len() < OVERRULING_BYTES {
+        // Too little text to overrule the declaration: nothing to detect.
+        return (declared, None);
+    }
+    let detected = detect(text);
     let language = match (declared, detected.and_then(iso_639_1)) {
         (Some(d), Some(t)) if d != t && !holds(text, d) => Some(t),
         (Some(d), _) => Some(d),
