@@ -77,12 +77,25 @@ impl Drop for Held {
     }
 }
 
-/// Body bytes being extracted at once: two pages share it only when each
-/// is under half of it, a larger page is extracted alone. Pages of half a
-/// MiB to 1 MiB parse into trees of 10 to 25 MB (rust-doc's source pages),
-/// and two at once made that crawl's peak; below half a MiB, pages go one
-/// per core as before.
-const EXTRACTION_BUDGET: usize = 1 << 20;
+/// Memory that the pages being extracted at once may take, as estimated
+/// by [`parse_memory`]. A tree takes 13 to 25 times its markup, so a page
+/// of up to 640 KiB goes beside another like it (one per core), a 1 MiB
+/// page beside pages under 280 KiB, and only a page whose parse would
+/// take the whole budget goes alone. (A budget of 1 MiB of *body* kept a
+/// page of 1 MiB or more alone: during javadoc's burst of large index
+/// pages one core sat idle, 36-44% of the machine.)
+const EXTRACTION_BUDGET: usize = 32 << 20;
+
+/// What extracting a body of `len` bytes may take at its peak: a tree of
+/// up to 25 times the markup, for markup up to the 1 MiB past which the
+/// extractor reads without a tree (see `nearcrawl_extract`), and about
+/// four times the body for a page read so (its decoded text, the text
+/// kept, the links).
+fn parse_memory(len: usize) -> usize {
+    const TREE_TIMES: usize = 25;
+    const TREE_ABOVE: usize = 1 << 20;
+    (TREE_TIMES * len.min(TREE_ABOVE)).max(4 * len)
+}
 
 /// Bytes of fetched bodies waiting for extraction past which no request
 /// starts.
@@ -141,7 +154,7 @@ impl ExtractionSlots {
             backlog: self.backlog.clone(),
             len,
         };
-        let kib = u32::try_from(len.div_ceil(1024)).unwrap_or(u32::MAX);
+        let kib = u32::try_from(parse_memory(len).div_ceil(1024)).unwrap_or(u32::MAX);
         let bytes = self
             .bytes
             .clone()
@@ -191,13 +204,20 @@ mod tests {
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
-        let big = rt.block_on(slots.enter(EXTRACTION_BUDGET * 2));
+        // A page whose streamed read would take the whole budget.
+        let huge = rt.block_on(slots.enter(EXTRACTION_BUDGET / 4 + 1));
         assert!(turn_waits(slots.enter(100)), "a small page waits");
-        drop(big);
+        drop(huge);
         assert!(!turn_waits(slots.enter(100)));
+        // A 1 MiB page (a tree of up to 25 MiB) goes beside a small page,
+        // not beside another large one.
+        let large = rt.block_on(slots.enter(1 << 20));
+        assert!(turn_waits(slots.enter(512 << 10)), "two large trees wait");
+        let small = rt.block_on(slots.enter(100 << 10));
+        drop((large, small));
         // Pages that fit the budget together go together, one per core.
-        let a = rt.block_on(slots.enter(EXTRACTION_BUDGET / 4));
-        let b = rt.block_on(slots.enter(EXTRACTION_BUDGET / 4));
+        let a = rt.block_on(slots.enter(600 << 10));
+        let b = rt.block_on(slots.enter(600 << 10));
         assert!(turn_waits(slots.enter(100)), "both cores are busy");
         drop((a, b));
     }
