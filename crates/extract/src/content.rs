@@ -148,11 +148,13 @@ pub(crate) fn outline(root: NodeRef<'_, Node>, facts: &FactsMap) -> Outline {
     let none = NodeMap::default();
     let full = analyze(root, Rules::FULL_TEXT, &none, facts).stats;
     let total = full.values().map(|s| s.text).max().unwrap_or(0);
-    let wrappers = full
-        .iter()
-        .filter(|(_, s)| total > 0 && u64::from(s.text) * 10 >= u64::from(total) * 4)
-        .map(|(id, _)| (*id, ()))
-        .collect();
+    let mut wrappers = NodeMap::default();
+    for node in root.tree().nodes() {
+        let holds = full.get(&node.id()).is_some_and(|s| u64::from(s.text) * 10 >= u64::from(total) * 4);
+        if total > 0 && holds {
+            wrappers.insert(node.id(), ());
+        }
+    }
     Outline {
         wrappers,
         chars: total,
@@ -202,8 +204,7 @@ pub(crate) fn analyze<'a>(
     // Sized once for the page's elements, about half of its nodes (the
     // rest text): grown as it filled, the map was rehashed several times
     // a pass.
-    let mut stats: NodeMap<Stats> =
-        NodeMap::with_capacity_and_hasher(root.tree().nodes().len() / 2, Default::default());
+    let mut stats: NodeMap<Stats> = NodeMap::for_nodes(root.tree().nodes().len());
     // Open elements: (id, stats so far, is block).
     let mut stack: Vec<(NodeId, Stats, bool)> = Vec::new();
     let mut skip: Option<NodeId> = None;
@@ -444,7 +445,7 @@ fn outermost_stack<'a>(top: NodeRef<'a, Node>, a: &Analysis<'_>) -> Option<NodeR
 /// levels, halving), after link density; and the scored elements, best
 /// first.
 fn score_blocks(root: NodeRef<'_, Node>, a: &Analysis<'_>) -> (NodeMap<f64>, Vec<(NodeId, f64)>) {
-    let mut scores: NodeMap<f64> = NodeMap::default();
+    let mut scores: NodeMap<f64> = NodeMap::for_nodes(root.tree().nodes().len());
     let mut order: Vec<NodeId> = Vec::new();
     for node in root.descendants() {
         let Node::Element(el) = node.value() else {
@@ -465,7 +466,7 @@ fn score_blocks(root: NodeRef<'_, Node>, a: &Analysis<'_>) -> (NodeMap<f64>, Vec
             if !a.stats.contains_key(&n.id()) {
                 break;
             }
-            let entry = scores.entry(n.id()).or_insert_with(|| {
+            let entry = scores.get_or_insert_with(n.id(), || {
                 order.push(n.id());
                 a.facts.get(n, e).base_score(e.name(), a.rules)
             });
