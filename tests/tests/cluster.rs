@@ -651,6 +651,7 @@ fn hosts_on_one_server_keep_its_delay_over_two_workers_with_politeness_by_ip() {
         "nearcrawl_in_flight ",
         "nearcrawl_hosts_active ",
         "nearcrawl_fetch_seconds_count ",
+        "nearcrawl_cpu_seconds_total{stage=\"parse\"} ",
     ] {
         assert!(scraped.contains(series), "{series} missing:\n{scraped}");
     }
@@ -672,6 +673,14 @@ fn hosts_on_one_server_keep_its_delay_over_two_workers_with_politeness_by_ip() {
         fetched.iter().all(|&n| n > 0),
         "both workers fetched: {fetched:?}"
     );
+    // Each worker says where its CPU went; the shared gate's judging is
+    // timed where the replica judges.
+    for stats in stats_of(&outs) {
+        let cpu = &stats["this_run"]["cpu_secs"];
+        for stage in ["parse", "extract", "gate", "write"] {
+            assert!(cpu[stage].as_f64().unwrap() > 0.0, "{stage}: {cpu}");
+        }
+    }
     for w in requests.windows(2) {
         let gap = w[1].0 - w[0].0;
         assert!(

@@ -282,6 +282,17 @@ fn crawls_the_site_and_keeps_duplicates_out() {
     );
     let judged = &stats["this_run"]["worker_secs"]["judge"];
     assert!(judged.as_f64().unwrap() > 0.0, "{stats}");
+    // Where the CPU went, by stage: each stage a page passes through took
+    // some, and the stages add up to no more than the whole.
+    let cpu = &stats["this_run"]["cpu_secs"];
+    let secs = |stage: &str| cpu[stage].as_f64().unwrap_or(-1.0);
+    for stage in ["parse", "extract", "links", "fingerprint", "gate", "write"] {
+        assert!(secs(stage) > 0.0, "no CPU time for {stage}: {cpu}");
+    }
+    let stages = ["fetch", "parse", "extract", "links", "language", "fingerprint", "gate", "write"];
+    let summed: f64 = stages.iter().map(|s| secs(s)).sum();
+    assert!(secs("language") >= 0.0 && secs("fetch") >= 0.0, "{cpu}");
+    assert!((summed - secs("total")).abs() < 0.01 + secs("total") * 0.01, "{cpu}");
     // /from-sitemap, and /a/0 if the sitemap was read before the home page.
     let from_sitemap = stats["sitemap_urls"].as_u64().unwrap();
     assert!((1..=2).contains(&from_sitemap), "{stats}");
@@ -572,6 +583,11 @@ fn metrics_are_served_while_crawling() {
         "nearcrawl_hosts_active 1",
         "nearcrawl_fetch_seconds_bucket{le=\"+Inf\"} ",
         "nearcrawl_fetch_seconds_count ",
+        "# TYPE nearcrawl_cpu_seconds counter",
+        "nearcrawl_cpu_seconds_total{stage=\"fetch\"} ",
+        "nearcrawl_cpu_seconds_total{stage=\"parse\"} ",
+        "nearcrawl_cpu_seconds_total{stage=\"gate\"} ",
+        "nearcrawl_cpu_seconds_total{stage=\"write\"} ",
     ] {
         assert!(scraped.contains(series), "{series} missing:\n{scraped}");
     }

@@ -129,6 +129,15 @@ impl Collector for CrawlCollector {
             let g = ConstGauge::new(v as i64);
             g.encode(encoder.encode_descriptor(name, help, None, g.metric_type())?)?;
         }
+        let mut family = encoder.encode_descriptor(
+            "nearcrawl_cpu_seconds",
+            "The crawl process's CPU time, by stage (fetch: what no other stage took: HTTP, TLS, the runtime, the frontier)",
+            None,
+            MetricType::Counter,
+        )?;
+        for (stage, secs) in m.cpu.by_stage() {
+            ConstCounter::new(secs).encode(family.encode_family(&[("stage", stage)])?)?;
+        }
         let h = &m.fetch_latency;
         // prometheus-client writes the bucket bounded by f64::MAX as +Inf.
         let buckets: Vec<(f64, u64)> = h

@@ -281,5 +281,6 @@ pub(crate) fn as_links(links: &[(String, String, u32)]) -> Vec<Link<'_>> {
 }
 
 pub(crate) fn send(sink: &mut dyn Sink, outcomes: &[Outcome]) -> std::io::Result<()> {
-    outcomes.iter().try_for_each(|o| o.send(sink))
+    let write = || outcomes.iter().try_for_each(|o| o.send(sink));
+    nearcrawl_crawl::cpu::time(nearcrawl_crawl::cpu::Stage::Write, write)
 }

@@ -6,6 +6,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use nearcrawl_crawl::cpu::Stage;
 use nearcrawl_crawl::remembered::Remembered;
 use nearcrawl_index::{Decision, DedupConfig, Deduper, Prepared, Verdict};
 use redis::cluster::ClusterClient;
@@ -561,10 +562,13 @@ impl SharedGate {
                 // A page's own earlier version in a remembered crawl is
                 // not its original (the recrawl compares with it).
                 let (remembered, page) = (&self.remembered, String::from_utf8_lossy(&url));
-                let mut judgement = self.replica.judge_prepared(doc, |d| {
-                    Remembered::split(d).is_none()
-                        || remembered.url_of(d).is_some_and(|u| u != page)
-                })?;
+                let judge = || {
+                    self.replica.judge_prepared(doc, |d| {
+                        Remembered::split(d).is_none()
+                            || remembered.url_of(d).is_some_and(|u| u != page)
+                    })
+                };
+                let mut judgement = nearcrawl_crawl::cpu::time(Stage::Gate, judge)?;
                 if judgement.decision.verdict == (Verdict::Exact { of: place.doc() }) {
                     // Recorded under its own id: applied before a crash that
                     // came between the replica's flush and the note of it.

@@ -65,6 +65,7 @@ impl Worker {
                 in_flight: stages.in_flight(),
                 active_hosts: shown.keys.load(Ordering::Relaxed),
                 fetch_latency: stages.latencies.snapshot(),
+                cpu: nearcrawl_crawl::cpu::CpuSecs::now(),
             }
         }
     }
@@ -100,7 +101,7 @@ impl Worker {
         stats.elapsed_secs = start.elapsed().as_secs_f64();
         stats.fetched_this_run = stats.fetched - fetched_before;
         let mut json = stats.to_json();
-        json["this_run"]["worker_secs"] = self.stages.phases_json();
+        self.stages.add_times(&mut json["this_run"]);
         json["cluster"] = serde_json::json!({
             "crawl": store.crawl,
             "worker": store.worker,

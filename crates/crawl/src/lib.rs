@@ -30,6 +30,7 @@ mod append_file;
 pub mod canonical;
 pub mod config;
 pub mod crawler;
+pub mod cpu;
 mod doc_urls;
 pub mod embedded;
 mod error;

@@ -19,15 +19,16 @@
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use nearcrawl_extract::{Input, Page, extract};
+use nearcrawl_extract::{Input, Page, extract_timed};
 use nearcrawl_fetch::{FetchError, Fetched, Validators};
 use nearcrawl_index::{Decision, Doc, Fingerprinter, Prepared, Verdict};
 use url::Url;
 
 use crate::canonical::Canonicalizer;
 use crate::config::{Config, Content, DuplicatePolicy, Recrawl};
+use crate::cpu::{Laps, Stage};
 use crate::recrawl::{Change, Earlier, EarlierCrawl, Seen};
-use crate::scope::Scope;
+use crate::scope::{OutOfScope, Scope};
 use crate::sink::{Capture, DuplicateRecord, ErrorRecord, Outcome, PageRecord};
 use crate::stats::Stats;
 
@@ -175,7 +176,8 @@ impl Pipeline {
 
     /// Extracts a page fetched at `depth`, scopes its links (those `seen`
     /// says were queued before are left out: most links were), captures
-    /// and fingerprints it. No lock, no state.
+    /// and fingerprints it. No lock, no state. Its stages' CPU time is
+    /// counted ([`crate::cpu`]).
     pub fn read(
         &self,
         depth: u32,
@@ -188,8 +190,11 @@ impl Pipeline {
             x_robots_tag: fetched.x_robots_tag.as_deref(),
             content_language: header(&fetched.headers, "content-language"),
             markdown: self.content.markdown(),
+            // Outputs record no anchor texts.
+            links_without_text: true,
         };
-        let page = extract(&fetched.body, &input);
+        let mut laps = Laps::start();
+        let page = extract_timed(&fetched.body, &input, &mut |s| laps.lap_extract(s));
         self.read_page(depth, fetched, page, seen)
     }
 
@@ -207,11 +212,15 @@ impl Pipeline {
         page: Page,
         seen: impl Fn(&Url) -> bool,
     ) -> (ReadPage, Prepared) {
+        let mut laps = Laps::start();
         let fetched_at = now();
         let links = self.scoped_links(&page, depth + 1, seen);
+        laps.lap_extract(nearcrawl_extract::Stage::Links);
         let body_bytes = fetched.body.len() as u64;
         let validators = Validators::of(&fetched.headers);
         let text_hash = crate::recrawl::stable_hash(&page.text);
+        let prepared = self.prepare(&page, &fetched.final_url);
+        laps.lap(Stage::Fingerprint);
         let capture = self.capture_headers.as_ref().map(|_| {
             // The URL asked for, whose validators every hop carried.
             let asked = fetched.redirects.first().unwrap_or(&fetched.final_url);
@@ -222,7 +231,7 @@ impl Pipeline {
         });
         let digest = capture.as_ref().and_then(|c| c.digest.clone());
         fetched.body = Vec::new();
-        let prepared = self.prepare(&page, &fetched.final_url);
+        laps.lap(Stage::Write);
         let read = ReadPage {
             page,
             fetched,
@@ -487,6 +496,16 @@ impl Pipeline {
             return links;
         }
         for link in page.links.iter().filter(|l| !l.nofollow) {
+            // Most links a scope leaves out lead to other hosts: told by
+            // the host alone, which canonical spelling does not change.
+            let host = link.url.host_str().unwrap_or("");
+            if matches!(link.url.scheme(), "http" | "https")
+                && !host.is_empty()
+                && !self.scope.allows_host(host)
+            {
+                links.out_of_scope.push(OutOfScope::Host.name());
+                continue;
+            }
             let Some(c) = self.canon.canonicalize(&link.url) else {
                 continue;
             };

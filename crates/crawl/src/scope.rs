@@ -99,14 +99,7 @@ impl Scope {
 
     /// May `url`, found at `depth` links from a seed, be crawled?
     pub fn check(&self, url: &Url, depth: u32) -> Result<(), OutOfScope> {
-        let host = url.host_str().unwrap_or("").to_ascii_lowercase();
-        let host_ok = self.any_host
-            || self.hosts.contains(&host)
-            || self
-                .domains
-                .iter()
-                .any(|d| host == *d || host.ends_with(&format!(".{d}")));
-        if !host_ok {
+        if !self.allows_host(url.host_str().unwrap_or("")) {
             return Err(OutOfScope::Host);
         }
         if depth > self.max_depth {
@@ -133,6 +126,26 @@ impl Scope {
             return Err(OutOfScope::NotIncluded);
         }
         Ok(())
+    }
+}
+
+impl Scope {
+    /// Whether `host` (any case) is one of the scope's hosts or under one
+    /// of its domains: asked of every link, so with no allocation.
+    pub fn allows_host(&self, host: &str) -> bool {
+        let lower;
+        let host = if host.bytes().any(|b| b.is_ascii_uppercase()) {
+            lower = host.to_ascii_lowercase();
+            lower.as_str()
+        } else {
+            host
+        };
+        self.any_host
+            || self.hosts.iter().any(|h| h == host)
+            || self.domains.iter().any(|d| {
+                host.strip_suffix(d.as_str())
+                    .is_some_and(|rest| rest.is_empty() || rest.ends_with('.'))
+            })
     }
 }
 

@@ -203,6 +203,8 @@ pub struct Metrics {
     pub active_hosts: usize,
     /// Page fetches of this run (robots.txt and sitemaps not counted).
     pub fetch_latency: crate::latency::LatencyHistogram,
+    /// The process's CPU time by stage.
+    pub cpu: crate::cpu::CpuSecs,
 }
 
 impl Metrics {

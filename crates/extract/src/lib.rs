@@ -190,6 +190,22 @@ pub struct Input<'a> {
     pub content_language: Option<&'a str>,
     /// Write the text as Markdown too ([`Page::markdown`]).
     pub markdown: Option<MarkdownOptions>,
+    /// Anchor texts are not needed: [`Link::text`] may be left empty (a
+    /// crawl that only follows links does not build them).
+    pub links_without_text: bool,
+}
+
+/// The parts of extraction, as [`extract_timed`] reports their ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// Decoding the bytes and parsing the markup into a tree.
+    Parse,
+    /// Reading the metadata and choosing and writing the main text.
+    Extract,
+    /// Collecting the links.
+    Links,
+    /// Deciding the page's language.
+    Language,
 }
 
 /// How the text was obtained.
@@ -256,25 +272,34 @@ const ENOUGH_OF_DECLARED_MAIN: usize = 2000;
 /// Never fails and never panics: malformed or truncated markup is parsed
 /// the way browsers do, undecodable bytes become U+FFFD.
 pub fn extract(bytes: &[u8], input: &Input<'_>) -> Page {
+    extract_timed(bytes, input, &mut |_| {})
+}
+
+/// [`extract`], calling `lap` as each part of the work ends, so that a
+/// caller can tell where the time goes. A part may end more than once
+/// (the main text is read in two stretches, around the links).
+pub fn extract_timed(bytes: &[u8], input: &Input<'_>, lap: &mut dyn FnMut(Stage)) -> Page {
     let (html, enc, encoding_source) = decode_html(bytes, input.charset);
     // The tree's size follows the markup left once script and style
     // bodies are dropped (inline scripts make many pages large).
     let stripped = prestrip::strip_raw_text(&html);
     if stripped.len() > stream::STREAM_ABOVE {
         drop(stripped);
-        return extract_streamed(&html, input, enc, encoding_source);
+        lap(Stage::Parse);
+        return extract_streamed(&html, input, (enc, encoding_source), lap);
     }
     let json_ld = meta::json_ld_declares(&html);
     let mut doc = parse_stripped(&stripped);
     drop(stripped);
     drop(html);
-    repair::unclose_boilerplate_around_main(&mut doc);
-    repair::unname_header_holding_the_page(&mut doc);
-    repair::open_disclosures(&mut doc);
-    repair::open_answers(&mut doc);
+    repair::repair(&mut doc);
+    lap(Stage::Parse);
     let base = links::base_url(&doc, input.url);
     let meta = meta::read(&doc, base.as_ref(), input.x_robots_tag);
-    let mut links = links::collect(&doc, base.as_ref());
+    lap(Stage::Extract);
+    let with_text = !input.links_without_text;
+    let mut links = links::collect(&doc, base.as_ref(), with_text);
+    lap(Stage::Links);
     let reading = Reading {
         title: meta.title.as_deref(),
         declared: content::Declared {
@@ -292,7 +317,7 @@ pub fn extract(bytes: &[u8], input: &Input<'_>) -> Page {
             text = noscript_text;
             let known: std::collections::HashSet<Url> =
                 links.iter().map(|l| l.url.clone()).collect();
-            let inner = links::collect(&inner, base.as_ref());
+            let inner = links::collect(&inner, base.as_ref(), with_text);
             links.extend(inner.into_iter().filter(|l| !known.contains(&l.url)));
         } else if full_chars < MIN_MAIN_CHARS {
             repair::unhide(&mut doc);
@@ -312,7 +337,11 @@ pub fn extract(bytes: &[u8], input: &Input<'_>) -> Page {
             };
         }
     }
-    page(meta, text, links, input, (enc, encoding_source))
+    lap(Stage::Extract);
+    // Dropping the tree is part of what parsing costs.
+    drop(doc);
+    lap(Stage::Parse);
+    page(meta, text, links, input, (enc, encoding_source), lap)
 }
 
 /// What reading a tree needs besides the tree: the page's title and what
@@ -485,8 +514,8 @@ fn noscript_markup(doc: &Html) -> Option<String> {
 fn extract_streamed(
     html: &str,
     input: &Input<'_>,
-    enc: &'static encoding_rs::Encoding,
-    encoding_source: EncodingSource,
+    encoding: (&'static encoding_rs::Encoding, EncodingSource),
+    lap: &mut dyn FnMut(Stage),
 ) -> Page {
     let s = stream::extract(html, input.url);
     let mut meta = s.meta;
@@ -501,7 +530,9 @@ fn extract_streamed(
         plain: s.text,
         path: ContentPath::FullText,
     };
-    page(meta, text, s.links, input, (enc, encoding_source))
+    // One pass reads text and links alike.
+    lap(Stage::Extract);
+    page(meta, text, s.links, input, encoding, lap)
 }
 
 /// The page of its parts, and its language.
@@ -511,6 +542,7 @@ fn page(
     links: Vec<Link>,
     input: &Input<'_>,
     (enc, encoding_source): (&'static encoding_rs::Encoding, EncodingSource),
+    lap: &mut dyn FnMut(Stage),
 ) -> Page {
     // The header may list several languages: the first is the page's.
     let header = (input.content_language)
@@ -519,6 +551,7 @@ fn page(
         .filter(|l| !l.is_empty());
     let declared = meta.lang.or(header);
     let (language, detected) = language::decide(declared.as_deref(), &text.plain);
+    lap(Stage::Language);
     Page {
         language,
         lang: declared.or_else(|| detected.map(str::to_string)),
@@ -548,16 +581,19 @@ fn parse(html: &str) -> Html {
 
 /// Markup cleaned by [`prestrip::strip_raw_text`], parsed as a document.
 /// The tree is sized for the page from the start: grown by doubling, its
-/// copies were a twentieth of the parse. A node per `<` is about right (a
-/// start tag makes an element, the text after a tag a text node; end tags
-/// make none). Capped, as text can hold `<` that make no node: a larger
-/// tree still grows as it needs.
+/// copies were a twentieth of the parse. A start tag makes an element and
+/// the text after any tag a text node, end tags none: so a page makes up
+/// to one and a half nodes per `<` (javadoc 1.26: a node per `<` made
+/// every tree grow once), and room is made for that many (what is never
+/// written is never touched). Capped, as text can hold `<` that make no
+/// node: a larger tree still grows as it needs.
 fn parse_stripped(stripped: &str) -> Html {
     use html5ever::tendril::TendrilSink;
     let markup = prestrip::cap_nesting(stripped);
-    let nodes = memchr::memchr_iter(b'<', markup.as_bytes())
+    let tags = memchr::memchr_iter(b'<', markup.as_bytes())
         .take(PRESIZED_NODES)
         .count();
+    let nodes = (tags + tags / 2).min(PRESIZED_NODES);
     let mut empty = Html::new_document();
     empty.tree = ego_tree::Tree::with_capacity(Node::Document, nodes + 1);
     let sink = scraper::HtmlTreeSink::new(empty);

@@ -81,8 +81,8 @@ fn without_fragment(href: &str) -> &str {
 }
 
 /// `<a href>`, `<area href>` and `<link href rel=next|prev>`, in the
-/// parser's order.
-pub(crate) fn collect(doc: &Html, base: Option<&Url>) -> Vec<Link> {
+/// parser's order; their anchor texts when `with_text`.
+pub(crate) fn collect(doc: &Html, base: Option<&Url>, with_text: bool) -> Vec<Link> {
     let mut out = Vec::new();
     // A page links to the same place many times (a reference page to its
     // types and its own sections), so each href is resolved once: URL
@@ -108,17 +108,23 @@ pub(crate) fn collect(doc: &Html, base: Option<&Url>) -> Vec<Link> {
             continue;
         };
         let text = match kind {
-            LinkKind::Area => attr(e, "alt").unwrap_or("").to_string(),
-            _ => node.text().collect::<String>(),
+            _ if !with_text => String::new(),
+            LinkKind::Area => collapsed(attr(e, "alt").unwrap_or("")),
+            _ => collapsed(&node.text().collect::<String>()),
         };
         out.push(Link {
             url,
-            text: text.split_whitespace().collect::<Vec<_>>().join(" "),
+            text,
             nofollow: rel_has(e, &["nofollow", "ugc", "sponsored"]),
             kind,
         });
     }
     out
+}
+
+/// `text` with its runs of white space made one space, trimmed.
+fn collapsed(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]
@@ -150,7 +156,7 @@ mod tests {
             .collect();
         let doc = Html::parse_document(&page);
         let base = Url::parse("http://example.com/dir/page.html?p=1#here").unwrap();
-        let got: Vec<String> = collect(&doc, Some(&base))
+        let got: Vec<String> = collect(&doc, Some(&base), true)
             .into_iter()
             .map(|l| l.url.to_string())
             .collect();

@@ -143,6 +143,7 @@ impl EmbeddedStore {
                 in_flight: stages.in_flight(),
                 active_hosts: core.state.frontier.active_hosts(),
                 fetch_latency: stages.latencies.snapshot(),
+                cpu: crate::cpu::CpuSecs::now(),
             }
         }
     }
@@ -159,12 +160,42 @@ impl EmbeddedStore {
         core.checkpoint()?;
         let mut json = stats.to_json();
         json["this_run"]["core_lock"] = self.core.times();
-        json["this_run"]["worker_secs"] = self.stages.phases_json();
+        self.stages.add_times(&mut json["this_run"]);
         // The gate's index is the one part of memory that grows with the
         // crawl (the frontier's is per queued URL and host).
         json["this_run"]["gate_memory_bytes"] = core.dedup.memory_bytes().into();
         json["top_hosts"] = core.state.top_hosts(TOP_HOSTS)?;
         core.sink.finish(&json)?;
+        Ok(())
+    }
+
+    /// One batch for the group: its URLs done, documents, links, counts
+    /// and the outbox entry of its outcomes; then the outcomes go to the
+    /// sink. It never waits but for the store's lock.
+    fn commit_now(&mut self, group: Vec<Done<EmbeddedClaim>>) -> Result<(), CrawlError> {
+        let core_lock = self.core.clone();
+        let mut guard = core_lock.lock();
+        let core = &mut *guard;
+        let mut c = GroupCommit::default();
+        for done in group.into_iter().filter(|d| !d.again) {
+            self.commit_one(core, &mut c, done);
+        }
+        if let Some(e) = c.failed.take() {
+            return Err(e.into());
+        }
+        for host in &c.hosts {
+            core.state.put_host(&mut c.writes, host);
+        }
+        core.state.put_stats(&mut c.writes);
+        core.state.commit(c.writes, c.adds, &c.outcomes)?;
+        for o in &c.outcomes {
+            // On failure the outcome is still in the state's outbox: the
+            // next checkpoint would record a position past a hole, so the
+            // crawl stops and the next run rewinds and writes it again.
+            o.send(core.sink.as_mut()).map_err(|e| {
+                std::io::Error::new(e.kind(), format!("writing output failed: {e}"))
+            })?;
+        }
         Ok(())
     }
 
@@ -305,34 +336,9 @@ impl CrawlStore for EmbeddedStore {
         Ok(())
     }
 
-    /// One batch for the group: its URLs done, documents, links, counts
-    /// and the outbox entry of its outcomes; then the outcomes go to the
-    /// sink.
+    /// See [`EmbeddedStore::commit_now`].
     async fn commit(&mut self, group: Vec<Done<EmbeddedClaim>>) -> Result<(), CrawlError> {
-        let core_lock = self.core.clone();
-        let mut guard = core_lock.lock();
-        let core = &mut *guard;
-        let mut c = GroupCommit::default();
-        for done in group.into_iter().filter(|d| !d.again) {
-            self.commit_one(core, &mut c, done);
-        }
-        if let Some(e) = c.failed.take() {
-            return Err(e.into());
-        }
-        for host in &c.hosts {
-            core.state.put_host(&mut c.writes, host);
-        }
-        core.state.put_stats(&mut c.writes);
-        core.state.commit(c.writes, c.adds, &c.outcomes)?;
-        for o in &c.outcomes {
-            // On failure the outcome is still in the state's outbox: the
-            // next checkpoint would record a position past a hole, so the
-            // crawl stops and the next run rewinds and writes it again.
-            o.send(core.sink.as_mut()).map_err(|e| {
-                std::io::Error::new(e.kind(), format!("writing output failed: {e}"))
-            })?;
-        }
-        Ok(())
+        crate::cpu::time(crate::cpu::Stage::Write, || self.commit_now(group))
     }
 
     async fn checkpoint(&mut self) -> Result<(), CrawlError> {

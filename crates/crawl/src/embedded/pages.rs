@@ -99,6 +99,17 @@ impl PageStore for EmbeddedPages {
         claimed: &mut Claimed<EmbeddedClaim>,
         prepared: Prepared,
     ) -> Result<Verdicted, GateError> {
+        crate::cpu::time(crate::cpu::Stage::Gate, || self.judge_now(claimed, prepared))
+    }
+}
+
+impl EmbeddedPages {
+    /// [`PageStore::judge`], which never waits but for the store's lock.
+    fn judge_now(
+        &self,
+        claimed: &mut Claimed<EmbeddedClaim>,
+        prepared: Prepared,
+    ) -> Result<Verdicted, GateError> {
         let mut guard = self.core.lock();
         let core = &mut *guard;
         let judgement = (core.judge(prepared, claimed.url.as_str()))

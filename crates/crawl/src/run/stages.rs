@@ -70,9 +70,12 @@ impl Stages {
         self.in_flight.load(Ordering::Relaxed)
     }
 
-    /// Where the fetch tasks' time went, for `stats.json`.
-    pub fn phases_json(&self) -> serde_json::Value {
-        self.phases.to_json()
+    /// Where the run's time went, into `stats.json`'s `this_run`: the
+    /// fetch tasks' time by phase (`worker_secs`) and the process's CPU
+    /// time by stage (`cpu_secs`, see [`crate::cpu`]).
+    pub fn add_times(&self, this_run: &mut serde_json::Value) {
+        this_run["worker_secs"] = self.phases.to_json();
+        this_run["cpu_secs"] = serde_json::json!(crate::cpu::CpuSecs::now());
     }
 
     /// Resolves once the crawl is stopping.

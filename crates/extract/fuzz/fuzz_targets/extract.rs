@@ -12,7 +12,7 @@ fuzz_target!(|data: &[u8]| {
         Some((1, rest)) => (Some("gbk"), rest),
         _ => (None, data),
     };
-    let page = extract(html, &Input { url: Some(&url), charset, x_robots_tag: None, content_language: None });
+    let page = extract(html, &Input { url: Some(&url), charset, ..Input::default() });
     for link in &page.links {
         assert!(matches!(link.url.scheme(), "http" | "https"));
     }
