@@ -289,10 +289,22 @@ fn crawls_the_site_and_keeps_duplicates_out() {
     for stage in ["parse", "extract", "links", "fingerprint", "gate", "write"] {
         assert!(secs(stage) > 0.0, "no CPU time for {stage}: {cpu}");
     }
-    let stages = ["fetch", "parse", "extract", "links", "language", "fingerprint", "gate", "write"];
+    let stages = [
+        "fetch",
+        "parse",
+        "extract",
+        "links",
+        "language",
+        "fingerprint",
+        "gate",
+        "write",
+    ];
     let summed: f64 = stages.iter().map(|s| secs(s)).sum();
     assert!(secs("language") >= 0.0 && secs("fetch") >= 0.0, "{cpu}");
-    assert!((summed - secs("total")).abs() < 0.01 + secs("total") * 0.01, "{cpu}");
+    assert!(
+        (summed - secs("total")).abs() < 0.01 + secs("total") * 0.01,
+        "{cpu}"
+    );
     // /from-sitemap, and /a/0 if the sitemap was read before the home page.
     let from_sitemap = stats["sitemap_urls"].as_u64().unwrap();
     assert!((1..=2).contains(&from_sitemap), "{stats}");

@@ -33,7 +33,9 @@ async fn main() {
     website
         .with_respect_robots_txt(false)
         .with_concurrency_limit(Some(concurrency));
-    let mut rx = website.subscribe(256);
+    // The transform is slower than the crawl: its queue holds more pages
+    // before the writer lags (a lagged run is not a fair one).
+    let mut rx = website.subscribe(if transform { 1 << 17 } else { 256 });
     let mut guard = website.subscribe_guard().expect("the sync feature");
     let mut file = std::io::BufWriter::with_capacity(
         1 << 20,

@@ -29,8 +29,8 @@
 mod append_file;
 pub mod canonical;
 pub mod config;
-pub mod crawler;
 pub mod cpu;
+pub mod crawler;
 mod doc_urls;
 pub mod embedded;
 mod error;

@@ -150,7 +150,9 @@ pub(crate) fn outline(root: NodeRef<'_, Node>, facts: &FactsMap) -> Outline {
     let total = full.values().map(|s| s.text).max().unwrap_or(0);
     let mut wrappers = NodeMap::default();
     for node in root.tree().nodes() {
-        let holds = full.get(&node.id()).is_some_and(|s| u64::from(s.text) * 10 >= u64::from(total) * 4);
+        let holds = full
+            .get(&node.id())
+            .is_some_and(|s| u64::from(s.text) * 10 >= u64::from(total) * 4);
         if total > 0 && holds {
             wrappers.insert(node.id(), ());
         }

@@ -189,7 +189,9 @@ fn open_disclosures(doc: &mut Html, controls: &[NodeId], hidden: &[NodeId]) {
         }
     }
     if !controlled.is_empty() {
-        show_hidden(doc, hidden, |_, e| e.id().is_some_and(|id| controlled.contains(id)));
+        show_hidden(doc, hidden, |_, e| {
+            e.id().is_some_and(|id| controlled.contains(id))
+        });
     }
     // The button's words head the panel (ARIA's accordion puts them in a
     // heading): the question an answer answers.

@@ -99,7 +99,9 @@ impl PageStore for EmbeddedPages {
         claimed: &mut Claimed<EmbeddedClaim>,
         prepared: Prepared,
     ) -> Result<Verdicted, GateError> {
-        crate::cpu::time(crate::cpu::Stage::Gate, || self.judge_now(claimed, prepared))
+        crate::cpu::time(crate::cpu::Stage::Gate, || {
+            self.judge_now(claimed, prepared)
+        })
     }
 }
 
