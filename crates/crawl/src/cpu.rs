@@ -55,12 +55,6 @@ pub struct Laps {
     since: Duration,
 }
 
-impl Default for Laps {
-    fn default() -> Self {
-        Laps::start()
-    }
-}
-
 impl Laps {
     /// Starts timing on this thread.
     pub fn start() -> Laps {
@@ -114,9 +108,7 @@ impl CpuSecs {
     /// The figures so far.
     pub fn now() -> CpuSecs {
         use nearcrawl_extract::Stage as Page;
-        let ns: Vec<u64> = (STAGE_NS.iter())
-            .map(|n| n.load(Ordering::Relaxed))
-            .collect();
+        let ns = STAGE_NS.each_ref().map(|n| n.load(Ordering::Relaxed));
         let s = |stage: Stage| ns[stage.slot()] as f64 / 1e9;
         let total = ProcessTime::now().as_duration().as_secs_f64();
         let staged = ns.iter().sum::<u64>() as f64 / 1e9;

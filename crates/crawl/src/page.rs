@@ -497,12 +497,9 @@ impl Pipeline {
         }
         for link in page.links.iter().filter(|l| !l.nofollow) {
             // Most links a scope leaves out lead to other hosts: told by
-            // the host alone, which canonical spelling does not change.
-            let host = link.url.host_str().unwrap_or("");
-            if matches!(link.url.scheme(), "http" | "https")
-                && !host.is_empty()
-                && !self.scope.allows_host(host)
-            {
+            // the host alone (a link is an http(s) URL, and canonical
+            // spelling keeps its host), before the URL is copied.
+            if !self.scope.allows_host(link.url.host_str().unwrap_or("")) {
                 links.out_of_scope.push(OutOfScope::Host.name());
                 continue;
             }

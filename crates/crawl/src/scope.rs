@@ -97,6 +97,24 @@ impl Scope {
         })
     }
 
+    /// Whether `host` (any case) is one of the scope's hosts or under one
+    /// of its domains: asked of every link, so with no allocation.
+    pub fn allows_host(&self, host: &str) -> bool {
+        let lower;
+        let host = if host.bytes().any(|b| b.is_ascii_uppercase()) {
+            lower = host.to_ascii_lowercase();
+            lower.as_str()
+        } else {
+            host
+        };
+        self.any_host
+            || self.hosts.iter().any(|h| h == host)
+            || self.domains.iter().any(|d| {
+                host.strip_suffix(d.as_str())
+                    .is_some_and(|rest| rest.is_empty() || rest.ends_with('.'))
+            })
+    }
+
     /// May `url`, found at `depth` links from a seed, be crawled?
     pub fn check(&self, url: &Url, depth: u32) -> Result<(), OutOfScope> {
         if !self.allows_host(url.host_str().unwrap_or("")) {
@@ -126,26 +144,6 @@ impl Scope {
             return Err(OutOfScope::NotIncluded);
         }
         Ok(())
-    }
-}
-
-impl Scope {
-    /// Whether `host` (any case) is one of the scope's hosts or under one
-    /// of its domains: asked of every link, so with no allocation.
-    pub fn allows_host(&self, host: &str) -> bool {
-        let lower;
-        let host = if host.bytes().any(|b| b.is_ascii_uppercase()) {
-            lower = host.to_ascii_lowercase();
-            lower.as_str()
-        } else {
-            host
-        };
-        self.any_host
-            || self.hosts.iter().any(|h| h == host)
-            || self.domains.iter().any(|d| {
-                host.strip_suffix(d.as_str())
-                    .is_some_and(|rest| rest.is_empty() || rest.ends_with('.'))
-            })
     }
 }
 

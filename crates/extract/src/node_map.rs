@@ -59,20 +59,21 @@ impl<V> NodeMap<V> {
     }
 
     pub(crate) fn insert(&mut self, id: NodeId, value: V) -> Option<V> {
-        let at = slot(id);
-        if at >= self.slots.len() {
-            self.slots.resize_with(at + 1, || None);
-        }
-        self.slots[at].replace(value)
+        self.slot_mut(id).replace(value)
     }
 
     /// The value of `id`, made by `make` if it has none.
     pub(crate) fn get_or_insert_with(&mut self, id: NodeId, make: impl FnOnce() -> V) -> &mut V {
+        self.slot_mut(id).get_or_insert_with(make)
+    }
+
+    /// `id`'s slot, the vector grown to hold it.
+    fn slot_mut(&mut self, id: NodeId) -> &mut Option<V> {
         let at = slot(id);
         if at >= self.slots.len() {
             self.slots.resize_with(at + 1, || None);
         }
-        self.slots[at].get_or_insert_with(make)
+        &mut self.slots[at]
     }
 
     pub(crate) fn values(&self) -> impl Iterator<Item = &V> {
