@@ -11,6 +11,7 @@ pub mod nginx;
 pub mod pdf;
 pub mod redis_cluster;
 pub mod site;
+pub mod warcio;
 
 use std::io::Write;
 use std::path::PathBuf;

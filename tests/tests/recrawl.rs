@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use nearcrawl_tests::nginx::Nginx;
 use nearcrawl_tests::site::{PAGES, Site};
+use nearcrawl_tests::warcio::index_differences;
 use nearcrawl_tests::{json_lines, nearcrawl_bin, run, serve};
 
 fn config(dir: &Path, port: u16, delay_ms: u64) -> PathBuf {
@@ -144,6 +145,13 @@ fn a_recrawl_tells_changed_unchanged_gone_and_new_apart_and_asks_nginx_with_vali
     child.wait().unwrap();
     let s2 = crawl(&conf, &second, Some(&first));
     check_recrawl(&second, &base, &truth);
+    // Both indexes are what webrecorder's indexer makes of the WARC files,
+    // a 304 revisit's digest (the version it confirms) included.
+    for out in [&first, &second] {
+        let (differ, lines) = index_differences(out);
+        assert!(differ.is_empty(), "{differ:#?}");
+        assert!(lines > PAGES, "{lines}");
+    }
 
     // Untouched pages answered 304: no body, a revisit record each (the
     // index was written again: a new ETag).
@@ -221,6 +229,13 @@ fn without_validators_every_page_is_downloaded_and_only_changes_are_written() {
     log.lock().unwrap().clear();
     let s2 = crawl(&conf, &second, Some(&first));
     check_recrawl(&second, &base, &truth);
+    // Both indexes are what webrecorder's indexer makes of the WARC files,
+    // a 304 revisit's digest (the version it confirms) included.
+    for out in [&first, &second] {
+        let (differ, lines) = index_differences(out);
+        assert!(differ.is_empty(), "{differ:#?}");
+        assert!(lines > PAGES, "{lines}");
+    }
     assert_eq!(s2["not_modified"], 0);
     // Every page there is downloaded: the 28 left, the 2 new and the index.
     assert_eq!(s2["fetched"], PAGES as u64 + 1, "{s2}");

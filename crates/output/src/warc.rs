@@ -128,7 +128,7 @@ impl WarcSink {
 impl WarcSink {
     /// The index line of the response (or revisit) just written at
     /// `offset`; `digest`: its payload's.
-    fn index_capture(&mut self, c: &Capture, offset: u64, revisit: bool, digest: Option<&str>) {
+    fn index_capture(&mut self, c: &Capture, offset: u64, revisit: bool, digest: &str) {
         let content_type = c
             .headers
             .iter()
@@ -383,12 +383,10 @@ impl Sink for WarcSink {
         let offset = self.len;
         self.write_record(&headers, &block)?;
         let revisit = c.status == 304 || original.is_some();
-        self.index_capture(
-            c,
-            offset,
-            revisit,
-            (c.status != 304).then_some(digest.as_str()),
-        );
+        // A 304's digest is the confirmed version's (replay finds that
+        // version by it), or the empty payload's where none was known: what
+        // the record says, and so what an indexer reads from it.
+        self.index_capture(c, offset, revisit, &digest);
         if !revisit && !payload.is_empty() {
             let file = self.file_no as u32;
             self.payloads()?.insert(&digest, file, offset);
