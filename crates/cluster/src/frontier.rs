@@ -23,6 +23,7 @@
 //! | `dadmitted` | hash | registrable domain → URLs queued ever (the per domain budget) |
 //! | `tw` | hash | section → its last verdicts, `0`/`1` (1: duplicate), while its window is not clean |
 //! | `trapped` | hash | section → duplicates in the window that made it a duplicate trap |
+//! | `rd` | set | URLs whose pages were read through redirects from other URLs, as 63-bit hashes (not fetched again) |
 //!
 //! A partition holds whole registrable domains (a key's partition is the
 //! hash of its host's domain), so the per domain budget and a section's
@@ -843,6 +844,30 @@ impl SharedFrontier {
         cmd.arg(format!("{{{}}}:counted", self.crawl)).arg(n);
         let _: u64 = crate::retry::query_retrying(&mut self.con.clone(), &cmd).await?;
         Ok(())
+    }
+
+    /// Records that the page of `url` was read through a redirect from
+    /// another URL, in the partition of `url`'s domain.
+    pub async fn mark_read(&self, url: &Url) -> Result<(), ClusterError> {
+        let mut cmd = redis::cmd("SADD");
+        cmd.arg(self.read_key(url))
+            .arg(fnv1a(url.as_str().as_bytes()) >> 1);
+        let _: u64 = crate::retry::query_retrying(&mut self.con.clone(), &cmd).await?;
+        Ok(())
+    }
+
+    /// Whether the page of `url` was read through a redirect from another
+    /// URL ([`mark_read`](SharedFrontier::mark_read)).
+    pub async fn read_before(&self, url: &Url) -> Result<bool, ClusterError> {
+        let mut cmd = redis::cmd("SISMEMBER");
+        cmd.arg(self.read_key(url))
+            .arg(fnv1a(url.as_str().as_bytes()) >> 1);
+        Ok(crate::retry::query_retrying(&mut self.con.clone(), &cmd).await?)
+    }
+
+    fn read_key(&self, url: &Url) -> String {
+        let domain = registrable_domain(url.host_str().unwrap_or(""));
+        self.key(self.partition_of_domain(domain), "rd")
     }
 
     /// Pages counted so far by all workers.

@@ -82,6 +82,7 @@ impl RedisStore {
 
         let cluster_pages = Arc::new(ClusterPages {
             gate: tokio::sync::Mutex::new(gate),
+            frontier: frontier.clone(),
             addresses: (config.politeness.key == PolitenessKey::Ip).then(|| frontier.clone()),
         });
         let stages = Arc::new(Stages::new(config, fetcher, pages));

@@ -25,6 +25,7 @@ pub struct ClusterClaim {
 
 pub struct ClusterPages {
     pub(crate) gate: tokio::sync::Mutex<SharedGate>,
+    pub(crate) frontier: SharedFrontier,
     /// With `politeness.key = "ip"`: where servers' turns are taken.
     pub(crate) addresses: Option<SharedFrontier>,
 }
@@ -93,6 +94,23 @@ impl PageStore for ClusterPages {
     /// Whether a link was seen is the shared frontier's to say.
     fn seen(&self, _: &Url) -> bool {
         false
+    }
+
+    /// At once in the shared frontier, so every worker knows it.
+    async fn mark_read(&self, url: &Url) {
+        if let Err(e) = self.frontier.mark_read(url).await {
+            tracing::warn!(%url, "marking a redirect's target read failed: {e}");
+        }
+    }
+
+    async fn read_before(&self, url: &Url) -> bool {
+        match self.frontier.read_before(url).await {
+            Ok(read) => read,
+            Err(e) => {
+                tracing::warn!(%url, "asking whether the URL was read failed, it is fetched: {e}");
+                false
+            }
+        }
     }
 
     /// Appends the page to the shared log and waits for its verdict; a

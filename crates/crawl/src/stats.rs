@@ -30,6 +30,10 @@ pub struct Stats {
     /// meta refreshes (whose pages are never pages of their own).
     #[serde(default)]
     pub redirects: u64,
+    /// URLs not fetched: their page was read already, as the target of
+    /// another URL's redirect.
+    #[serde(default)]
+    pub read_through_redirect: u64,
     pub out_of_scope: BTreeMap<String, u64>,
     pub errors: BTreeMap<String, u64>,
     pub bytes: u64,
@@ -80,6 +84,7 @@ impl Stats {
             "noindex": self.noindex,
             "sitemap_urls": self.sitemap_urls,
             "redirects": self.redirects,
+            "read_through_redirect": self.read_through_redirect,
             "out_of_scope": self.out_of_scope,
             "errors": self.errors,
             "bytes": self.bytes,
@@ -121,6 +126,7 @@ impl Stats {
         self.noindex += other.noindex;
         self.sitemap_urls += other.sitemap_urls;
         self.redirects += other.redirects;
+        self.read_through_redirect += other.read_through_redirect;
         self.bytes += other.bytes;
         self.not_modified += other.not_modified;
         self.bytes_saved += other.bytes_saved;

@@ -120,8 +120,14 @@ impl EmbeddedStore {
         let pages = Pipeline::new(&config, &seeds, fingerprinter, capture_headers, earlier)?;
         queue_seeds(&mut core.state, pages.canon(), &seeds)?;
         let seen = core.state.frontier.seen_set();
+        let read_targets = core.state.read_targets()?;
         let core = Arc::new(CoreLock::new(core));
-        let embedded_pages = Arc::new(EmbeddedPages::new(core.clone(), seen, &config));
+        let embedded_pages = Arc::new(EmbeddedPages::new(
+            core.clone(),
+            seen,
+            read_targets,
+            &config,
+        ));
         let stages = Arc::new(Stages::new(config, fetcher, pages));
         let store = EmbeddedStore {
             core,
@@ -208,6 +214,7 @@ impl EmbeddedStore {
             links,
             listed,
             final_url,
+            read_target,
             verdict,
             host_error,
             delay,
@@ -230,6 +237,9 @@ impl EmbeddedStore {
                 let canon = self.stages.pages.canon();
                 if let Some(f) = final_url.and_then(|f| canon.canonicalize(&f)) {
                     core.state.frontier.mark_seen(&mut c.adds, &f);
+                }
+                if let Some(target) = read_target {
+                    core.state.put_read_target(&mut c.writes, &target);
                 }
                 if let Some(verdict) = verdict {
                     note_host_verdict(core, c, &claimed.url, verdict, delay);

@@ -31,6 +31,9 @@ pub struct EmbeddedPages {
     pub(super) seen: SeenSet,
     /// Origins whose sitemaps this run has started reading.
     pub(super) sitemap_origins: Mutex<HashSet<String>>,
+    /// URLs whose pages were read through redirects from other URLs (kept
+    /// in the state by the commit of the URL that redirected).
+    read_targets: Mutex<HashSet<String>>,
     pub(super) max_pages_per_host: u64,
     pub(super) max_pages_per_domain: u64,
 }
@@ -42,11 +45,17 @@ impl std::fmt::Debug for EmbeddedPages {
 }
 
 impl EmbeddedPages {
-    pub(super) fn new(core: Arc<CoreLock>, seen: SeenSet, config: &Config) -> EmbeddedPages {
+    pub(super) fn new(
+        core: Arc<CoreLock>,
+        seen: SeenSet,
+        read_targets: HashSet<String>,
+        config: &Config,
+    ) -> EmbeddedPages {
         EmbeddedPages {
             core,
             seen,
             sitemap_origins: Mutex::new(HashSet::new()),
+            read_targets: Mutex::new(read_targets),
             max_pages_per_host: config.scope.max_pages_per_host,
             max_pages_per_domain: config.scope.max_pages_per_domain,
         }
@@ -90,6 +99,14 @@ impl PageStore for EmbeddedPages {
 
     fn seen(&self, url: &Url) -> bool {
         self.seen.contains(url)
+    }
+
+    async fn mark_read(&self, url: &Url) {
+        self.read_targets.lock().unwrap().insert(url.to_string());
+    }
+
+    async fn read_before(&self, url: &Url) -> bool {
+        self.read_targets.lock().unwrap().contains(url.as_str())
     }
 
     /// A new page becomes a document at once (in the index, and pending

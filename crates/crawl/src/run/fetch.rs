@@ -31,6 +31,11 @@ pub(super) async fn fetch_claimed<P: PageStore>(
     // Crawl-delay once its robots.txt is read).
     let delay = Duration::from_millis(stages.config.politeness.delay_ms);
     let mut done = Done::new(claimed, delay);
+    if done.claimed.sitemap.is_none() && store.read_before(&done.claimed.url).await {
+        tracing::debug!(url = %done.claimed.url, "not fetched: read as a redirect's target");
+        done.stats.read_through_redirect += 1;
+        return done;
+    }
     if !robots_first(&stages, &*store, &mut done).await {
         return done;
     }
@@ -227,6 +232,7 @@ async fn fetch_page<P: PageStore>(
             done.outcomes = stages
                 .pages
                 .not_modified(&url, depth, fetched, &mut done.stats);
+            note_read_target(stages, &**store, done).await;
         }
         Ok(fetched) if fetched.status == 304 => {
             let why = "HTTP status 304 to a request that was not conditional".to_string();
@@ -325,6 +331,7 @@ async fn judge_read<P: PageStore>(
         Ok(judged) => {
             done.outcomes = judged.outcomes;
             done.links = judged.links;
+            note_read_target(stages, &**store, done).await;
             return;
         }
         Err(read) => read,
@@ -350,5 +357,17 @@ async fn judge_read<P: PageStore>(
     });
     done.outcomes = judged.outcomes;
     done.links = judged.links;
+    note_read_target(stages, &**store, done).await;
     stages.phases.add(Phase::Judge, t);
+}
+
+/// A page read through a redirect is its target's page too: the target is
+/// marked read, so a link to it queued before (or after) is not fetched.
+async fn note_read_target<P: PageStore>(stages: &Stages, store: &P, done: &mut Done<P::Claim>) {
+    let final_url = done.final_url.as_ref();
+    let target = final_url.and_then(|f| stages.pages.canon().canonicalize(f));
+    if let Some(target) = target.filter(|t| *t != done.claimed.url) {
+        store.mark_read(&target).await;
+        done.read_target = Some(target);
+    }
 }

@@ -92,6 +92,9 @@ pub struct Done<C> {
     pub listed: Vec<Url>,
     /// Where a page was fetched from after redirects (seen, too).
     pub final_url: Option<Url>,
+    /// The canonical URL a redirect led to whose page this request read
+    /// (judged, or confirmed by a 304): that URL is not fetched again.
+    pub read_target: Option<Url>,
     /// The gate's verdict on a fetched page.
     pub verdict: Option<PageVerdict>,
     /// The request failed in a way that counts against its host.
@@ -117,6 +120,7 @@ impl<C> Done<C> {
             sitemaps: Vec::new(),
             listed: Vec::new(),
             final_url: None,
+            read_target: None,
             verdict: None,
             host_error: false,
             delay,
@@ -208,6 +212,16 @@ pub trait PageStore: Send + Sync + 'static {
     /// Whether `url` was queued before (a hint: links known to be seen are
     /// not handed back).
     fn seen(&self, url: &Url) -> bool;
+
+    /// Records that the page of (canonical) `url` was read, through a
+    /// redirect from another URL, for [`read_before`](PageStore::read_before)
+    /// to say at once; the store keeps it for good when the URL that
+    /// redirected is committed (its [`Done::read_target`]).
+    fn mark_read(&self, url: &Url) -> impl Future<Output = ()> + Send;
+
+    /// Whether the page of `url` was read already, through a redirect from
+    /// another URL (false when the store cannot tell: it is fetched).
+    fn read_before(&self, url: &Url) -> impl Future<Output = bool> + Send;
 
     /// The gate's verdict on a prepared page; a new page is recorded, so
     /// the next page is judged against it.

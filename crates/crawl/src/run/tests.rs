@@ -118,6 +118,12 @@ impl PageStore for MemPages {
         false
     }
 
+    async fn mark_read(&self, _: &Url) {}
+
+    async fn read_before(&self, _: &Url) -> bool {
+        false
+    }
+
     async fn judge(
         &self,
         claimed: &mut Claimed<()>,

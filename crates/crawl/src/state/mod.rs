@@ -23,11 +23,12 @@
 
 mod upgrade;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use nearcrawl_index::Judgement;
 use serde::{Deserialize, Serialize};
+use url::Url;
 
 use crate::doc_urls::{DocUrls, Length};
 use crate::frontier::{Additions, Frontier};
@@ -47,6 +48,8 @@ const HOST_STATS: u8 = b'p';
 const META: u8 = b'm';
 const SITEMAPS_READ: u8 = b'x';
 const ROBOTS: u8 = b'r';
+/// Canonical URLs whose pages were read through redirects from other URLs.
+const READ_TARGET: u8 = b'w';
 
 /// Document ids are handed out from blocks made durable before use, so an
 /// id that a crash lost is never given to another page (the duplicate
@@ -454,6 +457,20 @@ impl State {
                 batch.insert(k, n.to_be_bytes());
             }
         }
+    }
+
+    /// The URLs whose pages were read through redirects from other URLs
+    /// (see [`put_read_target`](State::put_read_target)).
+    pub fn read_targets(&self) -> Result<HashSet<String>, StoreError> {
+        let urls = self.store.scan_prefix(&[READ_TARGET]);
+        urls.map(|kv| kv.map(|(k, _)| String::from_utf8_lossy(&k[1..]).into_owned()))
+            .collect()
+    }
+
+    /// Records, in `batch`, that the page of `url` was read through a
+    /// redirect from another URL: it is not fetched again.
+    pub fn put_read_target(&self, batch: &mut Writes, url: &Url) {
+        batch.insert(key(READ_TARGET, url.as_str().as_bytes()), []);
     }
 
     /// Whether the sitemaps of `origin` were read to the end.
