@@ -36,6 +36,10 @@ pub struct Stats {
     pub read_through_redirect: u64,
     pub out_of_scope: BTreeMap<String, u64>,
     pub errors: BTreeMap<String, u64>,
+    /// Failed attempts tried again, by the kind of their error (a URL
+    /// that then failed for good is in `errors` too).
+    #[serde(default)]
+    pub retries: BTreeMap<String, u64>,
     pub bytes: u64,
     /// Sections cut off as duplicate traps (the first 100, with why).
     #[serde(default)]
@@ -87,6 +91,7 @@ impl Stats {
             "read_through_redirect": self.read_through_redirect,
             "out_of_scope": self.out_of_scope,
             "errors": self.errors,
+            "retries": self.retries,
             "bytes": self.bytes,
             "duplicate_traps": self.duplicate_traps,
             "body_sizes_log2": self.body_sizes,
@@ -136,6 +141,7 @@ impl Stats {
             .extend(other.duplicate_traps.into_iter().take(room));
         add_counts(&mut self.out_of_scope, other.out_of_scope);
         add_counts(&mut self.errors, other.errors);
+        add_counts(&mut self.retries, other.retries);
         add_counts(&mut self.body_sizes, other.body_sizes);
         add_counts(&mut self.depths, other.depths);
         add_counts(&mut self.visits, other.visits);

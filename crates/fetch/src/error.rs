@@ -14,6 +14,12 @@ pub enum FetchError {
     Connect(String),
     #[error("timed out after {0:?}")]
     Timeout(Duration),
+    #[error("body cut off after {after:?}: {read} of {} bytes read", expected.map_or("an unknown number of".to_string(), |n| n.to_string()))]
+    BodyTimeout {
+        after: Duration,
+        read: u64,
+        expected: Option<u64>,
+    },
     #[error("body larger than {limit} bytes (declared {declared})")]
     TooLarge { limit: u64, declared: u64 },
     #[error("more than {0} redirects (or a redirect loop)")]
@@ -45,6 +51,7 @@ impl FetchError {
             FetchError::BlockedAddress(_) => "blocked_address",
             FetchError::Connect(_) => "connect",
             FetchError::Timeout(_) => "timeout",
+            FetchError::BodyTimeout { .. } => "body_timeout",
             FetchError::TooLarge { .. } => "too_large",
             FetchError::TooManyRedirects(_) => "too_many_redirects",
             FetchError::RedirectRefused(_) => "redirect_refused",
@@ -61,7 +68,9 @@ impl FetchError {
     /// Worth trying again later: the failure may pass.
     pub fn is_retryable(&self) -> bool {
         match self {
-            FetchError::Connect(_) | FetchError::Timeout(_) => true,
+            FetchError::Connect(_) | FetchError::Timeout(_) | FetchError::BodyTimeout { .. } => {
+                true
+            }
             FetchError::HttpStatus(s) => *s >= 500 || *s == 429,
             _ => false,
         }

@@ -200,7 +200,13 @@ pub struct Ask<'a> {
     /// An earlier response's validators: the request is conditional, and
     /// an unchanged page answers 304 with no body.
     pub validators: Option<&'a Validators>,
+    /// Told of each failed attempt that is tried again (to count and log
+    /// it).
+    pub on_retry: Option<RetryNote<'a>>,
 }
+
+/// Told of a failed attempt that will be tried again.
+pub type RetryNote<'a> = &'a (dyn Fn(&FetchError) + Send + Sync);
 
 /// What an earlier response said identifies its version (`ETag`,
 /// `Last-Modified`), sent back as `If-None-Match` / `If-Modified-Since`.
@@ -249,6 +255,7 @@ impl<'a> Ask<'a> {
             hop_ok,
             start_by: None,
             validators: None,
+            on_retry: None,
         }
     }
 }
@@ -545,6 +552,9 @@ impl Fetcher {
                     return Ok(page);
                 }
                 Err(e) if e.is_retryable() && attempt < self.config.max_retries => {
+                    if let Some(note) = ask.on_retry {
+                        note(&e);
+                    }
                     self.note_failure(&host);
                     let backoff = self.config.retry_backoff * 2u32.pow(attempt);
                     let jitter = backoff.mul_f64(jitter_fraction(url, attempt));
@@ -628,7 +638,8 @@ impl Fetcher {
 
     /// One attempt: the request and its redirects. Every hop waits for its
     /// host's turn, and the timeout covers each hop's request and body, not
-    /// the politeness waits.
+    /// the politeness waits nor a body's wait for memory (see
+    /// [`read_body`](Fetcher::read_body)).
     async fn follow(
         &self,
         start: &Url,
@@ -646,12 +657,8 @@ impl Fetcher {
             check_address(&url, self.config.allow_private_networks)?;
             self.wait_turn(&url, &hop_host, start_by.take()).await?;
             let started = tokio::time::Instant::now();
-            let hop = tokio::time::timeout(
-                self.config.request_timeout,
-                self.request(&url, &hop_host, wanted, ask.validators),
-            )
-            .await
-            .unwrap_or(Err(FetchError::Timeout(self.config.request_timeout)))?;
+            let deadline = started + self.config.request_timeout;
+            let hop = (self.request(&url, &hop_host, wanted, ask.validators, deadline)).await?;
             elapsed += started.elapsed();
             let next = match hop {
                 // A page that refreshes to another at once is a redirect.
@@ -705,15 +712,19 @@ impl Fetcher {
         request
     }
 
-    /// One request: a redirect's target, or the body read.
+    /// One request, its answer due by `deadline`: a redirect's target, or
+    /// the body read.
     async fn request(
         &self,
         url: &Url,
         host: &Host,
         wanted: Wanted,
         validators: Option<&Validators>,
+        deadline: tokio::time::Instant,
     ) -> Result<Hop, FetchError> {
-        let resp = (self.get_if(url, host, validators).send().await).map_err(map_error)?;
+        let sent = tokio::time::timeout_at(deadline, self.get_if(url, host, validators).send());
+        let timed_out = FetchError::Timeout(self.config.request_timeout);
+        let resp = sent.await.map_err(|_| timed_out)?.map_err(map_error)?;
         host.pace.lock().unwrap().answered();
         let status = resp.status().as_u16();
         if (300..400).contains(&status) && status != 304 {
@@ -761,17 +772,22 @@ impl Fetcher {
             Wanted::Sitemap => self.config.max_body_bytes.max(SITEMAP_MAX_BYTES),
         };
         let body = self
-            .read_body(resp, url.clone(), content_type, limit)
+            .read_body(resp, url.clone(), content_type, limit, deadline)
             .await?;
         Ok(Hop::Body(body))
     }
 
+    /// Reads a response's body by `deadline`, moved on by the time the
+    /// body waited for room in the bodies held (our memory is not the
+    /// server being slow). A body not read by then is cut off: an error of
+    /// its own kind, with how much had come.
     async fn read_body(
         &self,
         resp: reqwest::Response,
         final_url: Url,
         content_type: Option<String>,
         limit: u64,
+        deadline: tokio::time::Instant,
     ) -> Result<Fetched, FetchError> {
         let declared = resp
             .headers()
@@ -813,7 +829,9 @@ impl Fetcher {
         let expected = declared
             .filter(|_| !compressed)
             .unwrap_or(UNKNOWN_BODY_BYTES);
+        let waiting = tokio::time::Instant::now();
         let mut memory = self.body_memory.admit(expected.min(limit)).await;
+        let deadline = deadline + waiting.elapsed();
         // Sized once when the length is known: growing by doubling held up
         // to twice a large body, and copied it on every step.
         let mut body = match declared {
@@ -822,7 +840,15 @@ impl Fetcher {
         };
         let mut truncated = false;
         let mut stream = resp.bytes_stream();
-        while let Some(chunk) = stream.next().await {
+        loop {
+            let Ok(next) = tokio::time::timeout_at(deadline, stream.next()).await else {
+                return Err(FetchError::BodyTimeout {
+                    after: self.config.request_timeout,
+                    read: body.len() as u64,
+                    expected: declared.filter(|_| !compressed),
+                });
+            };
+            let Some(chunk) = next else { break };
             let chunk = chunk.map_err(map_error)?;
             let room = (limit as usize).saturating_sub(body.len());
             if chunk.len() > room {

@@ -31,4 +31,6 @@ pub mod safety;
 
 pub use config::{FetchConfig, PolitenessKey};
 pub use error::FetchError;
-pub use fetcher::{Ask, Fetched, Fetcher, HopCheck, PDF, RobotsStore, Validators, politeness_key};
+pub use fetcher::{
+    Ask, Fetched, Fetcher, HopCheck, PDF, RetryNote, RobotsStore, Validators, politeness_key,
+};

@@ -106,6 +106,19 @@ async fn handle(
                     tokio::time::sleep(Duration::from_secs(1)).await;
                 }
             }
+            // Bodies sent in two halves, a pause between them.
+            p if p.starts_with("/halves/") => {
+                let (len, pause_ms) = p[8..].split_once('/').unwrap();
+                let (len, pause_ms): (usize, u64) =
+                    (len.parse().unwrap(), pause_ms.parse().unwrap());
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {len}\r\n\r\n"
+                );
+                sock.write_all(head.as_bytes()).await?;
+                sock.write_all(&vec![b'h'; len / 2]).await?;
+                tokio::time::sleep(Duration::from_millis(pause_ms)).await;
+                sock.write_all(&vec![b'h'; len - len / 2]).await?;
+            }
             "/never" => {
                 tokio::time::sleep(Duration::from_secs(60)).await;
             }
@@ -233,10 +246,20 @@ async fn hostile_responses_get_their_designed_outcomes() {
     let t = Instant::now();
     let err = |r: Result<nearcrawl_fetch::Fetched, FetchError>| r.map(|p| p.status).unwrap_err();
 
-    assert!(matches!(
-        err(f.fetch(&url(addr, "/drip"), ANY).await),
-        FetchError::Timeout(_)
-    ));
+    // A body cut off by the timeout says so, and how much had come.
+    let drip = err(f.fetch(&url(addr, "/drip"), ANY).await);
+    assert!(
+        matches!(
+            drip,
+            FetchError::BodyTimeout {
+                read: 1..=6,
+                expected: Some(100),
+                ..
+            }
+        ),
+        "{drip:?}"
+    );
+    assert_eq!(drip.kind(), "body_timeout");
     assert!(matches!(
         err(f.fetch(&url(addr, "/never"), ANY).await),
         FetchError::Timeout(_)
@@ -420,4 +443,72 @@ async fn a_failing_host_is_slowed_then_parked() {
     // Other hosts are not affected.
     let other = server("User-agent: *\nAllow: /\n").await;
     assert!(f.fetch(&url(other, "/ok"), ANY).await.is_ok());
+}
+
+/// A body waiting for room among the bodies held is not timed: our memory
+/// is not the server being slow. Two bodies of 900 and 500 bytes with 1,000
+/// bytes for bodies, a 2 s timeout: the second waits for the first (~1.3
+/// s), and its server sends the second half 2.3 s after the request; the
+/// wait is not counted, so it is read. A retry is told.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiting_for_body_memory_is_not_the_servers_time() {
+    let addr = server("User-agent: *\nAllow: /\n").await;
+    let f = Arc::new(
+        Fetcher::new(FetchConfig {
+            body_memory_bytes: 1000,
+            request_timeout: Duration::from_secs(2),
+            max_retries: 0,
+            ..config()
+        })
+        .unwrap(),
+    );
+    f.fetch(&url(addr, "/ok"), ANY).await.unwrap(); // robots.txt read
+    let first = {
+        let f = f.clone();
+        // Its body is let go once read (a fetched body holds its bytes).
+        tokio::spawn(async move {
+            f.fetch(&url(addr, "/halves/900/1500"), ANY)
+                .await
+                .map(|f| f.body.len())
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let t = Instant::now();
+    let second = f.fetch(&url(addr, "/halves/500/2300"), ANY).await.unwrap();
+    assert!(t.elapsed() > Duration::from_secs(2), "{:?}", t.elapsed());
+    assert_eq!(second.body.len(), 500);
+    assert_eq!(first.await.unwrap().unwrap(), 900);
+
+    // The server's own slowness still counts, and a retry is told.
+    let retried = std::sync::Mutex::new(Vec::new());
+    let note = |e: &FetchError| retried.lock().unwrap().push(e.kind());
+    let f = Fetcher::new(FetchConfig {
+        request_timeout: Duration::from_secs(1),
+        ..config()
+    })
+    .unwrap();
+    let ask = nearcrawl_fetch::Ask {
+        on_retry: Some(&note),
+        ..nearcrawl_fetch::Ask::new(ANY)
+    };
+    let cut = f
+        .fetch_with(&url(addr, "/halves/500/1500"), ask)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            cut,
+            FetchError::BodyTimeout {
+                read: 250,
+                expected: Some(500),
+                ..
+            }
+        ),
+        "{cut:?}"
+    );
+    assert_eq!(
+        *retried.lock().unwrap(),
+        ["body_timeout"],
+        "max_retries 1: one retry"
+    );
 }

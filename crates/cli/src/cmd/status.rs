@@ -93,7 +93,9 @@ fn from_state(state: &State, top: usize) -> anyhow::Result<Value> {
         "duplicates": { "exact": s.exact_duplicates, "near": s.near_duplicates, "rate": round3(duplicates as f64 / s.fetched.max(1) as f64) },
         "robots_denied": s.robots_denied,
         "redirects": s.redirects,
+        "read_through_redirect": s.read_through_redirect,
         "errors": s.errors,
+        "retries": s.retries,
         "out_of_scope": s.out_of_scope,
         "bytes": s.bytes,
         "queued": { "urls": state.frontier.len(), "hosts": state.frontier.active_hosts() },
@@ -225,6 +227,10 @@ fn as_text(dir: &Path, s: &Value) -> String {
         if let Some(errors) = s["errors"].as_object().filter(|e| !e.is_empty()) {
             let list: Vec<String> = errors.iter().map(|(k, v)| format!("{k} {v}")).collect();
             line!(o, "  errors: {}", list.join(", "));
+        }
+        if let Some(retries) = s["retries"].as_object().filter(|r| !r.is_empty()) {
+            let list: Vec<String> = retries.iter().map(|(k, v)| format!("{k} {v}")).collect();
+            line!(o, "  attempts tried again: {}", list.join(", "));
         }
         line!(
             o,

@@ -200,9 +200,15 @@ async fn fetch_page<P: PageStore>(
     tokio::task::yield_now().await;
     // A page of an earlier crawl is asked for only if it changed.
     let earlier = stages.pages.earlier_of(&url);
+    let retried = std::sync::Mutex::new(Vec::new());
+    let note_retry = |e: &FetchError| {
+        tracing::info!(%url, kind = e.kind(), "{e}: trying again");
+        retried.lock().unwrap().push(e.kind());
+    };
     let ask = nearcrawl_fetch::Ask {
         start_by,
         validators: earlier.map(|e| &e.validators),
+        on_retry: Some(&note_retry),
         ..nearcrawl_fetch::Ask::new(&hop_ok)
     };
     let result = tokio::select! {
@@ -213,6 +219,9 @@ async fn fetch_page<P: PageStore>(
             return;
         }
     };
+    for kind in retried.into_inner().unwrap() {
+        *done.stats.retries.entry(kind.to_string()).or_default() += 1;
+    }
     if matches!(result, Err(FetchError::Late)) {
         tracing::debug!(%url, "not sent: its turn came after its lease's start slack");
         done.again = true;
