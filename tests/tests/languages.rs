@@ -196,3 +196,54 @@ fn every_language_is_kept_by_default_and_recorded() {
         "no language known"
     );
 }
+
+/// An English site that declares no language, whose API pages hold
+/// identifiers only (the detector names no language for them).
+fn api_route(path: &str) -> (u16, &'static str, Vec<u8>) {
+    let guide = format!("{} {}", EN[0], EN[1]);
+    let body = match path {
+        "/" => page(
+            None,
+            "Guide",
+            &guide,
+            &["/api/object", "/api/list", "/guide/2"],
+        ),
+        "/guide/2" => page(None, "Committee", EN[2], &[]),
+        "/api/object" => page(
+            None,
+            "Object",
+            "java.lang.Object getClass() hashCode() equals(Object) toString() notify() wait(long)",
+            &[],
+        ),
+        "/api/list" => page(
+            None,
+            "List",
+            "java.util.List<E> add(E) get(int) set(int,E) remove(int) java.util.ArrayList<E>",
+            &[],
+        ),
+        "/robots.txt" => return (404, "text/plain", Vec::new()),
+        _ => return (404, "text/html", b"not found".to_vec()),
+    };
+    (200, "text/html; charset=utf-8", body)
+}
+
+#[test]
+fn a_page_of_no_language_decided_takes_its_hosts() {
+    let (port, _) = serve(api_route, std::time::Duration::ZERO);
+    let dir = fresh_dir("languages-undecided");
+    let stats = crawl(&dir, port, "languages = [\"en\"]");
+    assert_eq!(stats["languages"]["und"], 2, "{stats}");
+    assert_eq!(stats["written"], 4, "{stats}");
+    assert_eq!(stats["other_language"], 0, "{stats}");
+
+    // Or, when asked, the filter keeps only what it could name.
+    let dir = fresh_dir("languages-undecided-dropped");
+    let stats = crawl(
+        &dir,
+        port,
+        "languages = [\"en\"]\nundecided_language = \"drop\"",
+    );
+    let pages = json_lines(&dir.join("out/pages-00000.jsonl"));
+    assert_eq!(paths(&pages, "url"), set(&["/", "/guide/2"]));
+    assert_eq!(stats["other_language"], 2, "{stats}");
+}

@@ -45,6 +45,9 @@ pub struct Content {
     /// The languages the corpus keeps (see
     /// [`nearcrawl_extract::page_language`]); empty: every language.
     pub languages: Languages,
+    /// What the filter does with a page whose language could not be
+    /// decided (see [`crate::languages`]).
+    pub undecided_language: Undecided,
     /// The links of a page in another language are followed.
     pub follow_other_languages: bool,
     /// How the corpus writes a page's text. The gate reads the plain text
@@ -68,6 +71,7 @@ impl Default for Content {
     fn default() -> Self {
         Content {
             languages: Languages::default(),
+            undecided_language: Undecided::Host,
             follow_other_languages: true,
             text_format: TextFormat::Plain,
             markdown_links: false,
@@ -77,6 +81,16 @@ impl Default for Content {
             pdf_program: None,
         }
     }
+}
+
+/// What the language filter does with a page of no language decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Undecided {
+    /// Kept when most of its host's decided pages are in languages kept.
+    Host,
+    Keep,
+    Drop,
 }
 
 /// How the corpus writes a page's text.
@@ -108,13 +122,6 @@ impl TryFrom<Vec<String>> for Languages {
     type Error = String;
     fn try_from(v: Vec<String>) -> Result<Self, String> {
         nearcrawl_extract::parse_languages(v.iter().map(String::as_str)).map(Languages)
-    }
-}
-
-impl Languages {
-    /// Whether the corpus keeps a page in `language` (none: undecided).
-    pub fn keeps(&self, language: Option<&str>) -> bool {
-        self.0.is_empty() || language.is_some_and(|l| self.0.contains(&l))
     }
 }
 
@@ -620,9 +627,10 @@ mod tests {
         let c = parse("[content]\nlanguages = [\"de-AT\", \"en\", \"deu\"]\n").unwrap();
         assert_eq!(c.content.languages, Languages(vec!["de", "en"]));
         assert!(c.content.follow_other_languages);
-        assert!(c.content.languages.keeps(Some("en")));
-        assert!(!c.content.languages.keeps(Some("fr")) && !c.content.languages.keeps(None));
-        assert!(Languages::default().keeps(None));
+        assert_eq!(c.content.undecided_language, Undecided::Host);
+        let c = parse("[content]\nundecided_language = \"drop\"\n").unwrap();
+        assert_eq!(c.content.undecided_language, Undecided::Drop);
+        assert!(parse("[content]\nundecided_language = \"maybe\"\n").is_err());
         assert_eq!(c.content.markdown(), None);
         let c = parse("[content]\ntext_format = \"markdown\"\nmarkdown_links = true\n").unwrap();
         assert_eq!(

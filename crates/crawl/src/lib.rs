@@ -35,6 +35,7 @@ mod doc_urls;
 pub mod embedded;
 mod error;
 pub mod frontier;
+pub mod languages;
 pub mod latency;
 mod outbox;
 pub mod page;

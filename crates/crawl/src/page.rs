@@ -27,6 +27,7 @@ use url::Url;
 use crate::canonical::Canonicalizer;
 use crate::config::{Config, Content, DuplicatePolicy, Recrawl};
 use crate::cpu::{Laps, Stage};
+use crate::languages::LanguageFilter;
 use crate::recrawl::{Change, Earlier, EarlierCrawl, Seen};
 use crate::scope::{OutOfScope, Scope};
 use crate::sink::{Capture, DuplicateRecord, ErrorRecord, Outcome, PageRecord};
@@ -53,6 +54,7 @@ pub struct Pipeline {
     remembered: Vec<String>,
     /// The languages kept, and whether other pages' links are followed.
     content: Content,
+    languages: LanguageFilter,
 }
 
 impl std::fmt::Debug for Pipeline {
@@ -147,6 +149,10 @@ impl Pipeline {
                 .map(|d| d.display().to_string())
                 .collect(),
             content: config.content.clone(),
+            languages: LanguageFilter::new(
+                config.content.languages.clone(),
+                config.content.undecided_language,
+            ),
         })
     }
 
@@ -314,8 +320,8 @@ impl Pipeline {
     /// The outcomes of a page that needs no verdict, or the page back
     /// for the gate:
     /// - a page in a language the corpus does not keep
-    ///   (`content.languages`) is not judged (the gate holds the corpus's
-    ///   pages); its links are queued unless `follow_other_languages` is
+    ///   (`content.languages`, see [`crate::languages`]) is not judged
+    ///   (the gate holds the corpus's pages); its links are queued unless `follow_other_languages` is
     ///   off and its language is known (a page of no known language, a
     ///   site's start page of links, is not known to be in another);
     /// - a page whose text is its earlier visit's but for numbers and date
@@ -334,7 +340,8 @@ impl Pipeline {
         stats: &mut Stats,
     ) -> Result<Judged, ReadPage> {
         let earlier = self.earlier_of(url);
-        if !self.content.languages.keeps(read.page.language) {
+        let host = url.host_str().unwrap_or("");
+        if !self.languages.keeps(host, read.page.language) {
             stats.other_language += 1;
             let follow = self.content.follow_other_languages || read.page.language.is_none();
             let change = Change::of_text(earlier, read.text_hash);

@@ -16,6 +16,9 @@
 //! extractor is given that header. Printed per language, for all pages
 //! and for the held-out part (3 pages in 10, by a hash of the file name);
 //! `--list` prints each page whose language differs from its declaration.
+//! `--undeclared` hides the declarations from the extractor (`<html lang>`
+//! renamed, no Content-Language): the text alone decides, as on a site
+//! that declares nothing; they are still what the rule is scored against.
 //! DIR: `../shared/bench/wcxb-dev/html`, or Debian's translated manuals
 //! (`/usr/share/debian-reference`, apt-get install -y debian-reference-de ...).
 
@@ -39,10 +42,11 @@ struct Tally {
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let (mut dir, mut list) = (None, false);
+    let (mut dir, mut list, mut hide) = (None, false, false);
     for arg in args.by_ref() {
         match arg.as_str() {
             "--list" => list = true,
+            "--undeclared" => hide = true,
             _ => dir = Some(PathBuf::from(arg)),
         }
     }
@@ -56,10 +60,14 @@ fn main() {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
         let negotiated = named_lang(&name);
         let input = Input {
-            content_language: negotiated,
+            content_language: negotiated.filter(|_| !hide),
             ..Input::default()
         };
-        let page = extract(&read(path), &input);
+        let bytes = read(path);
+        let page = match hide {
+            true => extract(&without_lang(&bytes), &input),
+            false => extract(&bytes, &input),
+        };
         let declared = declared_lang(&read(path)).or(negotiated);
         if page.language.is_none() {
             undecided += 1;
@@ -145,6 +153,21 @@ fn declared_lang(bytes: &[u8]) -> Option<&'static str> {
     let value = tag[at..].trim_start_matches(['"', '\'']);
     let end = value.find(['"', '\'', ' ', '>']).unwrap_or(value.len());
     iso_639_1(&value[..end])
+}
+
+/// `bytes` with the `lang` attribute of `<html>` renamed.
+fn without_lang(bytes: &[u8]) -> Vec<u8> {
+    let mut out = bytes.to_vec();
+    let lower = bytes.to_ascii_lowercase();
+    if let Some(html) = lower.windows(5).position(|w| w == b"<html") {
+        let end = html + lower[html..].iter().position(|&b| b == b'>').unwrap_or(0);
+        for at in html..end.saturating_sub(5) {
+            if lower[at].is_ascii_whitespace() && &lower[at + 1..at + 6] == b"lang=" {
+                out[at + 1..at + 5].copy_from_slice(b"data");
+            }
+        }
+    }
+    out
 }
 
 /// The language a file's name gives (`ch01.de.html`, `index.zh-cn.html`),

@@ -11,6 +11,11 @@
 //! the declared language must hold a tenth of what they say in languages
 //! the detector is sure of. A page that declares nothing is in the
 //! language the detector is sure of, if any.
+//!
+//! The detector reads words only: identifiers and code (`java.lang.Object`,
+//! `getValue`, `std::vector`, `x_1`, numbers) are no language's words, and
+//! on an API reference they misled it (into Catalan, French, German) or
+//! left it unsure of plain English pages.
 
 /// Characters of text given to language detection. A few hundred decide
 /// a language about as well as a whole page, and whatlang's cost grows
@@ -66,26 +71,62 @@ fn holds(text: &str, language: &str) -> bool {
         if read > CHECKED_BYTES {
             break;
         }
-        let Some(info) = whatlang::detect(line).filter(|i| i.is_reliable()) else {
+        let words = words_of(line, line.len());
+        let Some(info) = whatlang::detect(&words).filter(|i| i.is_reliable()) else {
             continue;
         };
-        sure += line.len();
+        sure += words.len();
         if iso_639_1(info.lang().code()) == Some(language) {
-            in_it += line.len();
+            in_it += words.len();
         }
     }
     sure < OVERRULING_BYTES || in_it * 10 >= sure
 }
 
-/// The ISO 639-3 code of `text`'s language, when whatlang is sure of it.
+/// The ISO 639-3 code of `text`'s language, when whatlang is sure of it,
+/// read from its first words (about [`SAMPLE_CHARS`] bytes of them).
 fn detect(text: &str) -> Option<&'static str> {
-    let sample = match text.char_indices().nth(SAMPLE_CHARS) {
-        Some((end, _)) => &text[..end],
-        None => text,
-    };
-    whatlang::detect(sample)
+    whatlang::detect(&words_of(text, SAMPLE_CHARS))
         .filter(|i| i.is_reliable())
         .map(|i| i.lang().code())
+}
+
+/// The words of `text` (see [`is_code`]), joined by spaces, up to about
+/// `max` bytes of them, from its first [`CHECKED_BYTES`].
+fn words_of(text: &str, max: usize) -> String {
+    let mut words = String::with_capacity(max.min(text.len()) + 32);
+    for token in text.split_whitespace() {
+        let at = token.as_ptr() as usize - text.as_ptr() as usize;
+        if words.len() >= max || at > CHECKED_BYTES {
+            break;
+        }
+        if is_code(token) {
+            continue;
+        }
+        if !words.is_empty() {
+            words.push(' ');
+        }
+        words.push_str(token);
+    }
+    words
+}
+
+/// Whether a whitespace-separated token is an identifier, code or a number
+/// rather than a word: past its outer punctuation it holds a digit, one of
+/// `_ . : / \ # @ $ = < > ( ) [ ] { }`, or a lower-case ASCII letter
+/// followed by an upper-case one (`getValue`, `ArrayList`). Punctuation
+/// alone is no word either. Words of every script pass (CJK text, without
+/// spaces, is a long token of its own characters and full-width marks).
+fn is_code(token: &str) -> bool {
+    let core = token.trim_matches(|c: char| !c.is_alphanumeric());
+    if core.is_empty() {
+        return true;
+    }
+    let b = core.as_bytes();
+    let marks = |c: &u8| b"_.:/\\#@$=<>()[]{}".contains(c) || c.is_ascii_digit();
+    b.iter().any(marks)
+        || b.windows(2)
+            .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase())
 }
 
 /// The ISO 639-1 code of a language tag: its primary subtag, as a
@@ -173,6 +214,46 @@ mod tests {
         assert_eq!(page_language(Some("en"), one), Some("en"));
         assert_eq!(page_language(None, "OK"), None);
         assert_eq!(page_language(None, german), Some("de"));
+    }
+
+    #[test]
+    fn identifiers_and_code_are_no_words() {
+        for code in [
+            "java.lang.Object",
+            "getValue()",
+            "ArrayList<E>",
+            "std::vector",
+            "x_1",
+            "2023",
+            "(implements",
+            "--",
+            "https://example.org/",
+        ] {
+            assert!(is_code(code), "{code}");
+        }
+        for word in [
+            "Object",
+            "implements",
+            "(see",
+            "word,",
+            "don't",
+            "NOTE:",
+            "naïve",
+            "中文网页，好的。",
+        ] {
+            assert!(!is_code(word), "{word}");
+        }
+        assert_eq!(
+            words_of("Class java.lang.Object extends getValue() the end", 100),
+            "Class extends the end"
+        );
+        // An API page: its identifiers do not make it another language.
+        let api = "Class Hierarchy\njava.lang.Object\njava.lang.Boolean (implements \
+            java.io.Serializable, java.lang.Comparable<T>, java.lang.constant.Constable)\n"
+            .repeat(20)
+            + "This class provides the methods that all objects share, and every other class \
+            extends it. The methods are described below, with the exceptions they throw.";
+        assert_eq!(page_language(None, &api), Some("en"));
     }
 
     #[test]
