@@ -148,16 +148,16 @@ impl RedisStore {
         Ok(())
     }
 
-    /// Links refused for a budget, named as the embedded crawl names them.
+    /// Links refused for `max_hosts`, named as the embedded crawl names
+    /// them.
     fn count_refused(&mut self, added: &Added) {
-        for (why, n) in [
-            ("host_page_limit", added.over_key_budget),
-            ("domain_page_limit", added.over_domain_budget),
-            ("host_limit", added.over_max_keys),
-        ] {
-            if n > 0 {
-                *self.stats.out_of_scope.entry(why.into()).or_default() += n as u64;
-            }
+        if added.over_max_keys > 0 {
+            let n = self
+                .stats
+                .out_of_scope
+                .entry("host_limit".into())
+                .or_default();
+            *n += added.over_max_keys as u64;
         }
     }
 

@@ -19,8 +19,9 @@
 //! | `flight_epoch` | integer | the owner's epoch the URLs in flight were leased under |
 //! | `acked` | bitmap | bit per lease id: acknowledged |
 //! | `n` | integer | URLs queued or in flight |
-//! | `admitted` | hash | key → URLs queued ever (the per key budget); a key in it is admitted (`max_hosts`) |
-//! | `dadmitted` | hash | registrable domain → URLs queued ever (the per domain budget) |
+//! | `admitted` | hash | key → URLs queued ever; a key in it is admitted (`max_hosts`) |
+//! | `pages` | hash | host → pages taken for fetching ever (`max_pages_per_host`) |
+//! | `dpages` | hash | registrable domain → pages taken for fetching ever (`max_pages_per_domain`) |
 //! | `tw` | hash | section → its last verdicts, `0`/`1` (1: duplicate), while its window is not clean |
 //! | `trapped` | hash | section → duplicates in the window that made it a duplicate trap |
 //! | `rd` | set | URLs whose pages were read through redirects from other URLs, as 63-bit hashes (not fetched again) |
@@ -58,7 +59,7 @@ use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use futures_util::future::try_join_all;
-use nearcrawl_crawl::scope::registrable_domain;
+use nearcrawl_crawl::scope::{page_budget_spent, registrable_domain};
 use nearcrawl_crawl::traps::section;
 use redis::Script;
 use redis::cluster::ClusterClient;
@@ -116,22 +117,18 @@ end
 ";
 
 /// Adds links (unfenced: any worker adds to any partition). ARGV: 0 (no
-/// epoch), prefix, per key concurrency, URLs admitted per key and per
-/// domain at most (0: no limit), then `key domain admit bucket hash entry`
+/// epoch), prefix, per key concurrency, then `key admit bucket hash entry`
 /// per link. A link of a key not admitted yet is skipped (not even marked
 /// seen) unless `admit` is 1: the caller holds a ticket for its key.
-/// Returns how many were queued, how many were new but over their key's
-/// and their domain's budgets (seen, not queued), how many tickets were
-/// not needed (the key was admitted meanwhile), the partition's owner
-/// (`WORKER EPOCH`, empty if none) when something was queued, then the
-/// keys skipped.
+/// Returns how many were queued, how many tickets were not needed (the
+/// key was admitted meanwhile), the partition's owner (`WORKER EPOCH`,
+/// empty if none) when something was queued, then the keys skipped.
 const ADD: &str = r"
 local now, conc = now_ms(), tonumber(ARGV[3])
-local per_key, per_domain = tonumber(ARGV[4]), tonumber(ARGV[5])
-local added, over_key, over_domain, spare = 0, 0, 0, 0
+local added, spare = 0, 0
 local skipped, admitting = {}, {}
-for i = 6, #ARGV, 6 do
-  local key, domain, admit = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+for i = 4, #ARGV, 5 do
+  local key, admit = ARGV[i], ARGV[i + 1]
   if admit == '1' and admitting[key] == nil then
     admitting[key] = true
     if redis.call('HSETNX', P .. 'admitted', key, 0) == 0 then spare = spare + 1 end
@@ -141,30 +138,29 @@ for i = 6, #ARGV, 6 do
       skipped[key] = true
       skipped[#skipped + 1] = key
     end
-  elseif redis.call('SADD', P .. 's:' .. ARGV[i + 3], ARGV[i + 4]) == 1 then
-    local k = tonumber(redis.call('HGET', P .. 'admitted', key))
-    local d = tonumber(redis.call('HGET', P .. 'dadmitted', domain) or '0')
-    if per_key > 0 and k >= per_key then
-      over_key = over_key + 1
-    elseif per_domain > 0 and d >= per_domain then
-      over_domain = over_domain + 1
-    else
-      redis.call('HINCRBY', P .. 'admitted', key, 1)
-      redis.call('HINCRBY', P .. 'dadmitted', domain, 1)
-      redis.call('RPUSH', P .. 'q:' .. key, ARGV[i + 5])
-      added = added + 1
-      if not redis.call('ZSCORE', P .. 'ready', key) then
-        ready_again(key, now, conc)
-      end
+  elseif redis.call('SADD', P .. 's:' .. ARGV[i + 2], ARGV[i + 3]) == 1 then
+    redis.call('HINCRBY', P .. 'admitted', key, 1)
+    redis.call('RPUSH', P .. 'q:' .. key, ARGV[i + 4])
+    added = added + 1
+    if not redis.call('ZSCORE', P .. 'ready', key) then
+      ready_again(key, now, conc)
     end
   end
 end
 redis.call('INCRBY', P .. 'n', added)
 local owner = ''
 if added > 0 then owner = redis.call('GET', P .. 'owner') or '' end
-local out = {added, over_key, over_domain, spare, owner}
+local out = {added, spare, owner}
 for _, key in ipairs(skipped) do out[#out + 1] = key end
 return out
+";
+
+/// Counts a page taken for fetching (ARGV[3]: 1) or given back (-1) in
+/// the budgets of host ARGV[4] and registrable domain ARGV[5]; returns the
+/// counts after.
+const COUNT_PAGE: &str = r"
+local d = tonumber(ARGV[3])
+return {redis.call('HINCRBY', P .. 'pages', ARGV[4], d), redis.call('HINCRBY', P .. 'dpages', ARGV[5], d)}
 ";
 
 /// Takes up to ARGV[2] tickets for new keys (ARGV[1]: keys of the crawl
@@ -331,6 +327,7 @@ fn script(body: &str, fenced: bool) -> Script {
 }
 
 static ADD_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(ADD, false));
+static COUNT_PAGE_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(COUNT_PAGE, false));
 static TICKETS_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(TICKETS));
 static LEASE_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(LEASE, true));
 static ACK_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(ACK, true));
@@ -357,10 +354,10 @@ pub struct FrontierConfig {
     /// for the delay to hold as seen by the server.
     pub start_slack: Duration,
     pub per_key_concurrency: u32,
-    /// URLs a key may have queued over the crawl (`max_pages_per_host`);
+    /// Pages a host may have fetched over the crawl (`max_pages_per_host`);
     /// 0: no limit.
-    pub max_per_key: u64,
-    /// URLs a registrable domain may have queued over the crawl
+    pub max_per_host: u64,
+    /// Pages a registrable domain may have fetched over the crawl
     /// (`max_pages_per_domain`); 0: no limit.
     pub max_per_domain: u64,
     /// Keys admitted over the crawl (`max_hosts`): links to further keys
@@ -381,7 +378,7 @@ impl Default for FrontierConfig {
             delay: Duration::from_secs(1),
             start_slack: Duration::from_millis(10),
             per_key_concurrency: 1,
-            max_per_key: 0,
+            max_per_host: 0,
             max_per_domain: 0,
             max_keys: u64::MAX,
             trap_window: 0,
@@ -459,8 +456,6 @@ pub struct Leases {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Added {
     pub queued: usize,
-    pub over_key_budget: usize,
-    pub over_domain_budget: usize,
     pub over_max_keys: usize,
     /// Partitions that got URLs, with their owners (worker names): an
     /// owner polls a partition with nothing ready only now and then, so
@@ -560,8 +555,6 @@ impl SharedFrontier {
         let (more, _) = self.add_admitted(&theirs, &admit, entry).await?;
         added.woken.extend(more.woken);
         added.queued += more.queued;
-        added.over_key_budget += more.over_key_budget;
-        added.over_domain_budget += more.over_domain_budget;
         added.over_max_keys = links
             .iter()
             .filter(|l| new_keys.contains(l.key) && !admit.contains(l.key))
@@ -601,21 +594,15 @@ impl SharedFrontier {
             let bucket = (h >> 32) % u64::from(self.config.seen_buckets);
             let args = by_partition.entry(p).or_default();
             args.push(link.key.as_bytes().to_vec());
-            args.push(domain.as_bytes().to_vec());
             args.push(if admit.contains(link.key) { b"1" } else { b"0" }.to_vec());
             args.push(bucket.to_string().into_bytes());
             args.push(h.to_string().into_bytes());
             args.push(format!("{mark}{} {}", link.depth, link.url).into_bytes());
         }
-        let c = &self.config;
-        let head = [
-            c.per_key_concurrency.to_string(),
-            c.max_per_key.to_string(),
-            c.max_per_domain.to_string(),
-        ];
+        let concurrency = self.config.per_key_concurrency.to_string();
         let calls = by_partition.into_iter().map(|(p, mut args)| {
             let mut all = vec![b"0".to_vec(), self.prefix(p).into_bytes()];
-            all.extend(head.iter().map(|a| a.clone().into_bytes()));
+            all.push(concurrency.clone().into_bytes());
             all.append(&mut args);
             let reply = run::<Vec<redis::Value>>(&self.con, &ADD_SCRIPT, self.key(p, "n"), all);
             async move { Ok::<_, ClusterError>((p, reply.await?)) }
@@ -624,7 +611,7 @@ impl SharedFrontier {
         let (mut new_keys, mut spare) = (Vec::new(), 0);
         for (p, reply) in try_join_all(calls).await? {
             let bad = || ClusterError::Corrupt("add reply".into());
-            let [queued, key, domain, unused, owner, skipped @ ..] = reply.as_slice() else {
+            let [queued, unused, owner, skipped @ ..] = reply.as_slice() else {
                 return Err(bad());
             };
             let owner: String = redis::from_redis_value_ref(owner).map_err(|_| bad())?;
@@ -633,8 +620,6 @@ impl SharedFrontier {
             }
             let n = |v: &redis::Value| redis::from_redis_value_ref::<usize>(v).map_err(|_| bad());
             added.queued += n(queued)?;
-            added.over_key_budget += n(key)?;
-            added.over_domain_budget += n(domain)?;
             spare += n(unused)?;
             for k in skipped {
                 new_keys.push(redis::from_redis_value_ref::<String>(k).map_err(|_| bad())?);
@@ -844,6 +829,54 @@ impl SharedFrontier {
         cmd.arg(format!("{{{}}}:counted", self.crawl)).arg(n);
         let _: u64 = crate::retry::query_retrying(&mut self.con.clone(), &cmd).await?;
         Ok(())
+    }
+
+    /// Takes a page of `url`'s host's and registrable domain's budgets
+    /// (see [`page_budget_spent`]); when one is spent, takes nothing and
+    /// names it. Counted first and given back when spent, so workers
+    /// taking pages at once never take more than the budget between them.
+    pub async fn take_page(&self, url: &Url) -> Result<Option<&'static str>, ClusterError> {
+        let c = &self.config;
+        if c.max_per_host == 0 && c.max_per_domain == 0 {
+            return Ok(None);
+        }
+        let (host_pages, domain_pages) = self.count_page(url, 1).await?;
+        let spent = page_budget_spent(
+            host_pages - 1,
+            domain_pages - 1,
+            c.max_per_host,
+            c.max_per_domain,
+        );
+        if spent.is_some() {
+            self.count_page(url, -1).await?;
+        }
+        Ok(spent)
+    }
+
+    /// Gives back a page [`take_page`](SharedFrontier::take_page) took:
+    /// its request was not made after all.
+    pub async fn give_back_page(&self, url: &Url) -> Result<(), ClusterError> {
+        let c = &self.config;
+        if c.max_per_host > 0 || c.max_per_domain > 0 {
+            self.count_page(url, -1).await?;
+        }
+        Ok(())
+    }
+
+    /// Adds `delta` to the pages taken of `url`'s host and domain; the
+    /// counts after.
+    async fn count_page(&self, url: &Url, delta: i64) -> Result<(u64, u64), ClusterError> {
+        let host = url.host_str().unwrap_or("");
+        let domain = registrable_domain(host);
+        let p = self.partition_of_domain(domain);
+        let args = vec![
+            b"0".to_vec(),
+            self.prefix(p).into_bytes(),
+            delta.to_string().into_bytes(),
+            host.as_bytes().to_vec(),
+            domain.as_bytes().to_vec(),
+        ];
+        run(&self.con, &COUNT_PAGE_SCRIPT, self.key(p, "pages"), args).await
     }
 
     /// Records that the page of `url` was read through a redirect from

@@ -205,7 +205,7 @@ fn frontier_config(config: &Config) -> FrontierConfig {
         delay: Duration::from_millis(p.delay_ms),
         start_slack: START_SLACK,
         per_key_concurrency: p.per_host_concurrency.0 as u32,
-        max_per_key: config.scope.max_pages_per_host,
+        max_per_host: config.scope.max_pages_per_host,
         max_per_domain: config.scope.max_pages_per_domain,
         max_keys: config.scope.max_hosts,
         trap_window: config.dedup.trap_window,

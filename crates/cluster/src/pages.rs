@@ -44,9 +44,23 @@ impl PageStore for ClusterPages {
         Start::AtOnce(START_SLACK)
     }
 
-    /// The budgets are taken when URLs are leased.
-    fn admit(&self, _: &Claimed<ClusterClaim>) -> Admitted {
-        Admitted::Yes
+    /// The page budgets are kept in the shared frontier, by the rule the
+    /// embedded crawl keeps them by.
+    async fn admit(&self, claimed: &Claimed<ClusterClaim>) -> Admitted {
+        match self.frontier.take_page(&claimed.url).await {
+            Ok(None) => Admitted::Yes,
+            Ok(Some(spent)) => Admitted::No(spent),
+            Err(e) => {
+                tracing::warn!(url = %claimed.url, "taking a page of the budgets failed, the URL goes back: {e}");
+                Admitted::Later
+            }
+        }
+    }
+
+    async fn give_back_page(&self, claimed: &Claimed<ClusterClaim>) {
+        if let Err(e) = self.frontier.give_back_page(&claimed.url).await {
+            tracing::warn!(url = %claimed.url, "giving a page back to the budgets failed: {e}");
+        }
     }
 
     /// A worker reads the sitemaps a robots.txt names when it reads that

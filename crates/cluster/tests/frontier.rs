@@ -14,6 +14,7 @@ use std::time::Duration;
 use nearcrawl_cluster::{
     ClusterError, FrontierConfig, Lease, Leased, Link, Partitions, SharedFrontier,
 };
+use url::Url;
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -472,27 +473,30 @@ fn three_workers_one_killed_count_every_page_once_and_keep_every_delay() {
 }
 
 #[test]
-fn a_key_admits_its_budget_a_lease_says_when_the_key_is_due_and_an_unsent_one_gives_its_turn_back()
+fn a_host_takes_its_budget_a_lease_says_when_the_key_is_due_and_an_unsent_one_gives_its_turn_back()
 {
     let cluster = common::Cluster::start(3);
     let nodes = cluster.urls();
     let nodes: Vec<&str> = nodes.iter().map(String::as_str).collect();
     runtime().block_on(async {
         let cfg = FrontierConfig {
-            max_per_key: 3,
+            max_per_host: 3,
             partitions: 1,
             ..config(500)
         };
         let (frontier, _parts, held) = holding_one_partition(&nodes, "t5", cfg).await;
-        let urls: Vec<String> = (0..5).map(|i| format!("http://h/{i}")).collect();
+        let urls: Vec<String> = (0..3).map(|i| format!("http://h/{i}")).collect();
         let links = on_key("h", &urls);
-        let added = frontier.add(&links).await.unwrap();
-        assert_eq!((added.queued, added.over_key_budget), (3, 2));
-        assert_eq!(
-            frontier.add(&links).await.unwrap().over_key_budget,
-            0,
-            "seen: not counted again"
-        );
+        assert_eq!(frontier.add(&links).await.unwrap().queued, 3);
+        assert_eq!(frontier.add(&links).await.unwrap().queued, 0, "seen");
+        // Pages fetched count, not URLs queued: five takers at once, three
+        // pages taken.
+        let page = Url::parse("http://h/page").unwrap();
+        let takes = (0..5).map(|_| frontier.take_page(&page));
+        let taken = futures_util::future::join_all(takes).await;
+        let spent: Vec<_> = taken.into_iter().map(Result::unwrap).collect();
+        assert_eq!(spent.iter().filter(|s| s.is_none()).count(), 3, "{spent:?}");
+        assert!(spent.iter().flatten().all(|s| *s == "host_page_limit"));
         let first = frontier.lease(&held[0], 8).await.unwrap();
         assert_eq!(first.urls.len(), 1);
         assert!(
@@ -521,7 +525,7 @@ fn a_key_admits_its_budget_a_lease_says_when_the_key_is_due_and_an_unsent_one_gi
 }
 
 #[test]
-fn domain_and_key_budgets_hold_and_a_section_of_duplicates_becomes_a_trap() {
+fn domain_and_host_budgets_hold_and_a_section_of_duplicates_becomes_a_trap() {
     let cluster = common::Cluster::start(3);
     let nodes = cluster.urls();
     let nodes: Vec<&str> = nodes.iter().map(String::as_str).collect();
@@ -550,10 +554,16 @@ fn domain_and_key_budgets_hold_and_a_section_of_duplicates_becomes_a_trap() {
         }
         let links: Vec<Link<'_>> = urls.iter().map(link).collect();
         let added = frontier.add(&links).await.unwrap();
-        assert_eq!(
-            (added.queued, added.over_domain_budget),
-            (4, 2),
-            "{added:?}"
+        assert_eq!(added.queued, 6, "{added:?}");
+        // The domain's budget holds over its hosts.
+        let mut spent = Vec::new();
+        for (_, url) in &urls {
+            spent.push(frontier.take_page(&Url::parse(url).unwrap()).await.unwrap());
+        }
+        let last = [Some("domain_page_limit"); 2];
+        assert!(
+            spent[..4].iter().all(Option::is_none) && spent[4..] == last,
+            "{spent:?}"
         );
         // Two keys are admitted; of three new ones, two more may come.
         let more: Vec<(&str, String)> = ["c.test", "d.test", "e.test"]

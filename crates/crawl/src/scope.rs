@@ -7,6 +7,27 @@ use url::Url;
 use crate::canonical::max_repeated_segment;
 use crate::config::Scope as ScopeConfig;
 
+/// The page budgets (`max_pages_per_host`, `max_pages_per_domain`; 0: no
+/// limit) count pages fetched, over every run: a page may be fetched when
+/// its host has had fewer than its budget, and so has its registrable
+/// domain; else the budget spent, named as `out_of_scope` counts it. Both
+/// engines ask this, with the pages taken before this one.
+pub fn page_budget_spent(
+    host_pages: u64,
+    domain_pages: u64,
+    max_per_host: u64,
+    max_per_domain: u64,
+) -> Option<&'static str> {
+    let spent = |taken: u64, max: u64| max > 0 && taken >= max;
+    if spent(host_pages, max_per_host) {
+        Some("host_page_limit")
+    } else if spent(domain_pages, max_per_domain) {
+        Some("domain_page_limit")
+    } else {
+        None
+    }
+}
+
 /// The registrable domain of `host` by the public suffix list:
 /// `example.co.uk` for `a.b.example.co.uk`, `user.github.io` for
 /// `x.user.github.io`. An IP address, or a name under no known suffix, is

@@ -69,7 +69,7 @@ impl PageStore for EmbeddedPages {
         Start::WhenReady
     }
 
-    fn admit(&self, claimed: &Claimed<EmbeddedClaim>) -> Admitted {
+    async fn admit(&self, claimed: &Claimed<EmbeddedClaim>) -> Admitted {
         let url = &claimed.url;
         let host = url.host_str().unwrap_or("");
         let section = crate::traps::section(url);
@@ -83,6 +83,11 @@ impl PageStore for EmbeddedPages {
                 Admitted::Later
             }
         }
+    }
+
+    async fn give_back_page(&self, claimed: &Claimed<EmbeddedClaim>) {
+        let host = claimed.url.host_str().unwrap_or("");
+        self.core.lock().state.give_back_page(host);
     }
 
     /// The first time this run meets an origin whose sitemaps an earlier

@@ -39,8 +39,11 @@ pub(super) async fn fetch_claimed<P: PageStore>(
     if !robots_first(&stages, &*store, &mut done).await {
         return done;
     }
-    if done.claimed.sitemap.is_none() {
-        match store.admit(&done.claimed) {
+    // A page robots.txt forbids is not fetched: it takes no budget.
+    let page = done.claimed.sitemap.is_none();
+    let took_page = page && !stages.fetcher.forbids(&done.claimed.url);
+    if took_page {
+        match store.admit(&done.claimed).await {
             Admitted::Yes => {}
             Admitted::No(why) => {
                 done.stats.out_of_scope(why);
@@ -52,6 +55,20 @@ pub(super) async fn fetch_claimed<P: PageStore>(
             }
         }
     }
+    fetch_admitted(&stages, &store, &mut done).await;
+    if took_page && done.again {
+        // Back to its queue: its next try takes its page again.
+        store.give_back_page(&done.claimed).await;
+    }
+    done
+}
+
+/// The request of a URL admitted, once its turn and room allow.
+async fn fetch_admitted<P: PageStore>(
+    stages: &Arc<Stages>,
+    store: &Arc<P>,
+    done: &mut Done<P::Claim>,
+) {
     if store.start() == Start::WhenReady && !stages.extraction.has_room() {
         // Requests wait while fetched bodies wait for extraction past
         // their bounds (see `ExtractionSlots`).
@@ -59,20 +76,19 @@ pub(super) async fn fetch_claimed<P: PageStore>(
             () = stages.extraction.wait_for_room() => {}
             () = stages.stopped() => {
                 done.again = true;
-                return done;
+                return;
             }
         }
     }
-    if !may_start(&stages, &*store, &mut done).await {
+    if !may_start(stages, &**store, done).await {
         done.again = true;
-        return done;
+        return;
     }
     let start_by = store.start_by(&done.claimed);
     match done.claimed.sitemap {
-        Some(level) => read_sitemap(&stages, &mut done, level, start_by).await,
-        None => fetch_page(&stages, &store, &mut done, start_by).await,
+        Some(level) => read_sitemap(stages, done, level, start_by).await,
+        None => fetch_page(stages, store, done, start_by).await,
     }
-    done
 }
 
 /// Reads the host's robots.txt first if its rules are not known. That

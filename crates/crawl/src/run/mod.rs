@@ -185,9 +185,14 @@ pub trait PageStore: Send + Sync + 'static {
     /// When a handed-out URL's request may start.
     fn start(&self) -> Start;
 
-    /// Takes a page of its host's and domain's budgets (stores that check
-    /// them when handing URLs out say yes).
-    fn admit(&self, claimed: &Claimed<Self::Claim>) -> Admitted;
+    /// Takes a page of its host's and domain's budgets, by
+    /// [`crate::scope::page_budget_spent`] over the pages taken before
+    /// (asked for pages robots.txt allows, before their request).
+    fn admit(&self, claimed: &Claimed<Self::Claim>) -> impl Future<Output = Admitted> + Send;
+
+    /// Gives back the page [`admit`](PageStore::admit) took for a URL that
+    /// goes back to its queue unfetched (or to be fetched again).
+    fn give_back_page(&self, claimed: &Claimed<Self::Claim>) -> impl Future<Output = ()> + Send;
 
     /// Whether the sitemaps named by the robots.txt of `url`'s origin are
     /// still to be read; asked once the host's rules are known.

@@ -102,7 +102,9 @@ impl PageStore for MemPages {
         Start::WhenReady
     }
 
-    fn admit(&self, _: &Claimed<()>) -> Admitted {
+    async fn give_back_page(&self, _: &Claimed<()>) {}
+
+    async fn admit(&self, _: &Claimed<()>) -> Admitted {
         Admitted::Yes
     }
 

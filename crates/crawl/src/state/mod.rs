@@ -33,7 +33,7 @@ use url::Url;
 use crate::doc_urls::{DocUrls, Length};
 use crate::frontier::{Additions, Frontier};
 use crate::outbox::{Block, NewDoc, Outbox};
-use crate::scope::registrable_domain;
+use crate::scope::{page_budget_spent, registrable_domain};
 use crate::sink::{Outcome, Position};
 use crate::stats::{Stats, TrappedHost};
 use crate::store::{Store, StoreError, Writes, be_u64, io_error, key};
@@ -383,16 +383,29 @@ impl State {
         }
         let host_key = key(HOST, host.as_bytes());
         let domain_key = key(DOMAIN, registrable_domain(host).as_bytes());
-        if self.pages_taken(&host_key)? >= max_per_host {
-            return Ok(Err("host_page_limit"));
-        }
-        if self.pages_taken(&domain_key)? >= max_per_domain {
-            return Ok(Err("domain_page_limit"));
+        let (host_pages, domain_pages) =
+            (self.pages_taken(&host_key)?, self.pages_taken(&domain_key)?);
+        if let Some(spent) =
+            page_budget_spent(host_pages, domain_pages, max_per_host, max_per_domain)
+        {
+            return Ok(Err(spent));
         }
         for k in [host_key, domain_key] {
             *self.taken.entry(k).or_default() += 1;
         }
         Ok(Ok(()))
+    }
+
+    /// Gives back a page [`take_page`](State::take_page) took of `host`'s
+    /// budget and its domain's (its request was not made after all).
+    pub fn give_back_page(&mut self, host: &str) {
+        let host_key = key(HOST, host.as_bytes());
+        let domain_key = key(DOMAIN, registrable_domain(host).as_bytes());
+        for k in [host_key, domain_key] {
+            if let Some(n) = self.taken.get_mut(&k) {
+                *n = n.saturating_sub(1);
+            }
+        }
     }
 
     /// Cuts `trap.section` off as a duplicate trap: no more of its pages
