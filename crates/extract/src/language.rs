@@ -225,7 +225,6 @@ mod tests {
             "std::vector",
             "x_1",
             "2023",
-            "(implements",
             "--",
             "https://example.org/",
         ] {
