@@ -107,8 +107,6 @@ pub fn article_bodies(min_words: usize, ascii: bool) -> Vec<String> {
     out
 }
 
-/// What a test server answers: status, content type, body (for a 3xx, the
-/// body is the Location).
 /// `count` made-up words (`w` and a number below `vocabulary`) drawn from
 /// `seed`: text of its own for a generated page, the same every run.
 pub fn made_up_words(seed: u64, count: usize, vocabulary: u64) -> String {
@@ -122,6 +120,23 @@ pub fn made_up_words(seed: u64, count: usize, vocabulary: u64) -> String {
         .join(" ")
 }
 
+/// A page titled `title` with text of its own (250 made-up words from
+/// `seed`) and a link to each of `links`.
+pub fn linked_page(title: &str, seed: u64, links: &[&str]) -> Vec<u8> {
+    let links: String = links
+        .iter()
+        .map(|l| format!("<a href='{l}'>{l}</a> "))
+        .collect();
+    let text = made_up_words(seed, 250, 5_000);
+    format!(
+        "<html><head><title>{title}</title></head><body><main><h1>{title}</h1><p>{text}</p>\
+         {links}</main></body></html>"
+    )
+    .into_bytes()
+}
+
+/// What a test server answers: status, content type, body (for a 3xx, the
+/// body is the Location).
 pub type Response = (u16, &'static str, Vec<u8>);
 
 /// Requested paths, in order.

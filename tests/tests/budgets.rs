@@ -10,20 +10,12 @@ use std::net::SocketAddr;
 use std::path::Path;
 
 use nearcrawl_tests::redis_cluster::Cluster;
-use nearcrawl_tests::{fresh_dir, made_up_words, run, serve_timed};
+use nearcrawl_tests::{fresh_dir, linked_page, run, serve_timed};
 use serde_json::{Value, json};
 
 fn page(seed: u64, links: &[String]) -> Vec<u8> {
-    let links: String = links
-        .iter()
-        .map(|l| format!("<a href='{l}'>{l}</a> "))
-        .collect();
-    let text = made_up_words(seed, 200, 5_000);
-    format!(
-        "<html><head><title>Page {seed}</title></head><body><main><h1>Page {seed}</h1>\
-         <p>{text}</p>{links}</main></body></html>"
-    )
-    .into_bytes()
+    let links: Vec<&str> = links.iter().map(String::as_str).collect();
+    linked_page(&format!("Page {seed}"), seed, &links)
 }
 
 /// Host A (127.0.0.1): `/` links to three pages robots.txt forbids, ten

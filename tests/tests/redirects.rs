@@ -9,20 +9,7 @@
 use std::path::Path;
 
 use nearcrawl_tests::redis_cluster::Cluster;
-use nearcrawl_tests::{RequestLog, fresh_dir, json_lines, made_up_words, run, serve};
-
-fn page(title: &str, seed: u64, links: &[&str]) -> Vec<u8> {
-    let links: String = links
-        .iter()
-        .map(|l| format!("<a href='{l}'>{l}</a> "))
-        .collect();
-    let text = made_up_words(seed, 250, 5_000);
-    format!(
-        "<html><head><title>{title}</title></head><body><main><h1>{title}</h1><p>{text}</p>\
-         {links}</main></body></html>"
-    )
-    .into_bytes()
-}
+use nearcrawl_tests::{RequestLog, fresh_dir, json_lines, linked_page as page, run, serve};
 
 /// `/` links to `/old` (a redirect to `/new`), then to `/new` itself and
 /// to `/a`, which links to `/new` again; `/b` hangs off `/new`.
