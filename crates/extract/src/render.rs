@@ -277,7 +277,7 @@ fn is_link_list(node: NodeRef<'_, Node>, a: &Analysis<'_>, article: bool) -> boo
     let density = s.link_density();
     let link_dense = (density > 0.5 && s.text < NAV_BLOCK_CHARS)
         || (matches!(tag, "ul" | "ol") && density > 0.35 && s.text < 300);
-    if !link_dense || is_list_of_sentences(node, s) || is_heading_block(node, s, a) {
+    if !link_dense || is_list_of_sentences(node, s) {
         return false;
     }
     // Asked only of link-dense blocks: both walk the tree.
@@ -290,24 +290,6 @@ fn is_link_list(node: NodeRef<'_, Node>, a: &Analysis<'_>, article: bool) -> boo
     let link_text = density == 1.0 && is_inside_link(node);
     let a_line = one_link_line && links_under(node) < 2;
     !(link_text || a_line)
-}
-
-/// A heading is a title, not navigation, even when its words are links (an
-/// API item's path, `core::arch::arm::vld1_u16`): neither a part of a
-/// heading nor a block whose text is mostly a heading's (a title with its
-/// `source` link beside it) is a link list. Else two pages of one template
-/// read differently, the heading dropped from the one whose other text
-/// outweighs its links.
-fn is_heading_block(node: NodeRef<'_, Node>, s: &crate::content::Stats, a: &Analysis<'_>) -> bool {
-    let is_heading = |n: &NodeRef<'_, Node>| matches!(n.value(), Node::Element(e) if matches!(e.name(), "h1" | "h2" | "h3" | "h4" | "h5" | "h6"));
-    if node.ancestors().any(|n| is_heading(&n)) {
-        return true;
-    }
-    let heading = node.descendants().find(is_heading);
-    let heading_text = heading
-        .and_then(|h| a.stats.get(&h.id()))
-        .map_or(0, |h| h.text);
-    heading_text * 2 > s.text
 }
 
 /// Words outside links, per item, that make a list's items sentences
