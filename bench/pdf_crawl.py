@@ -12,7 +12,8 @@ many HTML pages (each with a paragraph of its own), served by nginx on
 and prints the crawl's peak RSS (/usr/bin/time), the largest RSS any PDF
 reader (child process) reached and the most the crawl and its readers held
 at once (sampled from /proc every 20 ms), the PDFs written and the errors
-by kind.
+by kind, the attempts tried again, and the PDFs requested more than
+once (nginx's access log).
 """
 import argparse
 import json
@@ -85,7 +86,9 @@ def main():
         h.write("<html><body>" + "\n".join(links) + "</body></html>")
     total = sum(os.path.getsize(os.path.join(root, f"d{i}.pdf")) for i in range(len(files)))
     pdf_types = "location ~ \\.pdf$ { types { } default_type application/pdf; }"
-    with nginx(root, server_extra=pdf_types, workers=2) as port:
+    access = os.path.join(tmp, "access.log")
+    served = f"{pdf_types} access_log {access};"
+    with nginx(root, server_extra=served, workers=2) as port:
         out = os.path.join(tmp, "out")
         cmd = ["/usr/bin/time", "-f", "%M", binary, "crawl", "--config", "config/local.toml",
                "--out", out, f"http://127.0.0.1:{port}/index.html"]
@@ -122,7 +125,17 @@ def main():
                 written_pdfs += json.loads(line)["url"].endswith(".pdf")
     print(f"{len(files)} PDFs ({total / 1e6:.0f} MB) and {len(files)} pages in {secs:.1f} s: "
           f"fetched {stats['fetched']}, written {stats['written']} ({written_pdfs} PDFs), "
-          f"errors {stats['errors']}")
+          f"errors {stats['errors']}, attempts tried again {stats.get('retries', {})}")
+    # Requests per PDF as nginx logged them: a PDF asked more than once was
+    # downloaded again (in part or whole).
+    asked = {}
+    for line in open(access):
+        path = line.split('"')[1].split()[1] if '"' in line else ""
+        if path.endswith(".pdf"):
+            asked[path] = asked.get(path, 0) + 1
+    again = {p: n for p, n in asked.items() if n > 1}
+    print(f"PDF requests: {sum(asked.values())} for {len(asked)} PDFs; asked more than once: "
+          f"{len(again)} {dict(sorted(again.items())[:5])}")
     print(f"peak RSS: crawl {peak / 1024:.0f} MiB; a PDF reader at most "
           f"{peaks['child'] / 1024:.0f} MiB; crawl and readers together at most "
           f"{peaks['together'] / 1024:.0f} MiB (sampled)")
