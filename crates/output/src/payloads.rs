@@ -64,8 +64,5 @@ impl Payloads {
 }
 
 fn key(digest: &str) -> u64 {
-    use std::hash::Hasher;
-    let mut h = fnv::FnvHasher::default();
-    h.write(digest.as_bytes());
-    h.finish()
+    nearcrawl_simhash::hash::fnv1a(digest.as_bytes())
 }
