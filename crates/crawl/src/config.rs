@@ -281,24 +281,22 @@ pub struct Fetch {
 }
 
 impl Default for Fetch {
+    /// The fetcher's own defaults, in the config's units: written once.
     fn default() -> Self {
+        let d = nearcrawl_fetch::FetchConfig::default();
         Fetch {
-            connect_timeout_secs: 10,
-            request_timeout_secs: 30,
-            read_timeout_secs: 15,
-            max_body_bytes: 10 << 20,
-            max_pdf_bytes: 20 << 20,
-            body_memory_bytes: 16 << 20,
-            max_redirects: 10,
-            content_types: vec![
-                "text/html".into(),
-                "application/xhtml+xml".into(),
-                "application/pdf".into(),
-            ],
-            allow_private_networks: false,
-            dns_servers: Vec::new(),
-            dns_timeout_secs: 5,
-            dns_concurrency: Positive(64),
+            connect_timeout_secs: d.connect_timeout.as_secs(),
+            request_timeout_secs: d.request_timeout.as_secs(),
+            read_timeout_secs: d.read_timeout.as_secs(),
+            max_body_bytes: d.max_body_bytes,
+            max_pdf_bytes: d.max_pdf_bytes,
+            body_memory_bytes: d.body_memory_bytes,
+            max_redirects: d.max_redirects,
+            content_types: d.content_types,
+            allow_private_networks: d.allow_private_networks,
+            dns_servers: d.dns_servers,
+            dns_timeout_secs: d.dns_timeout.as_secs(),
+            dns_concurrency: Positive(d.dns_concurrency),
         }
     }
 }
