@@ -19,7 +19,7 @@
 //! | `flight_epoch` | integer | the owner's epoch the URLs in flight were leased under |
 //! | `acked` | bitmap | bit per lease id: acknowledged |
 //! | `n` | integer | URLs queued or in flight |
-//! | `admitted` | hash | key → URLs queued ever; a key in it is admitted (`max_hosts`) |
+//! | `admitted` | hash | key → 0: a key in it is admitted (`max_hosts`) |
 //! | `pages` | hash | host → pages taken for fetching ever (`max_pages_per_host`) |
 //! | `dpages` | hash | registrable domain → pages taken for fetching ever (`max_pages_per_domain`) |
 //! | `tw` | hash | section → its last verdicts, `0`/`1` (1: duplicate), while its window is not clean |
@@ -139,7 +139,6 @@ for i = 4, #ARGV, 5 do
       skipped[#skipped + 1] = key
     end
   elseif redis.call('SADD', P .. 's:' .. ARGV[i + 2], ARGV[i + 3]) == 1 then
-    redis.call('HINCRBY', P .. 'admitted', key, 1)
     redis.call('RPUSH', P .. 'q:' .. key, ARGV[i + 4])
     added = added + 1
     if not redis.call('ZSCORE', P .. 'ready', key) then

@@ -150,6 +150,14 @@ impl std::fmt::Debug for State {
     }
 }
 
+/// The keys of `host`'s page budget and of its registrable domain's.
+fn budget_keys(host: &str) -> [Vec<u8>; 2] {
+    [
+        key(HOST, host.as_bytes()),
+        key(DOMAIN, registrable_domain(host).as_bytes()),
+    ]
+}
+
 fn meta(name: &str) -> Vec<u8> {
     key(META, name.as_bytes())
 }
@@ -381,8 +389,7 @@ impl State {
         if self.trapped.contains(section) || self.trapped.contains(host) {
             return Ok(Err("duplicate_trap"));
         }
-        let host_key = key(HOST, host.as_bytes());
-        let domain_key = key(DOMAIN, registrable_domain(host).as_bytes());
+        let [host_key, domain_key] = budget_keys(host);
         let (host_pages, domain_pages) =
             (self.pages_taken(&host_key)?, self.pages_taken(&domain_key)?);
         if let Some(spent) =
@@ -399,9 +406,7 @@ impl State {
     /// Gives back a page [`take_page`](State::take_page) took of `host`'s
     /// budget and its domain's (its request was not made after all).
     pub fn give_back_page(&mut self, host: &str) {
-        let host_key = key(HOST, host.as_bytes());
-        let domain_key = key(DOMAIN, registrable_domain(host).as_bytes());
-        for k in [host_key, domain_key] {
+        for k in budget_keys(host) {
             if let Some(n) = self.taken.get_mut(&k) {
                 *n = n.saturating_sub(1);
             }
