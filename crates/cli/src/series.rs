@@ -1,7 +1,7 @@
 //! `series.jsonl`: the crawl's totals over time, one line per sample, for
 //! `nearcrawl report` to chart.
 //!
-//! Sampled from [`Crawler::metrics`](nearcrawl_crawl::crawler::Crawler::metrics)
+//! Sampled from [`Crawl::metrics`](nearcrawl_crawl::run::Crawl::metrics)
 //! about 500 times a run: every second at first, every minute at most, so a
 //! week-long crawl writes ~10,000 lines, not 600,000. Totals are over every
 //! run, as in `stats.json`; a run resumed after a crash starts from the last

@@ -67,4 +67,5 @@ pub use error::ClusterError;
 pub use frontier::{Added, FrontierConfig, Leased, Leases, Link, SharedFrontier};
 pub use lease::{Lease, Partitions};
 pub use shared_gate::{LogId, SharedGate};
-pub use worker::Worker;
+pub use store::RedisStore;
+pub use worker::{Worker, join};

@@ -33,7 +33,7 @@ impl RedisStore {
     /// before recovers its outputs first. Seeds are added (those seen
     /// before by any worker are skipped). With the stages its fetch tasks
     /// share.
-    pub async fn open(
+    pub(crate) async fn open(
         config: Config,
         seeds: &[Url],
         mut sink: Box<dyn Sink>,

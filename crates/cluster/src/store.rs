@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use nearcrawl_crawl::page;
 use nearcrawl_crawl::run::{Claimed, CrawlStore, Done, Stages, Taken};
 use nearcrawl_crawl::sink::Sink;
-use nearcrawl_crawl::stats::Stats;
+use nearcrawl_crawl::stats::{Metrics, Stats};
 use nearcrawl_crawl::traps::section;
 use url::Url;
 
@@ -51,27 +51,28 @@ pub(crate) struct Shown {
     pub keys: AtomicUsize,
 }
 
-pub(crate) struct RedisStore {
-    pub stages: Arc<Stages>,
-    pub pages: Arc<ClusterPages>,
-    pub frontier: SharedFrontier,
-    pub partitions: Partitions,
-    pub sink: Box<dyn Sink>,
-    pub outbox: Outbox,
-    pub stats: Stats,
-    pub crawl: String,
-    pub worker: String,
+/// A worker's share of a crawl in a Redis Cluster, for the one loop.
+pub struct RedisStore {
+    pub(crate) stages: Arc<Stages>,
+    pub(crate) pages: Arc<ClusterPages>,
+    pub(crate) frontier: SharedFrontier,
+    pub(crate) partitions: Partitions,
+    pub(crate) sink: Box<dyn Sink>,
+    pub(crate) outbox: Outbox,
+    pub(crate) stats: Stats,
+    pub(crate) crawl: String,
+    pub(crate) worker: String,
     /// The position of the copy of another worker's replica this one
     /// started from, if it did.
-    pub from_snapshot: Option<String>,
+    pub(crate) from_snapshot: Option<String>,
     /// URLs whose lease lapsed before they were acknowledged (fetched
     /// again elsewhere), and entries dropped at recovery for that reason.
-    pub lapsed: u64,
+    pub(crate) lapsed: u64,
     /// A copy of this worker's replica on its way to a worker that joined
     /// late.
-    pub sending: Option<tokio::task::JoinHandle<()>>,
-    pub share: Share,
-    pub shown: Arc<Shown>,
+    pub(crate) sending: Option<tokio::task::JoinHandle<()>>,
+    pub(crate) share: Share,
+    pub(crate) shown: Arc<Shown>,
     /// URLs in flight per politeness key.
     keys: HashMap<String, usize>,
     /// Sections cut off as duplicate traps, per partition held (as many as
@@ -245,6 +246,22 @@ pub(crate) fn not_stale(result: Result<(), ClusterError>) -> Result<(), ClusterE
     }
 }
 
+impl std::fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisStore")
+            .field("crawl", &self.crawl)
+            .field("worker", &self.worker)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RedisStore {
+    /// This worker's name among the crawl's workers.
+    pub fn worker_name(&self) -> &str {
+        &self.worker
+    }
+}
+
 impl CrawlStore for RedisStore {
     type Claim = ClusterClaim;
     type Pages = ClusterPages;
@@ -375,6 +392,56 @@ impl CrawlStore for RedisStore {
             let queued = self.frontier.pending().await?;
             shown.queued.store(queued as usize, Ordering::Relaxed);
         }
+        Ok(())
+    }
+
+    /// This worker's own counts.
+    fn stats(&self) -> Stats {
+        self.stats.clone()
+    }
+
+    /// This worker's figures at the moment (its own counts; the queue is
+    /// the whole crawl's).
+    fn metrics(&self) -> Box<dyn Fn() -> Metrics + Send + Sync> {
+        let (shown, stages) = (self.shown.clone(), self.stages.clone());
+        Box::new(move || {
+            shown.looked.store(true, Ordering::Relaxed);
+            Metrics {
+                stats: shown.stats.lock().unwrap().clone(),
+                queued: shown.queued.load(Ordering::Relaxed),
+                in_flight: stages.in_flight(),
+                active_hosts: shown.keys.load(Ordering::Relaxed),
+                fetch_latency: stages.latencies.snapshot(),
+                cpu: nearcrawl_crawl::cpu::CpuSecs::now(),
+            }
+        })
+    }
+
+    /// Commits, waits for a replica copy on its way to a worker that
+    /// joined late, releases the partitions held, and writes `stats.json`.
+    async fn finish(&mut self, stats: &Stats) -> Result<(), ClusterError> {
+        self.make_durable().await?;
+        if let Some(sending) = self.sending.take() {
+            let _ = sending.await;
+        }
+        let share = std::mem::take(&mut self.share);
+        let (gave, got) = (share.gave, share.got);
+        for lease in share.into_leases() {
+            self.partitions.release(lease).await?;
+        }
+        let mut json = stats.to_json();
+        self.stages.add_times(&mut json["this_run"]);
+        json["cluster"] = serde_json::json!({
+            "crawl": self.crawl,
+            "worker": self.worker,
+            "lapsed": self.lapsed,
+            "partitions_given": gave,
+            "partitions_received": got,
+            "gate_applied": self.pages.gate.lock().await.applied().to_string(),
+            "gate_from_snapshot": self.from_snapshot,
+            "redis_calls": crate::retry::calls(),
+        });
+        self.sink.finish(&json)?;
         Ok(())
     }
 }

@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use nearcrawl_crawl::config::{Config, Positive};
-use nearcrawl_crawl::crawler::Crawler;
+use nearcrawl_crawl::embedded::Crawler;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use url::Url;
@@ -195,7 +195,7 @@ async fn main() {
     let rss_before = proc_status("self", "VmRSS:");
     let cpu0 = cpu_seconds("self");
     let t = Instant::now();
-    let stats = Crawler::new(config, &seeds, sink)
+    let stats = Crawler::open(config, &seeds, sink)
         .unwrap()
         .run()
         .await

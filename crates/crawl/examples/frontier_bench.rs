@@ -15,10 +15,10 @@ mod common;
 
 use std::time::Instant;
 
-use nearcrawl_crawl::frontier::{Additions, Frontier, Popped, Unpaced};
+use nearcrawl_crawl::embedded::frontier::{Additions, Frontier, Popped, Unpaced};
 use std::sync::Arc;
 
-use nearcrawl_crawl::store::{SledStore, Store, Writes};
+use nearcrawl_crawl::embedded::store::{SledStore, Store, Writes};
 use url::Url;
 
 use common::{arg, proc_status};

@@ -22,7 +22,7 @@
 //! store with the checkpoint. At open the file is cut back to the recorded
 //! length, and recovery adds the outbox's documents again.
 //!
-//! Ids a crash or a restart skipped (see `DOC_BLOCK` in [`crate::state`])
+//! Ids a crash or a restart skipped (see `DOC_BLOCK` in [`crate::embedded::state`])
 //! are written as empty records, so a record's place is its id.
 
 use std::collections::BTreeMap;

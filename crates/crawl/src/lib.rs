@@ -4,11 +4,12 @@
 //! One crawl, two stores. [`run`] is the one loop: it takes URLs whose
 //! turn has come from a [`run::CrawlStore`], fetches and judges each in
 //! its own task through the one page pipeline ([`page`]), and commits the
-//! finished ones back to the store in groups. The stores differ only in
-//! where the state lives:
+//! finished ones back to the store in groups; [`run::Crawl`] is that loop
+//! over one store. The stores differ only in where the state lives:
 //! - [`embedded`]: sled and files under the output directory (the
-//!   default), with [`frontier`], [`state`] and the outbox that makes
-//!   resume after a crash exact; [`crawler::Crawler`] runs the loop over it;
+//!   default), with its frontier, state and the outbox that makes resume
+//!   after a crash exact; [`embedded::Crawler`] is the crawl over it. No
+//!   other module here uses it;
 //! - a Redis Cluster shared by many workers: the `nearcrawl-cluster` crate.
 //!
 //! Shared by both: [`config`] (the TOML config, errors naming key and
@@ -30,14 +31,10 @@ mod append_file;
 pub mod canonical;
 pub mod config;
 pub mod cpu;
-pub mod crawler;
 mod doc_urls;
 pub mod embedded;
-mod error;
-pub mod frontier;
 pub mod languages;
 pub mod latency;
-mod outbox;
 pub mod page;
 pub mod pdf;
 mod phases;
@@ -49,7 +46,5 @@ pub mod seeds;
 pub mod sink;
 pub mod sitemap;
 pub mod slots;
-pub mod state;
 pub mod stats;
-pub mod store;
 pub mod traps;

@@ -51,7 +51,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::error::IndexError;
-use crate::title_counts::TitleCounts;
+use crate::title_counts::{TitleCounts, title_word};
 
 /// Titles a host needs before any of its title words counts as template.
 pub const MIN_TITLES: u32 = 8;
@@ -66,18 +66,7 @@ pub(crate) const MIN_SECTION_TITLES: u32 = 64;
 /// Title words kept per page (a title longer than this is cut).
 pub(crate) const MAX_TITLE_WORDS: usize = 64;
 
-/// Bits of a title word's hash: stored in 3 bytes. Two names that differ
-/// in one word compare the same by chance 1 time in 16.8 million.
-pub(crate) const TITLE_WORD_BITS: u32 = 24;
-const TITLE_WORD_MASK: u32 = (1 << TITLE_WORD_BITS) - 1;
-
-/// A title word's hash as the gate compares it; hashes of earlier versions
-/// (32 bits) are cut to it when read.
-pub(crate) fn title_word(hash: u32) -> u32 {
-    hash & TITLE_WORD_MASK
-}
-
-/// The words of a page's name, in order, as [`TITLE_WORD_BITS`]-bit
+/// The words of a page's name, in order, as [`TITLE_WORD_BITS`](crate::title_counts::TITLE_WORD_BITS)-bit
 /// hashes (see the module doc).
 pub(crate) fn title_words(title: &str) -> Vec<u32> {
     use nearcrawl_simhash::hash::{fmix64, fnv1a};

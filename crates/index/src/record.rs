@@ -6,7 +6,6 @@ use nearcrawl_simhash::hash::fmix64;
 use nearcrawl_simhash::{Fingerprint, Simhash};
 
 use crate::candidates::Keys;
-use crate::names;
 use crate::sketch::{BANDS, SKETCH_BYTES, Sketch};
 use crate::verdict::{Check, Decision, Verdict};
 
@@ -197,7 +196,11 @@ impl DocRecord {
         } else {
             (usize::from(count), 4)
         };
-        let title = words(b.get(9..9 + width * n)?, width, names::title_word)?;
+        let title = words(
+            b.get(9..9 + width * n)?,
+            width,
+            crate::title_counts::title_word,
+        )?;
         let rest = b.get(9 + width * n..)?;
         let text = match *rest.first()? {
             SKETCH => TextSummary::Sketch(Box::new(Sketch::from_bytes(&rest[1..])?)),
@@ -362,7 +365,7 @@ mod tests {
             text_hash: 42,
             record: DocRecord {
                 host: 7,
-                title: names::title_words("ArrayList (Java SE 17 & JDK 17)"),
+                title: crate::names::title_words("ArrayList (Java SE 17 & JDK 17)"),
                 text,
             },
         }
@@ -413,7 +416,10 @@ mod tests {
             assert_eq!(SlotRecord::from_bytes(&r.to_bytes()), Some(r.clone()));
             assert!(r.to_bytes().len() < earlier_bytes(&r, &wide_title, wide).len());
             let old = SlotRecord::from_bytes(&earlier_bytes(&r, &wide_title, wide)).unwrap();
-            r.record.title = wide_title.iter().map(|&w| names::title_word(w)).collect();
+            r.record.title = wide_title
+                .iter()
+                .map(|&w| crate::title_counts::title_word(w))
+                .collect();
             assert_eq!(old, r, "an earlier record reads as this version's");
             assert!(old.record.title.iter().all(|&w| w < 1 << 24));
             // Judgements carry records too (in the outbox).

@@ -3,9 +3,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
-use nearcrawl_cluster::Worker;
 use nearcrawl_crawl::config::{Config, Positive};
-use nearcrawl_crawl::crawler::Crawler;
+use nearcrawl_crawl::embedded::Crawler;
 use nearcrawl_crawl::seeds::parse_seeds;
 use nearcrawl_crawl::sink::Sink;
 use nearcrawl_crawl::stats::{Metrics, Progress, Stats};
@@ -201,7 +200,7 @@ async fn crawl(
     let series_path = config.output.dir.join("series.jsonl");
     let (metrics, stop, finished, crawl): (Read, Stop, _, BoxFuture<Stats>) = match run {
         Run::Embedded => {
-            let crawler = Crawler::new(config, &seeds, sink)?;
+            let crawler = Crawler::open(config, &seeds, sink)?;
             let finished = "open requests are left for the next run, fetched pages are finished";
             let (metrics, stop) = (crawler.metrics(), crawler.stopper());
             let crawl = async move { Ok(crawler.run().await?) };
@@ -209,12 +208,12 @@ async fn crawl(
         }
         Run::Worker => {
             let name = config.cluster.name.clone();
-            let worker = Worker::new(config, &seeds, sink)
+            let worker = nearcrawl_cluster::join(config, &seeds, sink)
                 .await
                 .with_context(|| format!("cannot join the cluster crawl {name:?}"))?;
             eprintln!(
                 "nearcrawl: worker {} of the cluster crawl {name:?}",
-                worker.name()
+                worker.store().worker_name()
             );
             let finished = "pages in flight are finished and committed";
             let (metrics, stop) = (worker.metrics(), worker.stopper());

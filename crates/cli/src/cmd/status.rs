@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
-use nearcrawl_crawl::state::State;
-use nearcrawl_crawl::store::SledStore;
+use nearcrawl_crawl::embedded::state::State;
+use nearcrawl_crawl::embedded::store::SledStore;
 use serde_json::{Value, json};
 
 #[derive(Debug, clap::Args)]

@@ -9,11 +9,11 @@ use std::time::Instant;
 
 use nearcrawl_index::{Deduper, IndexError, Judgement, Prepared};
 
-use crate::error::CrawlError;
+use crate::embedded::error::CrawlError;
+use crate::embedded::state::State;
+use crate::embedded::store::StoreError;
 use crate::remembered::Remembered;
 use crate::sink::Sink;
-use crate::state::State;
-use crate::store::StoreError;
 use crate::traps::TrapDetector;
 
 pub(crate) struct Core {

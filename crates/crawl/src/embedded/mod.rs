@@ -1,14 +1,25 @@
-//! The embedded store: the crawl's state in sled under its output
-//! directory (see [`crate::state`]), driven by the one loop
-//! ([`crate::run`]).
+//! The embedded store: the crawl's state in sled and files under its
+//! output directory, driven by the one loop ([`crate::run`]); the crawl
+//! over it is [`Crawler`].
+//!
+//! - [`store`]: the narrow key-value trait and its sled implementation;
+//! - [`frontier`]: per-host queues and the seen set, in files beside it;
+//! - [`state`]: everything else a crawl keeps (hosts, robots.txt, counts,
+//!   documents), and the crash-exactness argument;
+//! - `outbox`: outcomes committed but not yet in the outputs.
 //!
 //! Everything a group of finished URLs changes is committed in one batch
 //! under one lock with the duplicate index and the sink, so the three
 //! always agree; fetching and extraction, the slow parts, run outside it.
 
 mod core;
+mod error;
+pub mod frontier;
+mod outbox;
 mod pages;
 mod sitemaps;
+pub mod state;
+pub mod store;
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -23,18 +34,32 @@ use self::core::{Core, CoreLock};
 use self::sitemaps::{Queued, SitemapQueue};
 use crate::canonical::Canonicalizer;
 use crate::config::Config;
-use crate::error::CrawlError;
-use crate::frontier::{Additions, Popped, Pushed, Turns};
+use crate::embedded::frontier::{Additions, Popped, Pushed, Turns};
+use crate::embedded::state::{RobotsCache, State};
+use crate::embedded::store::{SledStore, Store, StoreError, Writes};
 use crate::page::Pipeline;
 use crate::remembered::Remembered;
-use crate::run::{Claimed, CrawlStore, Done, PageVerdict, Stages, Taken};
+use crate::run::{Claimed, Crawl, CrawlStore, Done, PageVerdict, Stages, Taken};
 use crate::sink::{Outcome, Sink};
-use crate::state::{RobotsCache, State};
 use crate::stats::{Metrics, Stats};
-use crate::store::{SledStore, Store, StoreError, Writes};
 use crate::traps::TrapDetector;
 
+pub use error::CrawlError;
 pub use pages::{EmbeddedClaim, EmbeddedPages};
+
+/// The embedded crawl: the one loop over the [`EmbeddedStore`] in the
+/// output directory, so running again continues, after a clean stop or a
+/// crash alike.
+pub type Crawler = Crawl<EmbeddedStore>;
+
+impl Crawler {
+    /// Opens (or resumes) the crawl in `config.output.dir`, writing to
+    /// `sink` (`nearcrawl_output::open` gives the configured ones).
+    pub fn open(config: Config, seeds: &[Url], sink: Box<dyn Sink>) -> Result<Crawler, CrawlError> {
+        let (store, stages) = EmbeddedStore::open(config, seeds, sink)?;
+        Ok(Crawl::new(store, stages))
+    }
+}
 
 /// Seeds queued per state batch.
 const SEED_BATCH: usize = 1000;
@@ -63,7 +88,7 @@ impl EmbeddedStore {
     /// Opens (or resumes) the crawl in `config.output.dir`, writing to
     /// `sink`; recovers the outputs after an unclean stop and queues the
     /// seeds (those seen before are skipped).
-    pub fn open(
+    fn open(
         config: Config,
         seeds: &[Url],
         sink: Box<dyn Sink>,
@@ -136,43 +161,6 @@ impl EmbeddedStore {
             sitemaps: SitemapQueue::default(),
         };
         Ok((store, stages))
-    }
-
-    /// The crawl's figures at the moment, for metrics.
-    pub fn metrics(&self) -> impl Fn() -> Metrics + Send + Sync + 'static {
-        let (core, stages) = (self.core.clone(), self.stages.clone());
-        move || {
-            let core = core.lock();
-            Metrics {
-                stats: core.state.stats.clone(),
-                queued: core.state.frontier.len(),
-                in_flight: stages.in_flight(),
-                active_hosts: core.state.frontier.active_hosts(),
-                fetch_latency: stages.latencies.snapshot(),
-                cpu: crate::cpu::CpuSecs::now(),
-            }
-        }
-    }
-
-    /// Counts so far (over every run of this crawl).
-    pub fn stats(&self) -> Stats {
-        self.core.lock().state.stats.clone()
-    }
-
-    /// Checkpoints and writes `stats.json` (`stats`: this run's figures
-    /// filled in).
-    pub fn finish(self, stats: &Stats) -> Result<(), CrawlError> {
-        let mut core = self.core.lock();
-        core.checkpoint()?;
-        let mut json = stats.to_json();
-        json["this_run"]["core_lock"] = self.core.times();
-        self.stages.add_times(&mut json["this_run"]);
-        // The gate's index is the one part of memory that grows with the
-        // crawl (the frontier's is per queued URL and host).
-        json["this_run"]["gate_memory_bytes"] = core.dedup.memory_bytes().into();
-        json["top_hosts"] = core.state.top_hosts(TOP_HOSTS)?;
-        core.sink.finish(&json)?;
-        Ok(())
     }
 
     /// One batch for the group: its URLs done, documents, links, counts
@@ -363,6 +351,43 @@ impl CrawlStore for EmbeddedStore {
     }
 
     async fn show(&mut self, _in_flight: usize) -> Result<(), CrawlError> {
+        Ok(())
+    }
+
+    /// The crawl's figures at the moment, for metrics.
+    fn metrics(&self) -> Box<dyn Fn() -> Metrics + Send + Sync> {
+        let (core, stages) = (self.core.clone(), self.stages.clone());
+        Box::new(move || {
+            let core = core.lock();
+            Metrics {
+                stats: core.state.stats.clone(),
+                queued: core.state.frontier.len(),
+                in_flight: stages.in_flight(),
+                active_hosts: core.state.frontier.active_hosts(),
+                fetch_latency: stages.latencies.snapshot(),
+                cpu: crate::cpu::CpuSecs::now(),
+            }
+        })
+    }
+
+    /// Counts so far (over every run of this crawl).
+    fn stats(&self) -> Stats {
+        self.core.lock().state.stats.clone()
+    }
+
+    /// Checkpoints and writes `stats.json` (`stats`: this run's figures
+    /// filled in).
+    async fn finish(&mut self, stats: &Stats) -> Result<(), CrawlError> {
+        let mut core = self.core.lock();
+        core.checkpoint()?;
+        let mut json = stats.to_json();
+        json["this_run"]["core_lock"] = self.core.times();
+        self.stages.add_times(&mut json["this_run"]);
+        // The gate's index is the one part of memory that grows with the
+        // crawl (the frontier's is per queued URL and host).
+        json["this_run"]["gate_memory_bytes"] = core.dedup.memory_bytes().into();
+        json["top_hosts"] = core.state.top_hosts(TOP_HOSTS)?;
+        core.sink.finish(&json)?;
         Ok(())
     }
 }

@@ -9,7 +9,7 @@ use url::Url;
 
 use super::core::CoreLock;
 use crate::config::Config;
-use crate::frontier::{Entry, SeenSet};
+use crate::embedded::frontier::{Entry, SeenSet};
 use crate::run::{Admitted, Claimed, GateError, PageStore, Stages, Start, Verdicted};
 
 /// What the embedded store hands out.
@@ -66,7 +66,7 @@ impl PageStore for EmbeddedPages {
     type Claim = EmbeddedClaim;
 
     fn start(&self) -> Start {
-        Start::WhenReady
+        Start::WhenReady(crate::embedded::frontier::SLACK)
     }
 
     async fn admit(&self, claimed: &Claimed<EmbeddedClaim>) -> Admitted {

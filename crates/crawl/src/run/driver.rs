@@ -99,7 +99,7 @@ impl<S: CrawlStore> Loop<'_, S> {
     /// URL must start at once once handed out: then none is taken.
     fn may_start(&self) -> bool {
         match self.pages.start() {
-            Start::WhenReady => true,
+            Start::WhenReady(_) => true,
             Start::AtOnce(_) => self.stages.extraction.has_room(),
         }
     }

@@ -69,7 +69,7 @@ async fn fetch_admitted<P: PageStore>(
     store: &Arc<P>,
     done: &mut Done<P::Claim>,
 ) {
-    if store.start() == Start::WhenReady && !stages.extraction.has_room() {
+    if matches!(store.start(), Start::WhenReady(_)) && !stages.extraction.has_room() {
         // Requests wait while fetched bodies wait for extraction past
         // their bounds (see `ExtractionSlots`).
         tokio::select! {
@@ -123,11 +123,7 @@ async fn robots_first<P: PageStore>(stages: &Stages, store: &P, done: &mut Done<
     if page && stages.config.seeds.sitemaps && store.wants_sitemaps(&url, fetched_now) {
         done.sitemaps = robots_sitemaps(stages, &url).await;
     }
-    let slack = match store.start() {
-        Start::WhenReady => crate::frontier::SLACK,
-        Start::AtOnce(slack) => slack,
-    };
-    if fetched_now && stages.fetcher.ready_at(&url) > Instant::now() + slack {
+    if fetched_now && stages.fetcher.ready_at(&url) > Instant::now() + store.start().slack() {
         done.again = true;
         return false;
     }

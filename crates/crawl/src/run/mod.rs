@@ -21,6 +21,7 @@
 //! Everything a page becomes is [`crate::page::Pipeline`]'s, the same for
 //! both stores; the stores differ only in where the state lives.
 
+mod crawl;
 mod driver;
 mod fetch;
 mod stages;
@@ -35,8 +36,9 @@ use nearcrawl_index::{Decision, Prepared};
 use url::Url;
 
 use crate::sink::Outcome;
-use crate::stats::Stats;
+use crate::stats::{Metrics, Stats};
 
+pub use crawl::Crawl;
 pub use driver::run;
 pub use stages::Stages;
 
@@ -161,11 +163,21 @@ pub enum GateError {
 /// When the request of a URL handed out may start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Start {
-    /// Whenever its host's turn comes: the fetcher waits for it.
-    WhenReady,
+    /// Whenever its host's turn comes: the fetcher waits for it. The store
+    /// hands a host out this close to its turn.
+    WhenReady(Duration),
     /// Within this of being handed out, or not at all (the store counted
     /// the host's turn from then: a cluster's shared schedule).
     AtOnce(Duration),
+}
+
+impl Start {
+    /// How close to its host's turn a request counts as on time.
+    pub fn slack(self) -> Duration {
+        match self {
+            Start::WhenReady(slack) | Start::AtOnce(slack) => slack,
+        }
+    }
 }
 
 /// Whether a URL may be fetched: a budget may be spent.
@@ -283,4 +295,16 @@ pub trait CrawlStore: Send {
 
     /// Publishes what the loop has in flight (for progress and metrics).
     fn show(&mut self, in_flight: usize) -> impl Future<Output = Result<(), Self::Error>> + Send;
+
+    /// The counts so far: over every run of the crawl for the embedded
+    /// store, a worker's own in a cluster.
+    fn stats(&self) -> Stats;
+
+    /// A reader of the figures while the loop runs.
+    fn metrics(&self) -> Box<dyn Fn() -> Metrics + Send + Sync>;
+
+    /// After the loop: makes everything durable, lets go of what this
+    /// engine holds, and writes `stats.json` (`stats` with this run's
+    /// figures filled in).
+    fn finish(&mut self, stats: &Stats) -> impl Future<Output = Result<(), Self::Error>> + Send;
 }

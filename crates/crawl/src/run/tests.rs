@@ -89,6 +89,9 @@ struct MemStore {
     again: usize,
     /// URLs handed out and not finished.
     out: usize,
+    stats: Stats,
+    /// The figures `finish` was given, each time.
+    finished: Arc<Mutex<Vec<Stats>>>,
 }
 
 struct MemPages {
@@ -99,7 +102,7 @@ impl PageStore for MemPages {
     type Claim = ();
 
     fn start(&self) -> Start {
-        Start::WhenReady
+        Start::WhenReady(Duration::ZERO)
     }
 
     async fn give_back_page(&self, _: &Claimed<()>) {}
@@ -200,6 +203,7 @@ impl CrawlStore for MemStore {
                 done.claimed.url
             );
             self.committed.push(done.claimed.url.clone());
+            self.stats.merge(done.stats);
             for link in done.links {
                 if self.seen.insert(link.clone()) {
                     self.queue.push_back((link, done.claimed.depth + 1));
@@ -219,6 +223,19 @@ impl CrawlStore for MemStore {
     }
 
     async fn show(&mut self, _: usize) -> Result<(), Self::Error> {
+        Ok(())
+    }
+
+    fn stats(&self) -> Stats {
+        self.stats.clone()
+    }
+
+    fn metrics(&self) -> Box<dyn Fn() -> crate::stats::Metrics + Send + Sync> {
+        unimplemented!("not read by these tests")
+    }
+
+    async fn finish(&mut self, stats: &Stats) -> Result<(), Self::Error> {
+        self.finished.lock().unwrap().push(stats.clone());
         Ok(())
     }
 }
@@ -245,6 +262,8 @@ fn open(seed: &Url, name: &str, delay_ms: u64) -> (MemStore, Arc<Stages>) {
         committed: Vec::new(),
         again: 0,
         out: 0,
+        stats: Stats::default(),
+        finished: Arc::default(),
     };
     (store, stages)
 }
@@ -316,4 +335,23 @@ async fn robots_txt_takes_the_hosts_turn_and_the_url_waits_for_the_next() {
             "{gap:?} between {pair:?}"
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crawl_finishes_its_store_once_with_this_runs_figures() {
+    let mut site = HashMap::new();
+    site.insert("/".into(), page("home", 1, &["/a", "/b"]));
+    site.insert("/a".into(), page("alpha", 2, &[]));
+    site.insert("/b".into(), page("beta", 3, &[]));
+    let (base, _log) = serve(site);
+    let (mut store, stages) = open(&base, "finish", 0);
+    // Counts of an earlier run of the same crawl.
+    store.stats.fetched = 10;
+    let finished = store.finished.clone();
+    let stats = Crawl::new(store, stages).run().await.unwrap();
+    assert_eq!((stats.fetched, stats.fetched_this_run), (13, 3));
+    assert!(stats.elapsed_secs > 0.0);
+    let finished = finished.lock().unwrap();
+    assert_eq!(finished.len(), 1, "finished once");
+    assert_eq!(finished[0].fetched_this_run, 3);
 }

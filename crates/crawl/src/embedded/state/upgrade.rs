@@ -6,9 +6,9 @@
 use nearcrawl_index::Judgement;
 
 use super::{State, corrupt};
-use crate::outbox::Block;
+use crate::embedded::outbox::Block;
+use crate::embedded::store::{Store, StoreError, Writes, be_u64, key};
 use crate::sink::Outcome;
-use crate::store::{Store, StoreError, Writes, be_u64, key};
 
 /// Documents' URLs (and once their judgements) as earlier versions kept
 /// them (now in `DocUrls` and the outbox).

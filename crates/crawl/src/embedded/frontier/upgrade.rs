@@ -5,7 +5,7 @@ use url::Url;
 
 use super::seen::seen_fp;
 use super::{Additions, Frontier, be_u64, host_of, io_error};
-use crate::store::{StoreError, Writes};
+use crate::embedded::store::{StoreError, Writes};
 
 /// The queue and in-flight set as earlier versions kept them: store keys
 /// (host 0x00 depth seq → URL).

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::store::StoreError;
+use crate::embedded::store::StoreError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CrawlError {

@@ -3,12 +3,12 @@
 //!
 //! The frontier and the state encode their records as ordered keys (a
 //! tag byte, then e.g. a host; the frontier's queue and seen set, which
-//! churn most, are files beside the store, see [`crate::frontier`]), so
+//! churn most, are files beside the store, see [`crate::embedded::frontier`]), so
 //! what they need from a store is small: point reads, ordered range scans, single writes, a batch
 //! of writes applied **atomically** (everything one URL changes, so a crash
 //! never leaves half of it), and a way to make writes durable. That is the
 //! trait. Keeping it this narrow keeps the crawl's crash-exactness argument
-//! in one place ([`crate::state`]) whatever holds the bytes.
+//! in one place ([`crate::embedded::state`]) whatever holds the bytes.
 //!
 //! A store shared by many workers (a Redis Cluster) cannot offer atomic
 //! batches across its partitions; it will need operations at the level of
@@ -16,7 +16,7 @@
 //! trait beside this one, not this one over the network.
 //!
 //! ```
-//! use nearcrawl_crawl::store::{SledStore, Store, Writes};
+//! use nearcrawl_crawl::embedded::store::{SledStore, Store, Writes};
 //!
 //! let db = sled::Config::new().temporary(true).open().unwrap();
 //! let store = SledStore::open_in(&db, "crawl").unwrap();

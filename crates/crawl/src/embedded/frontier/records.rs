@@ -8,7 +8,7 @@
 use std::io::{self, Read};
 
 use crate::append_file::AppendFile;
-use crate::store::StoreError;
+use crate::embedded::store::StoreError;
 
 use super::{be_u64, io_error};
 

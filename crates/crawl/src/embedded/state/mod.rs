@@ -4,7 +4,7 @@
 //!
 //! Why this shape: outputs are files, the store is not, and nothing makes a
 //! file write and a store write atomic together. So a URL's outputs are
-//! first written to the outbox (see [`crate::outbox`]), durably, with its
+//! first written to the outbox (see [`crate::embedded::outbox`]), durably, with its
 //! batch naming the outbox's new length, then to the files. A
 //! checkpoint now and then makes the files durable, records how long they
 //! are, and empties the outbox. After a crash the files are cut back to the
@@ -17,9 +17,9 @@
 //! `h`/`g` pages per host and per domain, `p` per-host figures, `t` trap
 //! sections, `x` origins whose sitemaps were read, `r` robots.txt files,
 //! `m` metadata; `d` documents' URLs and `o` the outbox as earlier versions
-//! kept them (read in `upgrade.rs`). Beside the store: the outbox (see [`crate::outbox`]), the
+//! kept them (read in `upgrade.rs`). Beside the store: the outbox (see [`crate::embedded::outbox`]), the
 //! documents' URLs (see [`crate::doc_urls`]), and the frontier's queue and
-//! seen set (see [`crate::frontier`]).
+//! seen set (see [`crate::embedded::frontier`]).
 
 mod upgrade;
 
@@ -31,12 +31,12 @@ use serde::{Deserialize, Serialize};
 use url::Url;
 
 use crate::doc_urls::{DocUrls, Length};
-use crate::frontier::{Additions, Frontier};
-use crate::outbox::{Block, NewDoc, Outbox};
+use crate::embedded::frontier::{Additions, Frontier};
+use crate::embedded::outbox::{Block, NewDoc, Outbox};
+use crate::embedded::store::{Store, StoreError, Writes, be_u64, io_error, key};
 use crate::scope::{page_budget_spent, registrable_domain};
 use crate::sink::{Outcome, Position};
 use crate::stats::{Stats, TrappedHost};
-use crate::store::{Store, StoreError, Writes, be_u64, io_error, key};
 
 const HOST: u8 = b'h';
 const DOMAIN: u8 = b'g';
@@ -338,7 +338,7 @@ impl State {
     /// then its bytes, the outcomes and the documents put since the last
     /// commit (their judgements and URLs) to the outbox, durably; then
     /// applies `batch`, naming the outbox's new length (see
-    /// [`crate::outbox`]); then the frontier takes `adds` in. On an error
+    /// [`crate::embedded::outbox`]); then the frontier takes `adds` in. On an error
     /// the files are cut back to where they were: the group is gone (its
     /// URLs stay in flight, to be fetched again), and the next group's
     /// bytes follow the last committed group's.
@@ -547,7 +547,7 @@ mod tests {
     fn store_and_dir(name: &str) -> (sled::Db, Arc<dyn Store>, std::path::PathBuf) {
         let db = sled::Config::new().temporary(true).open().unwrap();
         let store: Arc<dyn Store> =
-            Arc::new(crate::store::SledStore::open_in(&db, "crawl").unwrap());
+            Arc::new(crate::embedded::store::SledStore::open_in(&db, "crawl").unwrap());
         let dir = std::env::temp_dir().join(format!("nearcrawl-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
@@ -637,7 +637,7 @@ mod tests {
 
     #[test]
     fn the_frontier_after_a_crash_holds_exactly_what_the_applied_batches_made() {
-        use crate::frontier::{Popped, Unpaced};
+        use crate::embedded::frontier::{Popped, Unpaced};
         let (_db, store, dir) = store_and_dir("frontier-tails");
         let url = |s: &str| url::Url::parse(s).unwrap();
         let push = |state: &mut State, adds: &mut Additions, u: &str| {

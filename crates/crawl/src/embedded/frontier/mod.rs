@@ -41,7 +41,7 @@ use std::time::{Duration, Instant};
 use url::Url;
 
 use crate::append_file::{AppendFile, Tail};
-use crate::store::{Store, StoreError, Writes, be_u64, io_error, key};
+use crate::embedded::store::{Store, StoreError, Writes, be_u64, io_error, key};
 use records::{Record, copy_queued, encode_done, encode_queued, read_queued, scan};
 pub use seen::SeenSet;
 use seen::seen_fp;
@@ -260,7 +260,7 @@ impl Frontier {
     /// Opens the frontier kept in `store` and `dir` (a new one if there is
     /// none), resuming what is there: URLs that were in flight when the
     /// last run ended are queued again. For tools; a crawl opens it through
-    /// [`crate::state::State`], which also hands it the outbox's tails.
+    /// [`crate::embedded::state::State`], which also hands it the outbox's tails.
     pub fn open_in(store: Arc<dyn Store>, dir: &Path) -> Result<Frontier, StoreError> {
         Frontier::resume(store, dir, &[])
     }
@@ -872,7 +872,7 @@ mod tests {
         static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let db = sled::Config::new().temporary(true).open().unwrap();
-        let t = Arc::new(crate::store::SledStore::open_in(&db, "t").unwrap());
+        let t = Arc::new(crate::embedded::store::SledStore::open_in(&db, "t").unwrap());
         let dir =
             std::env::temp_dir().join(format!("nearcrawl-frontier-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
