@@ -61,6 +61,9 @@ pub struct Content {
     pub max_pdf_seconds: Positive,
     /// A PDF's reader may take this much address space, in MiB.
     pub max_pdf_memory_mb: Positive,
+    /// The memory the PDF readers may hold together, in MiB, as the crawl
+    /// reckons it before it starts one (see [`crate::pdf`]).
+    pub pdf_readers_memory_mb: Positive,
     /// The program whose `extract --json` reads a PDF in a child process:
     /// the `nearcrawl` binary sets itself. None: read in this process.
     #[serde(skip)]
@@ -78,6 +81,7 @@ impl Default for Content {
             pdf_readers: Positive(2),
             max_pdf_seconds: Positive(30),
             max_pdf_memory_mb: Positive(1024),
+            pdf_readers_memory_mb: Positive(100),
             pdf_program: None,
         }
     }

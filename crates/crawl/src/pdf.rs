@@ -7,6 +7,15 @@
 //! (`content.pdf_program`, which the `nearcrawl` binary sets to itself).
 //! Without a program (the library used on its own) PDFs are read in the
 //! crawl's process, on a blocking thread, with the time limit only.
+//!
+//! Readers share a memory budget (`content.pdf_readers_memory_mb`): each
+//! reserves what its PDF may take before it starts, [`reservation_mb`], and
+//! one that needs more than the budget reads alone. A reader holds the
+//! whole document's parse for the whole read (pdf_oxide's caches span the
+//! document: its first page's text runs a pass over every page for running
+//! headers), so what it takes grows with the PDF's size: on 23 Debian
+//! manuals, 11-47 MiB below 1.3 MB and 117 MiB for a 4.6 MB manual of 1,158
+//! pages; two of those at once held more than the rest of the crawl.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -14,6 +23,7 @@ use std::time::Duration;
 
 use nearcrawl_extract::{Input, MarkdownOptions, Page, page_from_json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::SemaphorePermit;
 use url::Url;
 
 use crate::config::Content;
@@ -36,11 +46,30 @@ impl PdfFailure {
     }
 }
 
-/// Reads PDFs, [`Content::pdf_readers`] at once.
+/// What a reader takes before it reads anything (the binary's pages, the
+/// allocator), in MiB.
+const READER_BASE_MB: usize = 20;
+/// MiB a reader may take per MB of PDF beyond [`READER_BASE_MB`]: the most
+/// seen on those manuals was 42 (a 180 KB manual, 27.5 MiB in all), 21-26
+/// on the large ones.
+const READER_MB_PER_PDF_MB: usize = 40;
+
+/// The MiB a reader reserves for a PDF of `bytes` (at most `budget_mb`: a
+/// PDF that needs more reads alone).
+pub fn reservation_mb(bytes: usize, budget_mb: usize) -> usize {
+    let per_pdf = (READER_MB_PER_PDF_MB * bytes).div_ceil(1 << 20);
+    (READER_BASE_MB + per_pdf).min(budget_mb)
+}
+
+/// Reads PDFs, [`Content::pdf_readers`] at once within
+/// [`Content::pdf_readers_memory_mb`].
 #[derive(Debug)]
 pub struct PdfReader {
     program: Option<PathBuf>,
     slots: tokio::sync::Semaphore,
+    /// The readers' memory budget, a permit a MiB.
+    memory: tokio::sync::Semaphore,
+    budget_mb: usize,
     seconds: u64,
     memory_mb: u64,
     markdown: Option<MarkdownOptions>,
@@ -51,6 +80,8 @@ impl PdfReader {
         PdfReader {
             program: content.pdf_program.clone(),
             slots: tokio::sync::Semaphore::new(content.pdf_readers.0),
+            memory: tokio::sync::Semaphore::new(content.pdf_readers_memory_mb.0),
+            budget_mb: content.pdf_readers_memory_mb.0,
             seconds: content.max_pdf_seconds.0 as u64,
             memory_mb: content.max_pdf_memory_mb.0 as u64,
             markdown: content.markdown(),
@@ -59,11 +90,24 @@ impl PdfReader {
 
     /// The page of the PDF `body` fetched from `url`.
     pub async fn read(&self, body: &[u8], url: &Url) -> Result<Page, PdfFailure> {
-        let _slot = self.slots.acquire().await.expect("never closed");
+        let _turn = self.turn(body.len()).await;
         match &self.program {
             Some(program) => self.in_child(program, body, url).await,
             None => self.in_process(body.to_vec(), url.clone()).await,
         }
+    }
+
+    /// Waits for a reader's slot and for the memory a PDF of `bytes` may
+    /// take; both are given back when the turn is dropped.
+    async fn turn(&self, bytes: usize) -> (SemaphorePermit<'_>, SemaphorePermit<'_>) {
+        let slot = self.slots.acquire().await.expect("never closed");
+        let reserved = reservation_mb(bytes, self.budget_mb) as u32;
+        let memory = self
+            .memory
+            .acquire_many(reserved)
+            .await
+            .expect("never closed");
+        (slot, memory)
     }
 
     async fn in_child(
@@ -168,6 +212,7 @@ fn page_of_json(out: &[u8], status: Option<std::process::ExitStatus>) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Positive;
 
     #[test]
     fn the_readers_answers_become_pages_or_failures() {
@@ -182,5 +227,39 @@ mod tests {
             br#"{"file":"-","error":"pdf_encrypted","detail":"encrypted: needs a password"}"#;
         assert_eq!(page_of_json(error, None).unwrap_err().kind, "pdf_encrypted");
         assert_eq!(page_of_json(b"", None).unwrap_err().kind, "pdf_failed");
+    }
+
+    #[test]
+    fn a_reader_reserves_by_the_size_of_its_pdf_and_a_large_one_reads_alone() {
+        assert_eq!(reservation_mb(100_000, 100), 24);
+        assert_eq!(reservation_mb(1_026_000, 100), 60);
+        assert_eq!(reservation_mb(4_707_275, 100), 100, "octave.pdf");
+        assert_eq!(reservation_mb(0, 10), 10);
+    }
+
+    #[tokio::test]
+    async fn readers_start_only_within_the_memory_budget() {
+        let content = Content {
+            pdf_readers: Positive(2),
+            pdf_readers_memory_mb: Positive(100),
+            ..Content::default()
+        };
+        let reader = std::sync::Arc::new(PdfReader::new(&content));
+        let small = reader.turn(100_000).await;
+        // A second small one fits beside it.
+        drop(reader.turn(200_000).await);
+        // A large one waits for the small one, and holds back those after it.
+        let large = tokio::spawn({
+            let reader = reader.clone();
+            async move {
+                let _turn = reader.turn(5_000_000).await;
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert!(!large.is_finished(), "read beside another");
+        drop(small);
+        large.await.unwrap();
+        assert_eq!(reader.memory.available_permits(), 100);
     }
 }

@@ -93,6 +93,13 @@ fn read_pdf(bytes: &[u8], input: &Input<'_>) -> Result<Page, PdfError> {
     }
     let title = info_string(&doc, "Title").or_else(|| first_text_line(&text));
     let declared = catalog_string(&doc, "Lang").or(input.content_language.map(str::to_string));
+    let (description, published) = (
+        info_string(&doc, "Subject"),
+        info_string(&doc, "CreationDate"),
+    );
+    // The parser's caches span the document (tens of MB on a manual of a
+    // thousand pages): let go of them before the text is worked on.
+    drop(doc);
     let (language, detected) = crate::language::decide(declared.as_deref(), &text);
     let markdown = input
         .markdown
@@ -102,9 +109,9 @@ fn read_pdf(bytes: &[u8], input: &Input<'_>) -> Result<Page, PdfError> {
         language,
         heading: None,
         site_name: None,
-        description: info_string(&doc, "Subject"),
+        description,
         canonical: None,
-        published: info_string(&doc, "CreationDate"),
+        published,
         robots: Robots::default(),
         title,
         text,
