@@ -61,6 +61,7 @@ use std::time::{Duration, Instant};
 use futures_util::future::try_join_all;
 use nearcrawl_crawl::scope::{page_budget_spent, registrable_domain};
 use nearcrawl_crawl::traps::section;
+use nearcrawl_fetch::{host_of_key, politeness_key};
 use redis::Script;
 use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;
@@ -865,8 +866,8 @@ impl SharedFrontier {
     /// Adds `delta` to the pages taken of `url`'s host and domain; the
     /// counts after.
     async fn count_page(&self, url: &Url, delta: i64) -> Result<(u64, u64), ClusterError> {
-        let host = url.host_str().unwrap_or("");
-        let domain = registrable_domain(host);
+        let host = politeness_key(url);
+        let domain = registrable_domain(url.host_str().unwrap_or(""));
         let p = self.partition_of_domain(domain);
         let args = vec![
             b"0".to_vec(),
@@ -1000,32 +1001,4 @@ fn parse_leases(
         next_in,
         trapped,
     })
-}
-
-/// The host of a politeness key (`host` or `host:port`; an IPv6 host keeps
-/// its brackets).
-fn host_of_key(key: &str) -> &str {
-    match key.rsplit_once(':') {
-        Some((host, port))
-            if port.bytes().all(|b| b.is_ascii_digit())
-                && (!host.starts_with('[') || host.ends_with(']')) =>
-        {
-            host
-        }
-        _ => key,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::host_of_key;
-
-    #[test]
-    fn a_key_is_its_host_and_port() {
-        assert_eq!(host_of_key("example.org"), "example.org");
-        assert_eq!(host_of_key("example.org:8080"), "example.org");
-        assert_eq!(host_of_key("127.0.4.1:80"), "127.0.4.1");
-        assert_eq!(host_of_key("[::1]"), "[::1]");
-        assert_eq!(host_of_key("[::1]:8080"), "[::1]");
-    }
 }

@@ -108,7 +108,7 @@ impl RedisStore {
         let s = self.stages.clone();
         let seeds: Vec<(String, String, u32)> = seeds
             .iter()
-            .filter_map(|(u, depth)| Some((s.pages.in_scope(u, *depth)?, *depth)))
+            .filter_map(|(u, depth)| Some((s.pages.seed(u, *depth)?, *depth)))
             .map(|(c, depth)| (politeness_key(&c), c.to_string(), depth))
             .collect();
         let links: Vec<Link<'_>> = seeds

@@ -631,3 +631,59 @@ fn domain_and_host_budgets_hold_and_a_section_of_duplicates_becomes_a_trap() {
         );
     });
 }
+
+/// `tests/fixtures/trap_verdicts.txt`, which the embedded detector is
+/// tested on too: each case's verdicts acknowledged in order, on URLs of
+/// one section.
+#[test]
+fn the_shared_table_of_trap_verdicts() {
+    let cluster = common::Cluster::start(3);
+    let nodes = cluster.urls();
+    let nodes: Vec<&str> = nodes.iter().map(String::as_str).collect();
+    let table = include_str!("../../../tests/fixtures/trap_verdicts.txt");
+    let cases = table
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'));
+    runtime().block_on(async {
+        for (n, case) in cases.enumerate() {
+            let (given, want) = case.split_once(" -> ").unwrap();
+            let [window, share, verdicts] = given.split(' ').collect::<Vec<_>>()[..] else {
+                panic!("{case}")
+            };
+            let (window, share) = (window.parse().unwrap(), share.parse().unwrap());
+            let cfg = FrontierConfig {
+                partitions: 1,
+                trap_window: window,
+                trap_duplicates: nearcrawl_crawl::traps::trap_threshold(window, share),
+                ..config(0)
+            };
+            let name = format!("tv{n}");
+            let (frontier, _parts, held) = holding_one_partition(&nodes, &name, cfg).await;
+            let urls: Vec<String> = (0..verdicts.len())
+                .map(|i| format!("http://h/s/{i}"))
+                .collect();
+            frontier.add(&on_key("h", &urls)).await.unwrap();
+            let mut traps = Vec::new();
+            for (i, verdict) in verdicts.chars().enumerate() {
+                let leased = loop {
+                    let got = frontier.lease(&held[0], 1).await.unwrap();
+                    if let [leased] = got.urls.as_slice() {
+                        break leased.clone();
+                    }
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                };
+                let duplicate = (verdict != '-').then_some(verdict == '1');
+                let acked = frontier.ack(&held[0], &leased, None, duplicate);
+                if let Some(dups) = acked.await.unwrap().trap {
+                    traps.push(format!("{}:{dups}", i + 1));
+                }
+            }
+            let traps = if traps.is_empty() {
+                "none".to_string()
+            } else {
+                traps.join(" ")
+            };
+            assert_eq!(traps, want, "{case}");
+        }
+    });
+}

@@ -169,6 +169,24 @@ impl Pipeline {
         &self.canon
     }
 
+    /// A seed's canonical URL, to queue at `depth` (an earlier crawl's
+    /// pages come at theirs): none when it cannot be crawled or is out of
+    /// scope, said in the log, since a seed the user gave is never fetched
+    /// then. The one rule for both stores.
+    pub fn seed(&self, url: &Url, depth: u32) -> Option<Url> {
+        let Some(c) = self.canon.canonicalize(url) else {
+            tracing::warn!(%url, "seed skipped: not a URL that can be crawled");
+            return None;
+        };
+        match self.scope.check(&c, depth) {
+            Ok(()) => Some(c),
+            Err(why) => {
+                tracing::warn!(%url, "seed skipped: out of scope ({})", why.name());
+                None
+            }
+        }
+    }
+
     /// `url`'s canonical spelling, if it is in scope at `depth`.
     pub fn in_scope(&self, url: &Url, depth: u32) -> Option<Url> {
         let c = self.canon.canonicalize(url)?;

@@ -26,7 +26,7 @@
 //! lost 4,265 items documented nowhere else (`bench/docs_gate.py
 //! rustdoc`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use url::Url;
 
@@ -107,6 +107,9 @@ pub struct TrapDetector {
     /// Duplicates in a window that make a trap.
     threshold: u32,
     sections: HashMap<String, Recent>,
+    /// Sections reported: cut off for good, as the cluster's script keeps
+    /// them.
+    trapped: HashSet<String>,
 }
 
 /// The last `len` verdicts, newest in bit 0 (1 = duplicate).
@@ -132,14 +135,15 @@ impl TrapDetector {
             window,
             threshold: trap_threshold(window, share),
             sections: HashMap::new(),
+            trapped: HashSet::new(),
         }
     }
 
     /// Notes a judged page of `section`; returns the trap when this page
-    /// makes the section one. A section is reported once: it is forgotten
-    /// after.
+    /// makes the section one. A section is reported once: its later pages
+    /// (in flight when it was cut off) count no more.
     pub fn judged(&mut self, section: &str, duplicate: bool) -> Option<Trap> {
-        if self.window == 0 {
+        if self.window == 0 || self.trapped.contains(section) {
             return None;
         }
         let recent = self.sections.entry(section.to_string()).or_default();
@@ -156,6 +160,7 @@ impl TrapDetector {
         let duplicates = (recent.bits & mask).count_ones();
         if duplicates >= self.threshold {
             self.sections.remove(section);
+            self.trapped.insert(section.to_string());
             return Some(Trap {
                 duplicates,
                 window: self.window,
@@ -204,6 +209,34 @@ mod tests {
             Some("http://shop.example/search?f=1")
         ));
         assert!(copies_own_directory(&search, Some("http://shop.example/")));
+    }
+
+    /// `tests/fixtures/trap_verdicts.txt`, which the cluster's script is
+    /// tested on too.
+    #[test]
+    fn the_shared_table_of_verdicts() {
+        let table = include_str!("../../../tests/fixtures/trap_verdicts.txt");
+        let cases = table
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with('#'));
+        for case in cases {
+            let (given, want) = case.split_once(" -> ").unwrap();
+            let [window, share, verdicts] = given.split(' ').collect::<Vec<_>>()[..] else {
+                panic!("{case}")
+            };
+            let mut t = TrapDetector::new(window.parse().unwrap(), share.parse().unwrap());
+            let traps: Vec<String> = (verdicts.chars().enumerate())
+                .filter(|&(_, v)| v != '-')
+                .filter_map(|(i, v)| Some((i + 1, t.judged("h/s/", v == '1')?)))
+                .map(|(page, trap)| format!("{page}:{}", trap.duplicates))
+                .collect();
+            let traps = if traps.is_empty() {
+                "none".to_string()
+            } else {
+                traps.join(" ")
+            };
+            assert_eq!(traps, want, "{case}");
+        }
     }
 
     #[test]

@@ -1158,6 +1158,20 @@ pub fn politeness_key(url: &Url) -> String {
     }
 }
 
+/// The host of a politeness key (`host` or `host:port`; an IPv6 host keeps
+/// its brackets).
+pub fn host_of_key(key: &str) -> &str {
+    match key.rsplit_once(':') {
+        Some((host, port))
+            if port.bytes().all(|b| b.is_ascii_digit())
+                && (!host.starts_with('[') || host.ends_with(']')) =>
+        {
+            host
+        }
+        _ => key,
+    }
+}
+
 fn path_and_query(url: &Url) -> String {
     match url.query() {
         Some(q) => format!("{}?{q}", url.path()),
@@ -1245,6 +1259,20 @@ fn jitter_fraction(url: &Url, attempt: u32) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_key_is_its_host_and_port() {
+        let key = |u: &str| politeness_key(&Url::parse(u).unwrap());
+        assert_eq!(key("https://Example.org/a"), "example.org");
+        assert_eq!(key("http://example.org:80/"), "example.org");
+        assert_eq!(key("http://example.org:8080/"), "example.org:8080");
+        assert_eq!(key("http://[::1]:8080/"), "[::1]:8080");
+        assert_eq!(host_of_key("example.org"), "example.org");
+        assert_eq!(host_of_key("example.org:8080"), "example.org");
+        assert_eq!(host_of_key("127.0.4.1:80"), "127.0.4.1");
+        assert_eq!(host_of_key("[::1]"), "[::1]");
+        assert_eq!(host_of_key("[::1]:8080"), "[::1]");
+    }
 
     #[test]
     fn charset_parameter() {

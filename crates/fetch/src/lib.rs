@@ -32,5 +32,6 @@ pub mod safety;
 pub use config::{FetchConfig, PolitenessKey};
 pub use error::FetchError;
 pub use fetcher::{
-    Ask, Fetched, Fetcher, HopCheck, PDF, RetryNote, RobotsStore, Validators, politeness_key,
+    Ask, Fetched, Fetcher, HopCheck, PDF, RetryNote, RobotsStore, Validators, host_of_key,
+    politeness_key,
 };

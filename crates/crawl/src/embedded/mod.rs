@@ -32,7 +32,6 @@ use url::Url;
 
 use self::core::{Core, CoreLock};
 use self::sitemaps::{Queued, SitemapQueue};
-use crate::canonical::Canonicalizer;
 use crate::config::Config;
 use crate::embedded::frontier::{Additions, Popped, Pushed, Turns};
 use crate::embedded::state::{RobotsCache, State};
@@ -143,7 +142,7 @@ impl EmbeddedStore {
         let seeds = crate::recrawl::seeds_to_queue(seeds, earlier.as_ref());
         let fingerprinter = core.dedup.fingerprinter();
         let pages = Pipeline::new(&config, &seeds, fingerprinter, capture_headers, earlier)?;
-        queue_seeds(&mut core.state, pages.canon(), &seeds)?;
+        queue_seeds(&mut core.state, &pages, &seeds)?;
         let seen = core.state.frontier.seen_set();
         let read_targets = core.state.read_targets()?;
         let core = Arc::new(CoreLock::new(core));
@@ -213,7 +212,7 @@ impl EmbeddedStore {
         match claimed.claim {
             EmbeddedClaim::Page { entry, doc } => {
                 entry.finish(&mut c.adds);
-                let host = claimed.url.host_str().unwrap_or("").to_string();
+                let host = nearcrawl_fetch::politeness_key(&claimed.url);
                 if host_error {
                     core.state.host_stats(&host).errors += 1;
                 }
@@ -433,8 +432,8 @@ fn note_host_verdict(
     verdict: PageVerdict,
     delay: Duration,
 ) {
-    let host = url.host_str().unwrap_or("");
-    let counts = core.state.host_stats(host);
+    let host = nearcrawl_fetch::politeness_key(url);
+    let counts = core.state.host_stats(&host);
     counts.fetched += 1;
     counts.delay_ms_total += delay.as_millis() as u64;
     counts.duplicates += u64::from(verdict.duplicate);
@@ -453,14 +452,14 @@ fn note_host_verdict(
 /// list took 1 GB).
 fn queue_seeds(
     state: &mut State,
-    canon: &Canonicalizer,
+    pages: &Pipeline,
     seeds: &[(Url, u32)],
 ) -> Result<(), StoreError> {
     for chunk in seeds.chunks(SEED_BATCH) {
         let mut writes = Writes::default();
         let mut adds = Additions::default();
         for (seed, depth) in chunk {
-            let Some(c) = canon.canonicalize(seed) else {
+            let Some(c) = pages.seed(seed, *depth) else {
                 continue;
             };
             let _ = state.frontier.push(&mut writes, &mut adds, &c, *depth)?;

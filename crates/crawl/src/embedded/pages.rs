@@ -71,10 +71,10 @@ impl PageStore for EmbeddedPages {
 
     async fn admit(&self, claimed: &Claimed<EmbeddedClaim>) -> Admitted {
         let url = &claimed.url;
-        let host = url.host_str().unwrap_or("");
+        let host = nearcrawl_fetch::politeness_key(url);
         let section = crate::traps::section(url);
         let (per_host, per_domain) = (self.max_pages_per_host, self.max_pages_per_domain);
-        let taken = (self.core.lock().state).take_page(host, &section, per_host, per_domain);
+        let taken = (self.core.lock().state).take_page(&host, &section, per_host, per_domain);
         match taken {
             Ok(Ok(())) => Admitted::Yes,
             Ok(Err(budget)) => Admitted::No(budget),
@@ -86,8 +86,8 @@ impl PageStore for EmbeddedPages {
     }
 
     async fn give_back_page(&self, claimed: &Claimed<EmbeddedClaim>) {
-        let host = claimed.url.host_str().unwrap_or("");
-        self.core.lock().state.give_back_page(host);
+        let host = nearcrawl_fetch::politeness_key(&claimed.url);
+        self.core.lock().state.give_back_page(&host);
     }
 
     /// The first time this run meets an origin whose sitemaps an earlier

@@ -197,8 +197,10 @@ impl Entry {
 /// host, however often it waits and is ready again).
 type Host = Arc<str>;
 
+/// The queue a URL joins: one per politeness key, as the fetcher keeps
+/// turns (a host, with its port when not the scheme's default).
 fn host_of(url: &Url) -> String {
-    url.host_str().unwrap_or("").to_ascii_lowercase()
+    nearcrawl_fetch::politeness_key(url)
 }
 
 #[derive(Debug)]

@@ -150,12 +150,12 @@ impl std::fmt::Debug for State {
     }
 }
 
-/// The keys of `host`'s page budget and of its registrable domain's.
+/// The keys of the page budget of `host` (a politeness key: the host,
+/// with its port when not the scheme's default) and of its registrable
+/// domain's.
 fn budget_keys(host: &str) -> [Vec<u8>; 2] {
-    [
-        key(HOST, host.as_bytes()),
-        key(DOMAIN, registrable_domain(host).as_bytes()),
-    ]
+    let domain = registrable_domain(nearcrawl_fetch::host_of_key(host));
+    [key(HOST, host.as_bytes()), key(DOMAIN, domain.as_bytes())]
 }
 
 fn meta(name: &str) -> Vec<u8> {
@@ -469,8 +469,7 @@ impl State {
         if let Some(s) = self.host_stats.get(host) {
             batch.insert(key(HOST_STATS, host.as_bytes()), s.to_bytes());
         }
-        let domain_key = key(DOMAIN, registrable_domain(host).as_bytes());
-        for k in [key(HOST, host.as_bytes()), domain_key] {
+        for k in budget_keys(host) {
             if let Some(n) = self.taken.get(&k) {
                 batch.insert(k, n.to_be_bytes());
             }
