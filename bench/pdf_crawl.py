@@ -10,8 +10,8 @@ Builds a site under a temporary directory: an index linking --pdfs PDFs
 many HTML pages (each with a paragraph of its own), served by nginx on
 127.0.0.1; crawls it with config/local.toml (64 in flight, no delay),
 and prints the crawl's peak RSS (/usr/bin/time), the largest RSS any PDF
-reader (child process) reached and the most the crawl and its readers held
-at once (sampled from /proc every 20 ms), the PDFs written and the errors
+reader (child process) reached and the most the crawl alone and the crawl
+and its readers held at once (sampled from /proc every 20 ms), the PDFs written and the errors
 by kind, the attempts tried again, and the PDFs requested more than
 once (nginx's access log).
 """
@@ -94,7 +94,7 @@ def main():
                "--out", out, f"http://127.0.0.1:{port}/index.html"]
         start = time.time()
         p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
-        peaks = {"child": 0, "together": 0}
+        peaks = {"child": 0, "together": 0, "crawl": 0}
         done = threading.Event()
 
         def sample():
@@ -102,7 +102,9 @@ def main():
                 crawl = children(p.pid)
                 together = 0
                 for c in crawl:
-                    together += rss_kb(c)
+                    own = rss_kb(c)
+                    peaks["crawl"] = max(peaks["crawl"], own)
+                    together += own
                     for reader in children(c):
                         r = rss_kb(reader)
                         peaks["child"] = max(peaks["child"], r)
@@ -136,7 +138,8 @@ def main():
     again = {p: n for p, n in asked.items() if n > 1}
     print(f"PDF requests: {sum(asked.values())} for {len(asked)} PDFs; asked more than once: "
           f"{len(again)} {dict(sorted(again.items())[:5])}")
-    print(f"peak RSS: crawl {peak / 1024:.0f} MiB; a PDF reader at most "
+    print(f"peak RSS: crawl {peak / 1024:.0f} MiB (its own, sampled: {peaks['crawl'] / 1024:.0f}); "
+          f"a PDF reader at most "
           f"{peaks['child'] / 1024:.0f} MiB; crawl and readers together at most "
           f"{peaks['together'] / 1024:.0f} MiB (sampled)")
     kinds = {}
@@ -144,7 +147,10 @@ def main():
         e = json.loads(line)
         kinds.setdefault(e["kind"], e["detail"])
     print("an error of each kind:", kinds)
-    shutil.rmtree(tmp)
+    if not os.environ.get("KEEP"):
+        shutil.rmtree(tmp)
+    else:
+        print("kept", tmp)
 
 
 if __name__ == "__main__":

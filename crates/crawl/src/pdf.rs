@@ -27,6 +27,7 @@ use tokio::sync::SemaphorePermit;
 use url::Url;
 
 use crate::config::Content;
+use crate::slots::Held;
 
 /// Why a PDF gave no page: its kind in `errors.jsonl` (`pdf_encrypted`,
 /// `pdf_corrupt`, `pdf_no_text`, `pdf_too_large`, `pdf_timeout`,
@@ -88,9 +89,11 @@ impl PdfReader {
         }
     }
 
-    /// The page of the PDF `body` fetched from `url`.
-    pub async fn read(&self, body: &[u8], url: &Url) -> Result<Page, PdfFailure> {
+    /// The page of the PDF `body` fetched from `url`; `waiting` counts the
+    /// body in the crawl's backlog until its reader starts.
+    pub async fn read(&self, body: &[u8], url: &Url, waiting: Held) -> Result<Page, PdfFailure> {
         let _turn = self.turn(body.len()).await;
+        drop(waiting);
         match &self.program {
             Some(program) => self.in_child(program, body, url).await,
             None => self.in_process(body.to_vec(), url.clone()).await,

@@ -66,7 +66,7 @@ impl Backlog {
 /// A body counted in the backlog until this is dropped (its turn ended,
 /// or the wait for it was given up).
 #[derive(Debug)]
-struct Held {
+pub struct Held {
     backlog: Arc<Backlog>,
     len: usize,
 }
@@ -146,14 +146,23 @@ impl ExtractionSlots {
         }
     }
 
+    /// Counts a fetched body of `len` bytes that waits for a turn of
+    /// another stage (a PDF for its reader) in the backlog, until the
+    /// guard is dropped: while such bodies pile up, requests wait before
+    /// they start, not with their responses half read (a server gives up
+    /// on a client that does not read: nginx after 60 s).
+    pub fn hold(&self, len: usize) -> Held {
+        self.backlog.add(len);
+        Held {
+            backlog: self.backlog.clone(),
+            len,
+        }
+    }
+
     /// Waits for a turn to extract a fetched page of `len` bytes; the body
     /// counts as waiting from this call until the turn is dropped.
     pub async fn enter(&self, len: usize) -> ExtractionTurn {
-        self.backlog.add(len);
-        let held = Held {
-            backlog: self.backlog.clone(),
-            len,
-        };
+        let held = self.hold(len);
         let kib = u32::try_from(parse_memory(len).div_ceil(1024)).unwrap_or(u32::MAX);
         let bytes = self
             .bytes
@@ -242,5 +251,14 @@ mod tests {
         slots.backlog.remove(100);
         assert!(slots.has_room());
         assert!(!turn_waits(slots.wait_for_room()));
+    }
+
+    #[test]
+    fn bodies_waiting_for_another_stage_hold_requests_back() {
+        let slots = ExtractionSlots::with_cores(2);
+        let pdfs: Vec<Held> = (0..2).map(|_| slots.hold(3 << 20)).collect();
+        assert!(!slots.has_room(), "6 MiB of PDFs wait for their reader");
+        drop(pdfs);
+        assert!(slots.has_room());
     }
 }

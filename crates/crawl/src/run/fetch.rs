@@ -323,7 +323,12 @@ async fn read_pdf<P: PageStore>(
         done.error("pdf_too_large", format!("a PDF of more than {limit} bytes"));
         return None;
     }
-    match stages.pdfs.read(&fetched.body, &fetched.final_url).await {
+    let waiting = stages.extraction.hold(fetched.body.len());
+    match stages
+        .pdfs
+        .read(&fetched.body, &fetched.final_url, waiting)
+        .await
+    {
         Ok(page) => {
             let (s, p) = (stages.clone(), store.clone());
             let read = move || s.pages.read_page(depth, fetched, page, |c| p.seen(c));
