@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use nearcrawl_crawl::page;
 use nearcrawl_crawl::run::{Claimed, CrawlStore, Done, Stages, Taken};
 use nearcrawl_crawl::sink::Sink;
-use nearcrawl_crawl::stats::{Metrics, Stats};
+use nearcrawl_crawl::stats::{Metrics, Stats, StatsFile};
 use nearcrawl_crawl::traps::section;
 use url::Url;
 
@@ -429,9 +429,9 @@ impl CrawlStore for RedisStore {
         for lease in share.into_leases() {
             self.partitions.release(lease).await?;
         }
-        let mut json = stats.to_json();
-        self.stages.add_times(&mut json["this_run"]);
-        json["cluster"] = serde_json::json!({
+        let mut file = StatsFile::new(stats);
+        self.stages.add_times(&mut file.this_run);
+        file.cluster = Some(serde_json::json!({
             "crawl": self.crawl,
             "worker": self.worker,
             "lapsed": self.lapsed,
@@ -440,8 +440,8 @@ impl CrawlStore for RedisStore {
             "gate_applied": self.pages.gate.lock().await.applied().to_string(),
             "gate_from_snapshot": self.from_snapshot,
             "redis_calls": crate::retry::calls(),
-        });
-        self.sink.finish(&json)?;
+        }));
+        self.sink.finish(&file)?;
         Ok(())
     }
 }

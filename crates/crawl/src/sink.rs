@@ -200,7 +200,7 @@ pub trait Sink: Send {
     }
 
     /// The crawl's statistics, at the end of a run.
-    fn finish(&mut self, _stats: &serde_json::Value) -> io::Result<()> {
+    fn finish(&mut self, _stats: &crate::stats::StatsFile) -> io::Result<()> {
         Ok(())
     }
 }

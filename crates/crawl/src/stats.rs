@@ -46,7 +46,7 @@ pub struct Stats {
     pub duplicate_traps: Vec<TrappedHost>,
     /// Fetched pages by body size: key `b` counts bodies of 2^b to
     /// 2^(b+1)-1 bytes (`0` also counts empty ones).
-    #[serde(default)]
+    #[serde(default, rename = "body_sizes_log2", alias = "body_sizes")]
     pub body_sizes: BTreeMap<u32, u64>,
     /// Fetched pages by link depth from the seeds.
     #[serde(default)]
@@ -78,37 +78,6 @@ pub struct Stats {
 }
 
 impl Stats {
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "fetched": self.fetched,
-            "written": self.written,
-            "exact_duplicates": self.exact_duplicates,
-            "near_duplicates": self.near_duplicates,
-            "robots_denied": self.robots_denied,
-            "noindex": self.noindex,
-            "sitemap_urls": self.sitemap_urls,
-            "redirects": self.redirects,
-            "read_through_redirect": self.read_through_redirect,
-            "out_of_scope": self.out_of_scope,
-            "errors": self.errors,
-            "retries": self.retries,
-            "bytes": self.bytes,
-            "duplicate_traps": self.duplicate_traps,
-            "body_sizes_log2": self.body_sizes,
-            "depths": self.depths,
-            "visits": self.visits,
-            "not_modified": self.not_modified,
-            "bytes_saved": self.bytes_saved,
-            "languages": self.languages,
-            "other_language": self.other_language,
-            "this_run": {
-                "fetched": self.fetched_this_run,
-                "elapsed_secs": (self.elapsed_secs * 1000.0).round() / 1000.0,
-                "pages_per_sec": self.pages_per_sec().round(),
-            },
-        })
-    }
-
     /// Counts a fetched page of `bytes` at `depth`, reached through
     /// `redirects` hops.
     pub fn count_fetch(&mut self, bytes: u64, depth: u32, redirects: usize) {
@@ -174,6 +143,101 @@ impl Stats {
     }
 }
 
+/// `stats.json`: what the end of a run writes, in one shape for both
+/// engines, and what `status` and `report` read back. The counts are
+/// [`Stats`]' fields at the top level, beside `this_run` (this run's pages,
+/// time and rate, and where its time went), `top_hosts` and, for a cluster
+/// worker, `cluster`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StatsFile {
+    /// Over every run of the crawl (a worker's: its own).
+    pub stats: Stats,
+    /// For people: pages, seconds and pages/s of the run, its stage and
+    /// lock times, the gate's memory.
+    pub this_run: serde_json::Value,
+    /// The hosts with the most pages fetched (the embedded crawl's).
+    pub top_hosts: Vec<HostFigures>,
+    /// A cluster worker's: its crawl and name, partitions, the gate.
+    pub cluster: Option<serde_json::Value>,
+}
+
+impl StatsFile {
+    /// The file of `stats`, with this run's pages, time and rate.
+    pub fn new(stats: &Stats) -> StatsFile {
+        StatsFile {
+            stats: stats.clone(),
+            this_run: serde_json::json!({
+                "fetched": stats.fetched_this_run,
+                "elapsed_secs": (stats.elapsed_secs * 1000.0).round() / 1000.0,
+                "pages_per_sec": stats.pages_per_sec().round(),
+            }),
+            top_hosts: Vec::new(),
+            cluster: None,
+        }
+    }
+
+    /// The file at `path`, if there is one that reads.
+    pub fn read(path: &std::path::Path) -> Option<StatsFile> {
+        serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+    }
+}
+
+// By hand rather than `#[serde(flatten)]`: flattened maps lose their
+// integer keys (`depths`, `body_sizes_log2`) when read back.
+impl Serialize for StatsFile {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::Error;
+        let mut file = serde_json::to_value(&self.stats).map_err(S::Error::custom)?;
+        file["this_run"] = self.this_run.clone();
+        if !self.top_hosts.is_empty() {
+            file["top_hosts"] = serde_json::to_value(&self.top_hosts).map_err(S::Error::custom)?;
+        }
+        if let Some(cluster) = &self.cluster {
+            file["cluster"] = cluster.clone();
+        }
+        file.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for StatsFile {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut file = serde_json::Value::deserialize(d)?;
+        let mut take = |key: &str| file.get_mut(key).map(serde_json::Value::take);
+        let (this_run, top_hosts, cluster) = (take("this_run"), take("top_hosts"), take("cluster"));
+        Ok(StatsFile {
+            stats: Stats::deserialize(file).map_err(D::Error::custom)?,
+            this_run: this_run.unwrap_or_default(),
+            top_hosts: match top_hosts {
+                Some(hosts) => serde_json::from_value(hosts).map_err(D::Error::custom)?,
+                None => Vec::new(),
+            },
+            cluster,
+        })
+    }
+}
+
+/// One host's figures, as `stats.json` and `status` list the most fetched.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostFigures {
+    /// Its politeness key (the host, with a port not the scheme's default).
+    pub host: String,
+    pub fetched: u64,
+    pub written: u64,
+    pub duplicates: u64,
+    pub errors: u64,
+    /// The mean politeness delay of its requests.
+    #[serde(default)]
+    pub mean_delay_ms: u64,
+}
+
+impl HostFigures {
+    /// Its duplicates' share of its pages fetched.
+    pub fn duplicate_rate(&self) -> f64 {
+        self.duplicates as f64 / self.fetched.max(1) as f64
+    }
+}
+
 /// A section of a host cut off as a duplicate trap, in `stats.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrappedHost {
@@ -232,5 +296,52 @@ impl Metrics {
             in_flight: self.in_flight,
             active_hosts: self.active_hosts,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_json_reads_back_what_it_wrote() {
+        let mut stats = Stats::default();
+        stats.count_fetch(3000, 2, 1);
+        stats.out_of_scope("host");
+        stats.elapsed_secs = 2.0;
+        stats.fetched_this_run = 1;
+        let mut file = StatsFile::new(&stats);
+        file.top_hosts.push(HostFigures {
+            host: "a.example:8080".into(),
+            fetched: 1,
+            ..HostFigures::default()
+        });
+        file.cluster = Some(serde_json::json!({"worker": "w0"}));
+        let text = serde_json::to_string(&file).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(json["body_sizes_log2"]["11"], 1);
+        assert_eq!(json["depths"]["2"], 1);
+        assert_eq!(json["this_run"]["pages_per_sec"], 1.0);
+        let back: StatsFile = serde_json::from_str(&text).unwrap();
+        // The run's own figures are in `this_run`, not counts.
+        let counts = Stats {
+            fetched_this_run: 0,
+            elapsed_secs: 0.0,
+            ..stats
+        };
+        assert_eq!(back.stats, counts);
+        assert_eq!(
+            (back.top_hosts, back.cluster),
+            (file.top_hosts, file.cluster)
+        );
+    }
+
+    #[test]
+    fn the_state_of_an_earlier_version_reads() {
+        let earlier = r#"{"fetched":3,"written":2,"exact_duplicates":1,"near_duplicates":0,
+            "robots_denied":0,"noindex":0,"out_of_scope":{},"errors":{},"bytes":10,
+            "body_sizes":{"3":3}}"#;
+        let stats: Stats = serde_json::from_str(earlier).unwrap();
+        assert_eq!((stats.fetched, stats.body_sizes.get(&3)), (3, Some(&3)));
     }
 }

@@ -217,7 +217,7 @@ impl Sink for JsonlSink {
         Ok(())
     }
 
-    fn finish(&mut self, stats: &serde_json::Value) -> io::Result<()> {
+    fn finish(&mut self, stats: &nearcrawl_crawl::stats::StatsFile) -> io::Result<()> {
         self.checkpoint()?;
         std::fs::write(
             self.dir.join("stats.json"),
@@ -305,7 +305,8 @@ mod tests {
         for i in 100..103 {
             sink.page(&page(i)).unwrap();
         }
-        sink.finish(&json!({})).unwrap();
+        sink.finish(&nearcrawl_crawl::stats::StatsFile::default())
+            .unwrap();
         let want: Vec<String> = (0..10)
             .chain(100..103)
             .map(|i| format!("http://a.example/{i}"))

@@ -152,7 +152,7 @@ impl Sink for Outputs {
         Ok(())
     }
 
-    fn finish(&mut self, stats: &serde_json::Value) -> io::Result<()> {
+    fn finish(&mut self, stats: &nearcrawl_crawl::stats::StatsFile) -> io::Result<()> {
         each(&mut self.sinks, |s| s.finish(stats))
     }
 }

@@ -51,7 +51,7 @@ impl Sink for VisitsSink {
         cut(&mut self.file, at)
     }
 
-    fn finish(&mut self, _: &serde_json::Value) -> io::Result<()> {
+    fn finish(&mut self, _: &nearcrawl_crawl::stats::StatsFile) -> io::Result<()> {
         self.checkpoint().map(|_| ())
     }
 }

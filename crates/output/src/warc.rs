@@ -440,7 +440,7 @@ impl Sink for WarcSink {
         Ok(())
     }
 
-    fn finish(&mut self, _stats: &serde_json::Value) -> io::Result<()> {
+    fn finish(&mut self, _stats: &nearcrawl_crawl::stats::StatsFile) -> io::Result<()> {
         self.checkpoint().map(|_| ())
     }
 }
@@ -580,7 +580,8 @@ mod tests {
             ..capture(0)
         };
         sink.capture(&again).unwrap();
-        sink.finish(&json!({})).unwrap();
+        sink.finish(&nearcrawl_crawl::stats::StatsFile::default())
+            .unwrap();
 
         let bytes = std::fs::read(dir.join("crawl-00000.warc.gz")).unwrap();
         let mut text = Vec::new();

@@ -10,12 +10,10 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use crate::cmd::status::{Status, gather, round3};
+use crate::series::{self, Sample};
 use anyhow::Context;
 use plotters::prelude::*;
-use serde_json::Value;
-
-use crate::cmd::status::{gather, round3};
-use crate::series::{self, Sample};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -34,70 +32,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let status = gather(&args.dir, args.top)?;
     let samples = series::read(&args.dir.join("series.jsonl"))
         .with_context(|| format!("reading {}", args.dir.join("series.jsonl").display()))?;
-    let html = render(&args.dir, &Figures::of(&status), &samples)?;
+    let html = render(&args.dir, &status, &samples)?;
     let out = args.out.unwrap_or_else(|| args.dir.join("report.html"));
     std::fs::write(&out, html).with_context(|| format!("cannot write {}", out.display()))?;
     eprintln!("nearcrawl report: {}", out.display());
     Ok(ExitCode::SUCCESS)
-}
-
-/// The totals the page shows, from the state (no run holds it) or from the
-/// last run's `stats.json` (a run holds it: its figures are in `series`).
-struct Figures<'a> {
-    running: bool,
-    stats: &'a Value,
-    queued: Option<(u64, u64)>,
-    last_checkpoint: Option<u64>,
-    hosts: &'a Value,
-    clusters: &'a Value,
-}
-
-impl<'a> Figures<'a> {
-    fn of(status: &'a Value) -> Figures<'a> {
-        let running = status["running"] == true;
-        let stats = if running {
-            &status["last_run_stats"]
-        } else {
-            status
-        };
-        let queued = status["queued"]["urls"]
-            .as_u64()
-            .zip(status["queued"]["hosts"].as_u64());
-        Figures {
-            running,
-            stats,
-            queued,
-            last_checkpoint: status["last_checkpoint_unix"].as_u64(),
-            hosts: &stats["top_hosts"],
-            clusters: &status["duplicate_clusters"],
-        }
-    }
-
-    fn count(&self, key: &str) -> u64 {
-        self.stats[key].as_u64().unwrap_or(0)
-    }
-
-    /// Exact and near duplicates (the state's and `stats.json`'s shapes).
-    fn duplicates(&self) -> (u64, u64) {
-        let d = &self.stats["duplicates"];
-        match d["exact"].as_u64() {
-            Some(exact) => (exact, d["near"].as_u64().unwrap_or(0)),
-            None => (
-                self.count("exact_duplicates"),
-                self.count("near_duplicates"),
-            ),
-        }
-    }
-
-    /// A map of counts by name (`errors`, `out_of_scope`, histograms).
-    fn counts(&self, key: &str) -> BTreeMap<String, u64> {
-        let Some(map) = self.stats[key].as_object() else {
-            return BTreeMap::new();
-        };
-        map.iter()
-            .filter_map(|(k, v)| Some((k.clone(), v.as_u64()?)))
-            .collect()
-    }
 }
 
 const STYLE: &str = "body{font:14px/1.4 sans-serif;max-width:1000px;margin:2em auto;color:#222}\
@@ -106,7 +45,7 @@ table{border-collapse:collapse}td,th{padding:2px 10px;border-bottom:1px solid #e
 td:first-child,th:first-child{text-align:left}td.url{text-align:left;word-break:break-all}\
 .note{color:#666}.legend{margin:0 0 1.5em 80px}.pair{display:flex;gap:1em;flex-wrap:wrap}svg{max-width:100%;height:auto}";
 
-fn render(dir: &Path, f: &Figures, samples: &[Sample]) -> anyhow::Result<String> {
+fn render(dir: &Path, f: &Status, samples: &[Sample]) -> anyhow::Result<String> {
     let mut h = String::new();
     let title = format!("nearcrawl report: {}", dir.display());
     let _ = write!(
@@ -130,11 +69,11 @@ fn render(dir: &Path, f: &Figures, samples: &[Sample]) -> anyhow::Result<String>
     h.push_str("<h2>Pages by body size and depth</h2>\n<div class=\"pair\">");
     h.push_str(&bar_chart(
         "Body size (bytes, at least)",
-        &size_bars(&f.counts("body_sizes_log2")),
+        &size_bars(&f.stats.body_sizes),
     )?);
     h.push_str(&bar_chart(
         "Depth (links from a seed)",
-        &depth_bars(&f.counts("depths")),
+        &depth_bars(&f.stats.depths),
     )?);
     h.push_str("</div>\n");
     clusters(&mut h, f);
@@ -143,12 +82,13 @@ fn render(dir: &Path, f: &Figures, samples: &[Sample]) -> anyhow::Result<String>
     Ok(h)
 }
 
-fn totals(h: &mut String, f: &Figures, last: Option<&Sample>) {
-    let (mut exact, mut near) = f.duplicates();
-    let (mut fetched, mut written) = (f.count("fetched"), f.count("written"));
-    let mut errors: u64 = f.counts("errors").values().sum();
-    let mut bytes = f.count("bytes");
-    let mut queued = f.queued;
+fn totals(h: &mut String, f: &Status, last: Option<&Sample>) {
+    let c = &f.stats;
+    let (mut exact, mut near) = (c.exact_duplicates, c.near_duplicates);
+    let (mut fetched, mut written) = (c.fetched, c.written);
+    let mut errors: u64 = c.errors.values().sum();
+    let mut bytes = c.bytes;
+    let mut queued = f.queued.map(|q| (q.urls as u64, q.hosts as u64));
     match last {
         // A running crawl's state is locked; its samples are fresher than
         // the last run's stats.json.
@@ -179,7 +119,7 @@ fn totals(h: &mut String, f: &Figures, last: Option<&Sample>) {
             ),
         ),
         ("errors", errors.to_string()),
-        ("robots.txt denied", f.count("robots_denied").to_string()),
+        ("robots.txt denied", c.robots_denied.to_string()),
         ("bytes fetched", human_bytes(bytes)),
         (
             "queued",
@@ -187,7 +127,10 @@ fn totals(h: &mut String, f: &Figures, last: Option<&Sample>) {
                 format!("{u} URLs on {hosts} hosts")
             }),
         ),
-        ("last checkpoint", f.last_checkpoint.map_or("–".into(), utc)),
+        (
+            "last checkpoint",
+            f.last_checkpoint_unix.map_or("–".into(), utc),
+        ),
         ("report made", utc(series::unix_now() as u64)),
     ];
     h.push_str("<table>\n");
@@ -199,8 +142,8 @@ fn totals(h: &mut String, f: &Figures, last: Option<&Sample>) {
 
 /// Pages read by language, and those left out of the corpus for theirs
 /// (`content.languages`).
-fn languages(h: &mut String, f: &Figures) {
-    let counts = f.counts("languages");
+fn languages(h: &mut String, f: &Status) {
+    let counts = &f.stats.languages;
     let read: u64 = counts.values().sum();
     if read == 0 {
         return;
@@ -219,7 +162,7 @@ fn languages(h: &mut String, f: &Figures) {
         );
     }
     h.push_str("</table>\n");
-    let left_out = f.count("other_language");
+    let left_out = f.stats.other_language;
     if left_out > 0 {
         let _ = writeln!(
             h,
@@ -231,18 +174,13 @@ fn languages(h: &mut String, f: &Figures) {
 
 /// What the pages of the earlier crawl turned out to be, when this crawl
 /// asked them again (`crawl --refresh`).
-fn recrawl(h: &mut String, f: &Figures) {
-    // The state's shape nests them; `stats.json`'s does not.
-    let r = match &f.stats["recrawl"] {
-        Value::Null => f.stats,
-        nested => nested,
-    };
-    let n = |k: &str| r["visits"][k].as_u64().unwrap_or(0);
+fn recrawl(h: &mut String, f: &Status) {
+    let r = &f.stats;
+    let n = |k: &str| r.visits.get(k).copied().unwrap_or(0);
     let asked_again = n("changed") + n("unchanged") + n("gone") + n("failed");
     if asked_again == 0 {
         return;
     }
-    let count = |k: &str| r[k].as_u64().unwrap_or(0);
     let share = |x: u64| format!("{x} ({:.1}%)", 100.0 * x as f64 / asked_again as f64);
     let rows = [
         (
@@ -252,7 +190,7 @@ fn recrawl(h: &mut String, f: &Figures) {
         ("unchanged", share(n("unchanged"))),
         (
             "of which answered 304 (not downloaded)",
-            count("not_modified").to_string(),
+            r.not_modified.to_string(),
         ),
         ("changed (a new version written)", share(n("changed"))),
         ("gone (404, 410)", share(n("gone"))),
@@ -261,10 +199,7 @@ fn recrawl(h: &mut String, f: &Figures) {
             share(n("failed")),
         ),
         ("new pages found", n("new").to_string()),
-        (
-            "bytes not downloaded (304s)",
-            human_bytes(count("bytes_saved")),
-        ),
+        ("bytes not downloaded (304s)", human_bytes(r.bytes_saved)),
     ];
     h.push_str("<h2>Recrawl</h2>\n<table>\n");
     for (name, value) in rows {
@@ -273,83 +208,83 @@ fn recrawl(h: &mut String, f: &Figures) {
     h.push_str("</table>\n");
 }
 
-fn hosts(h: &mut String, f: &Figures) {
-    let Some(hosts) = f.hosts.as_array().filter(|a| !a.is_empty()) else {
+fn hosts(h: &mut String, f: &Status) {
+    let hosts = &f.top_hosts;
+    if hosts.is_empty() {
         return;
-    };
+    }
     let _ = writeln!(
         h,
         "<h2>Hosts ({} most fetched)</h2>\n<table><tr><th>host</th><th>fetched</th><th>written</th>\
          <th>duplicates</th><th>duplicate rate</th><th>errors</th><th>mean delay</th></tr>",
         hosts.len()
     );
-    for host in hosts {
-        let n = |k: &str| host[k].as_u64().unwrap_or(0);
+    for row in hosts {
+        let host = &row.figures;
         let _ = writeln!(
             h,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{}</td><td>{} ms</td></tr>",
-            esc(host["host"].as_str().unwrap_or("?")),
-            n("fetched"),
-            n("written"),
-            n("duplicates"),
-            100.0 * n("duplicates") as f64 / n("fetched").max(1) as f64,
-            n("errors"),
-            n("mean_delay_ms"),
+            esc(&host.host),
+            host.fetched,
+            host.written,
+            host.duplicates,
+            100.0 * host.duplicate_rate(),
+            host.errors,
+            host.mean_delay_ms,
         );
     }
     h.push_str("</table>\n");
 }
 
-fn clusters(h: &mut String, f: &Figures) {
-    let Some(list) = f.clusters.as_array().filter(|a| !a.is_empty()) else {
+fn clusters(h: &mut String, f: &Status) {
+    let list = &f.duplicate_clusters;
+    if list.is_empty() {
         return;
-    };
+    }
     h.push_str("<h2>Largest duplicate clusters</h2>\n<p class=\"note\">Pages kept in the corpus with the most copies dropped as their duplicates (from <code>duplicates.jsonl</code>), with some of the copies.</p>\n<table><tr><th>page kept</th><th>copies</th></tr>\n");
     for c in list {
-        let copies: Vec<String> = c["some_copies"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|u| u.as_str())
+        let copies: Vec<String> = (c.some_copies.iter())
             .map(|u| format!("<br><small>{}</small>", esc(u)))
             .collect();
         let _ = writeln!(
             h,
             "<tr><td class=\"url\">{}{}</td><td>{}</td></tr>",
-            esc(c["url"].as_str().unwrap_or("?")),
+            esc(&c.url),
             copies.concat(),
-            c["copies"].as_u64().unwrap_or(0)
+            c.copies
         );
     }
     h.push_str("</table>\n");
 }
 
 /// Errors, out-of-scope links and duplicate traps, by kind.
-fn problems(h: &mut String, f: &Figures) {
-    for (key, heading) in [
-        ("errors", "Errors by kind (every one is in errors.jsonl)"),
-        ("out_of_scope", "Links not followed, by reason"),
+fn problems(h: &mut String, f: &Status) {
+    for (counts, heading) in [
+        (
+            &f.stats.errors,
+            "Errors by kind (every one is in errors.jsonl)",
+        ),
+        (&f.stats.out_of_scope, "Links not followed, by reason"),
     ] {
-        let counts = f.counts(key);
         if counts.is_empty() {
             continue;
         }
         let _ = writeln!(h, "<h2>{}</h2>\n<table>", esc(heading));
         for (kind, n) in counts {
-            let _ = writeln!(h, "<tr><td>{}</td><td>{n}</td></tr>", esc(&kind));
+            let _ = writeln!(h, "<tr><td>{}</td><td>{n}</td></tr>", esc(kind));
         }
         h.push_str("</table>\n");
     }
-    let traps = f.stats["duplicate_traps"].as_array();
-    if let Some(traps) = traps.filter(|t| !t.is_empty()) {
+    let traps = &f.stats.duplicate_traps;
+    if !traps.is_empty() {
         h.push_str("<h2>Sections cut off as duplicate traps</h2>\n<table><tr><th>section</th><th>duplicates in window</th></tr>\n");
         for t in traps {
             let _ = writeln!(
                 h,
                 "<tr><td class=\"url\">{}</td><td>{} of {}</td></tr>",
-                esc(t["section"].as_str().unwrap_or("?")),
-                t["duplicates"],
-                t["window"]
+                esc(&t.section),
+                t.duplicates,
+                t.window
             );
         }
         h.push_str("</table>\n");
@@ -546,28 +481,16 @@ fn bar_chart(title: &str, bars: &[(String, u64)]) -> anyhow::Result<String> {
 }
 
 /// Body sizes by power of two, as "≥ 4 KiB" labels.
-fn size_bars(counts: &BTreeMap<String, u64>) -> Vec<(String, u64)> {
-    let mut by_log: Vec<(u32, u64)> = counts
+fn size_bars(counts: &BTreeMap<u32, u64>) -> Vec<(String, u64)> {
+    counts
         .iter()
-        .filter_map(|(k, v)| Some((k.parse().ok()?, *v)))
-        .collect();
-    by_log.sort();
-    by_log
-        .into_iter()
+        .map(|(&b, &n)| (b, n))
         .map(|(b, n)| (short_bytes(1u64 << b.min(63)), n))
         .collect()
 }
 
-fn depth_bars(counts: &BTreeMap<String, u64>) -> Vec<(String, u64)> {
-    let mut by_depth: Vec<(u32, u64)> = counts
-        .iter()
-        .filter_map(|(k, v)| Some((k.parse().ok()?, *v)))
-        .collect();
-    by_depth.sort();
-    by_depth
-        .into_iter()
-        .map(|(d, n)| (d.to_string(), n))
-        .collect()
+fn depth_bars(counts: &BTreeMap<u32, u64>) -> Vec<(String, u64)> {
+    counts.iter().map(|(d, n)| (d.to_string(), *n)).collect()
 }
 
 fn human_bytes(n: u64) -> String {
@@ -627,7 +550,10 @@ fn esc(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use nearcrawl_crawl::stats::{HostFigures, StatsFile};
+
     use super::*;
+    use crate::cmd::status::{Cluster, HostRow, Queued};
 
     fn sample(t: f64, run: f64, fetched: u64) -> Sample {
         Sample {
@@ -662,20 +588,42 @@ mod tests {
         assert_eq!(rates, vec![vec![(1.0, 2.0), (2.0, 3.0)], vec![(6.0, 2.0)]]);
     }
 
+    /// A status of these counts (`stats.json`'s shape).
+    fn status(counts: serde_json::Value) -> Status {
+        Status {
+            stats: serde_json::from_value(counts).unwrap(),
+            ..Status::default()
+        }
+    }
+
     #[test]
     fn page_is_self_contained_and_escapes_what_comes_from_the_web() {
-        let status = serde_json::json!({
-            "running": false, "fetched": 10, "written": 6,
-            "duplicates": {"exact": 1, "near": 3},
+        let mut status = status(serde_json::json!({
+            "fetched": 10, "written": 6, "exact_duplicates": 1, "near_duplicates": 3,
+            "robots_denied": 0, "noindex": 0, "bytes": 0,
             "errors": {"timeout": 2}, "out_of_scope": {"host": 5},
-            "queued": {"urls": 4, "hosts": 1},
             "body_sizes_log2": {"10": 7, "14": 3}, "depths": {"0": 1, "1": 9},
-            "top_hosts": [{"host": "a<b>.test", "fetched": 10, "written": 6, "duplicates": 4, "errors": 0, "mean_delay_ms": 1000}],
-            "duplicate_traps": [],
-            "duplicate_clusters": [{"url": "http://a.test/?q=<script>", "copies": 3, "some_copies": ["http://a.test/x\"y"]}],
-        });
+        }));
+        status.queued = Some(Queued { urls: 4, hosts: 1 });
+        let host = HostFigures {
+            host: "a<b>.test".into(),
+            fetched: 10,
+            written: 6,
+            duplicates: 4,
+            errors: 0,
+            mean_delay_ms: 1000,
+        };
+        status.top_hosts = vec![HostRow {
+            duplicate_rate: host.duplicate_rate(),
+            figures: host,
+        }];
+        status.duplicate_clusters = vec![Cluster {
+            url: "http://a.test/?q=<script>".into(),
+            copies: 3,
+            some_copies: vec!["http://a.test/x\"y".into()],
+        }];
         let samples: Vec<Sample> = (0..5).map(|i| sample(i as f64, 0.0, i * 10)).collect();
-        let html = render(Path::new("out"), &Figures::of(&status), &samples).unwrap();
+        let html = render(Path::new("out"), &status, &samples).unwrap();
         assert!(!html.contains("<script"), "no script, and none let in");
         assert!(html.contains("a&lt;b&gt;.test"));
         assert!(html.contains("?q=&lt;script&gt;"));
@@ -699,11 +647,12 @@ mod tests {
 
     #[test]
     fn pages_are_counted_by_language() {
-        let status = serde_json::json!({
-            "running": false, "fetched": 10, "written": 6, "duplicates": {"exact": 0, "near": 0},
+        let status = status(serde_json::json!({
+            "fetched": 10, "written": 6, "exact_duplicates": 0, "near_duplicates": 0,
+            "robots_denied": 0, "noindex": 0, "bytes": 0, "errors": {}, "out_of_scope": {},
             "languages": {"en": 6, "de": 3, "und": 1}, "other_language": 4,
-        });
-        let html = render(Path::new("out"), &Figures::of(&status), &[]).unwrap();
+        }));
+        let html = render(Path::new("out"), &status, &[]).unwrap();
         let table = &html[html.find("<h2>Languages").expect("a languages table")..];
         let (en, de) = (
             table.find("<td>en</td>").unwrap(),
@@ -712,19 +661,19 @@ mod tests {
         assert!(en < de, "most first");
         assert!(table.contains("<td>6</td><td>60.0%</td>"));
         assert!(table.contains("4 pages left out"));
-        let none = serde_json::json!({"running": false, "fetched": 0});
-        let html = render(Path::new("out"), &Figures::of(&none), &[]).unwrap();
+        let html = render(Path::new("out"), &Status::default(), &[]).unwrap();
         assert!(!html.contains("Languages"));
     }
 
     #[test]
     fn a_recrawl_shows_what_the_earlier_pages_turned_out_to_be() {
-        let status = serde_json::json!({
-            "running": false, "fetched": 10, "written": 2, "duplicates": {"exact": 0, "near": 0},
-            "recrawl": {"visits": {"unchanged": 6, "changed": 2, "gone": 1, "failed": 1, "new": 3},
-                        "not_modified": 5, "bytes_saved": 20480},
-        });
-        let html = render(Path::new("out"), &Figures::of(&status), &[]).unwrap();
+        let status = status(serde_json::json!({
+            "fetched": 10, "written": 2, "exact_duplicates": 0, "near_duplicates": 0,
+            "robots_denied": 0, "noindex": 0, "bytes": 0, "errors": {}, "out_of_scope": {},
+            "visits": {"unchanged": 6, "changed": 2, "gone": 1, "failed": 1, "new": 3},
+            "not_modified": 5, "bytes_saved": 20480,
+        }));
+        let html = render(Path::new("out"), &status, &[]).unwrap();
         assert!(html.contains("<h2>Recrawl</h2>"));
         for row in [
             "<td>10</td>",
@@ -735,11 +684,16 @@ mod tests {
         ] {
             assert!(html.contains(row), "{row}");
         }
-        // stats.json's shape (a running crawl's last run) too.
-        let stats =
-            serde_json::json!({"visits": {"changed": 1}, "not_modified": 0, "bytes_saved": 0});
-        let status = serde_json::json!({"running": true, "last_run_stats": stats});
-        let html = render(Path::new("out"), &Figures::of(&status), &[]).unwrap();
+        // A running crawl's last run, as its stats.json tells it.
+        let file = r#"{"fetched": 1, "written": 1, "exact_duplicates": 0, "near_duplicates": 0,
+            "robots_denied": 0, "noindex": 0, "bytes": 0, "errors": {}, "out_of_scope": {},
+            "visits": {"changed": 1}, "this_run": {"fetched": 1}}"#;
+        let file: StatsFile = serde_json::from_str(file).unwrap();
+        let status = Status {
+            running: true,
+            ..Status::of(file.stats)
+        };
+        let html = render(Path::new("out"), &status, &[]).unwrap();
         assert!(html.contains("<td>1 (100.0%)</td>"));
     }
 }

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use anyhow::Context;
 use nearcrawl_crawl::embedded::state::State;
 use nearcrawl_crawl::embedded::store::SledStore;
-use serde_json::{Value, json};
+use nearcrawl_crawl::stats::{HostFigures, Stats, StatsFile};
+use serde::{Deserialize, Serialize};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -37,9 +38,51 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// What the crawl in `dir` holds, as `status --json` prints it (`top`
-/// hosts and duplicate clusters).
-pub fn gather(dir: &Path, top: usize) -> anyhow::Result<Value> {
+/// What a crawl's output directory holds, as `status --json` prints it
+/// and `report` draws it: the crawl's counts ([`Stats`]' fields at the top
+/// level, as in `stats.json`), from its state, or from `stats.json` when a
+/// run holds the state.
+#[derive(Debug, Default, Serialize)]
+pub struct Status {
+    /// A run holds the state: the figures are those its last run wrote.
+    pub running: bool,
+    #[serde(flatten)]
+    pub stats: Stats,
+    /// Duplicates' share of the pages fetched.
+    pub duplicate_rate: f64,
+    /// URLs queued and hosts with a queue (not known while a run holds
+    /// the state).
+    pub queued: Option<Queued>,
+    pub known_hosts: Option<u64>,
+    pub last_checkpoint_unix: Option<u64>,
+    pub top_hosts: Vec<HostRow>,
+    pub duplicate_clusters: Vec<Cluster>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Queued {
+    pub urls: usize,
+    pub hosts: usize,
+}
+
+/// A host's figures with its duplicate rate.
+#[derive(Debug, Serialize)]
+pub struct HostRow {
+    #[serde(flatten)]
+    pub figures: HostFigures,
+    pub duplicate_rate: f64,
+}
+
+/// A page kept in the corpus, with its copies dropped as duplicates.
+#[derive(Debug, Serialize)]
+pub struct Cluster {
+    pub url: String,
+    pub copies: u64,
+    pub some_copies: Vec<String>,
+}
+
+/// What the crawl in `dir` holds (`top` hosts and duplicate clusters).
+pub fn gather(dir: &Path, top: usize) -> anyhow::Result<Status> {
     let state_dir = dir.join("state");
     if !state_dir.is_dir() {
         anyhow::bail!(
@@ -51,15 +94,37 @@ pub fn gather(dir: &Path, top: usize) -> anyhow::Result<Value> {
         Ok(state) => from_state(&state, top)?,
         Err(Held) => {
             // A run holds the state: what its last run's end left.
-            let stats = std::fs::read_to_string(dir.join("stats.json"))
-                .ok()
-                .and_then(|t| serde_json::from_str(&t).ok())
-                .unwrap_or(Value::Null);
-            json!({ "running": true, "last_run_stats": stats })
+            let file = StatsFile::read(&dir.join("stats.json")).unwrap_or_default();
+            Status {
+                running: true,
+                top_hosts: rows(file.top_hosts.into_iter().take(top)),
+                ..Status::of(file.stats)
+            }
         }
     };
-    status["duplicate_clusters"] = clusters(&dir.join("duplicates.jsonl"), top)?;
+    status.duplicate_clusters = clusters(&dir.join("duplicates.jsonl"), top)?;
     Ok(status)
+}
+
+impl Status {
+    /// The status of these counts (nothing else known).
+    pub fn of(stats: Stats) -> Status {
+        let duplicates = stats.exact_duplicates + stats.near_duplicates;
+        Status {
+            duplicate_rate: round3(duplicates as f64 / stats.fetched.max(1) as f64),
+            stats,
+            ..Status::default()
+        }
+    }
+}
+
+fn rows(hosts: impl Iterator<Item = HostFigures>) -> Vec<HostRow> {
+    hosts
+        .map(|figures| HostRow {
+            duplicate_rate: round3(figures.duplicate_rate()),
+            figures,
+        })
+        .collect()
 }
 
 struct Held;
@@ -76,60 +141,35 @@ fn open_state(dir: &Path) -> Result<State, Held> {
     State::open_in(Arc::new(store), dir).map_err(|_| Held)
 }
 
-fn from_state(state: &State, top: usize) -> anyhow::Result<Value> {
-    let s = &state.stats;
-    let duplicates = s.exact_duplicates + s.near_duplicates;
-    let mut hosts = state.top_hosts(top)?;
-    for h in hosts.as_array_mut().into_iter().flatten() {
-        let fetched = h["fetched"].as_u64().unwrap_or(0);
-        let dups = h["duplicates"].as_u64().unwrap_or(0);
-        h["duplicate_rate"] = json!(round3(dups as f64 / fetched.max(1) as f64));
-    }
-    let checkpoint = state.checkpoint()?;
-    Ok(json!({
-        "running": false,
-        "fetched": s.fetched,
-        "written": s.written,
-        "duplicates": { "exact": s.exact_duplicates, "near": s.near_duplicates, "rate": round3(duplicates as f64 / s.fetched.max(1) as f64) },
-        "robots_denied": s.robots_denied,
-        "redirects": s.redirects,
-        "read_through_redirect": s.read_through_redirect,
-        "errors": s.errors,
-        "retries": s.retries,
-        "out_of_scope": s.out_of_scope,
-        "bytes": s.bytes,
-        "queued": { "urls": state.frontier.len(), "hosts": state.frontier.active_hosts() },
-        "known_hosts": state.frontier.known_hosts(),
-        "in_flight": 0,
-        "last_checkpoint_unix": checkpoint.as_ref().and_then(|c| c.at_unix),
-        "duplicate_traps": s.duplicate_traps,
-        "body_sizes_log2": s.body_sizes,
-        "depths": s.depths,
-        "recrawl": { "visits": s.visits, "not_modified": s.not_modified, "bytes_saved": s.bytes_saved },
-        "languages": s.languages,
-        "other_language": s.other_language,
-        "top_hosts": hosts,
-    }))
+fn from_state(state: &State, top: usize) -> anyhow::Result<Status> {
+    Ok(Status {
+        running: false,
+        queued: Some(Queued {
+            urls: state.frontier.len(),
+            hosts: state.frontier.active_hosts(),
+        }),
+        known_hosts: Some(state.frontier.known_hosts()),
+        last_checkpoint_unix: state.checkpoint()?.and_then(|c| c.at_unix),
+        top_hosts: rows(state.top_hosts(top)?.into_iter()),
+        ..Status::of(state.stats.clone())
+    })
 }
 
 /// The earlier pages most duplicated, with some of their copies.
-fn clusters(path: &Path, top: usize) -> anyhow::Result<Value> {
+fn clusters(path: &Path, top: usize) -> anyhow::Result<Vec<Cluster>> {
     let Ok(file) = std::fs::File::open(path) else {
-        return Ok(json!([]));
+        return Ok(Vec::new());
     };
     let mut copies: HashMap<String, (u64, Vec<String>)> = HashMap::new();
     for line in std::io::BufReader::new(file).lines() {
         let line = line.with_context(|| format!("reading {}", path.display()))?;
-        let Ok(row) = serde_json::from_str::<Value>(&line) else {
+        let Ok(row) = serde_json::from_str::<DuplicateRow>(&line) else {
             continue; // a line cut by a crash: the next run rewrites it
         };
-        let (Some(of), Some(url)) = (row["duplicate_of"].as_str(), row["url"].as_str()) else {
-            continue;
-        };
-        let entry = copies.entry(of.to_string()).or_default();
+        let entry = copies.entry(row.duplicate_of).or_default();
         entry.0 += 1;
         if entry.1.len() < 3 {
-            entry.1.push(url.to_string());
+            entry.1.push(row.url);
         }
     }
     let mut list: Vec<_> = copies.into_iter().collect();
@@ -137,30 +177,19 @@ fn clusters(path: &Path, top: usize) -> anyhow::Result<Value> {
     Ok(list
         .into_iter()
         .take(top)
-        .map(|(url, (n, some))| json!({ "url": url, "copies": n, "some_copies": some }))
+        .map(|(url, (copies, some_copies))| Cluster {
+            url,
+            copies,
+            some_copies,
+        })
         .collect())
 }
 
-/// The recrawl line of a status's `recrawl` figures, if pages of an
-/// earlier crawl were asked again.
-fn recrawl_of(r: &Value) -> Option<String> {
-    let stats = nearcrawl_crawl::stats::Stats {
-        visits: serde_json::from_value(r["visits"].clone()).ok()?,
-        not_modified: r["not_modified"].as_u64()?,
-        bytes_saved: r["bytes_saved"].as_u64()?,
-        ..Default::default()
-    };
-    super::crawl::recrawl_line(&stats)
-}
-
-/// The languages line of a status's figures, if pages were read.
-fn languages_of(s: &Value) -> Option<String> {
-    let stats = nearcrawl_crawl::stats::Stats {
-        languages: serde_json::from_value(s["languages"].clone()).ok()?,
-        other_language: s["other_language"].as_u64().unwrap_or(0),
-        ..Default::default()
-    };
-    super::crawl::languages_line(&stats)
+/// What `clusters` reads of a line of `duplicates.jsonl`.
+#[derive(Deserialize)]
+struct DuplicateRow {
+    url: String,
+    duplicate_of: String,
 }
 
 pub fn round3(x: f64) -> f64 {
@@ -175,95 +204,78 @@ macro_rules! line {
     }};
 }
 
-fn as_text(dir: &Path, s: &Value) -> String {
+fn as_text(dir: &Path, s: &Status) -> String {
     let mut out = String::new();
     let o = &mut out;
+    let c = &s.stats;
     line!(o, "crawl in {}", dir.display());
-    if s["running"] == true {
+    if s.running {
         line!(
             o,
             "  a run holds this directory now; figures as its last run ended:"
         );
-        let last = &s["last_run_stats"];
+    }
+    line!(
+        o,
+        "  fetched {}, written {}, duplicates {} exact + {} near ({:.1}%), robots-denied {}, redirects {}, {} bytes",
+        c.fetched,
+        c.written,
+        c.exact_duplicates,
+        c.near_duplicates,
+        s.duplicate_rate * 100.0,
+        c.robots_denied,
+        c.redirects,
+        c.bytes
+    );
+    if let Some(recrawl) = super::crawl::recrawl_line(c) {
+        line!(o, "  {recrawl}");
+    }
+    if let Some(languages) = super::crawl::languages_line(c) {
+        line!(o, "  {languages}");
+    }
+    if let (Some(q), Some(known)) = (s.queued, s.known_hosts) {
         line!(
             o,
-            "  fetched {}, written {}, duplicates {} exact + {} near",
-            last["fetched"],
-            last["written"],
-            last["exact_duplicates"],
-            last["near_duplicates"]
+            "  queued {} URLs on {} hosts ({known} hosts seen); not running",
+            q.urls,
+            q.hosts
         );
-    } else {
-        let d = &s["duplicates"];
-        line!(
-            o,
-            "  fetched {}, written {}, duplicates {} exact + {} near ({:.1}%), robots-denied {}, redirects {}, {} bytes",
-            s["fetched"],
-            s["written"],
-            d["exact"],
-            d["near"],
-            d["rate"].as_f64().unwrap_or(0.0) * 100.0,
-            s["robots_denied"],
-            s["redirects"].as_u64().unwrap_or(0),
-            s["bytes"]
-        );
-        if let Some(recrawl) = recrawl_of(&s["recrawl"]) {
-            line!(o, "  {recrawl}");
-        }
-        if let Some(languages) = languages_of(s) {
-            line!(o, "  {languages}");
-        }
-        line!(
-            o,
-            "  queued {} URLs on {} hosts ({} hosts seen); not running",
-            s["queued"]["urls"],
-            s["queued"]["hosts"],
-            s["known_hosts"]
-        );
-        match s["last_checkpoint_unix"].as_u64() {
+    }
+    if !s.running {
+        match s.last_checkpoint_unix {
             Some(t) => line!(o, "  last checkpoint: {} (unix time)", t),
             None => line!(o, "  last checkpoint: none recorded"),
         }
-        if let Some(errors) = s["errors"].as_object().filter(|e| !e.is_empty()) {
-            let list: Vec<String> = errors.iter().map(|(k, v)| format!("{k} {v}")).collect();
-            line!(o, "  errors: {}", list.join(", "));
-        }
-        if let Some(retries) = s["retries"].as_object().filter(|r| !r.is_empty()) {
-            let list: Vec<String> = retries.iter().map(|(k, v)| format!("{k} {v}")).collect();
-            line!(o, "  attempts tried again: {}", list.join(", "));
-        }
-        line!(
-            o,
-            "  hosts (most fetched): fetched written duplicates errors dup-rate"
-        );
-        for h in s["top_hosts"].as_array().into_iter().flatten() {
-            line!(
-                o,
-                "    {:<40} {:>8} {:>8} {:>8} {:>8} {:>7.1}%",
-                h["host"].as_str().unwrap_or("?"),
-                h["fetched"],
-                h["written"],
-                h["duplicates"],
-                h["errors"],
-                h["duplicate_rate"].as_f64().unwrap_or(0.0) * 100.0
-            );
-        }
-        for t in s["duplicate_traps"].as_array().into_iter().flatten() {
-            line!(
-                o,
-                "  duplicate trap: {} cut off",
-                t["section"].as_str().unwrap_or("?")
-            );
+    }
+    for (name, counts) in [("errors", &c.errors), ("attempts tried again", &c.retries)] {
+        if !counts.is_empty() {
+            let list: Vec<String> = counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
+            line!(o, "  {name}: {}", list.join(", "));
         }
     }
-    line!(o, "  largest duplicate clusters (copies of one page):");
-    for c in s["duplicate_clusters"].as_array().into_iter().flatten() {
+    line!(
+        o,
+        "  hosts (most fetched): fetched written duplicates errors dup-rate"
+    );
+    for h in &s.top_hosts {
+        let f = &h.figures;
         line!(
             o,
-            "    {:>6}  {}",
-            c["copies"],
-            c["url"].as_str().unwrap_or("?")
+            "    {:<40} {:>8} {:>8} {:>8} {:>8} {:>7.1}%",
+            f.host,
+            f.fetched,
+            f.written,
+            f.duplicates,
+            f.errors,
+            h.duplicate_rate * 100.0
         );
+    }
+    for t in &c.duplicate_traps {
+        line!(o, "  duplicate trap: {} cut off", t.section);
+    }
+    line!(o, "  largest duplicate clusters (copies of one page):");
+    for cluster in &s.duplicate_clusters {
+        line!(o, "    {:>6}  {}", cluster.copies, cluster.url);
     }
     out
 }

@@ -40,7 +40,7 @@ use crate::page::Pipeline;
 use crate::remembered::Remembered;
 use crate::run::{Claimed, Crawl, CrawlStore, Done, PageVerdict, Stages, Taken};
 use crate::sink::{Outcome, Sink};
-use crate::stats::{Metrics, Stats};
+use crate::stats::{Metrics, Stats, StatsFile};
 use crate::traps::TrapDetector;
 
 pub use error::CrawlError;
@@ -379,14 +379,14 @@ impl CrawlStore for EmbeddedStore {
     async fn finish(&mut self, stats: &Stats) -> Result<(), CrawlError> {
         let mut core = self.core.lock();
         core.checkpoint()?;
-        let mut json = stats.to_json();
-        json["this_run"]["core_lock"] = self.core.times();
-        self.stages.add_times(&mut json["this_run"]);
+        let mut file = StatsFile::new(stats);
+        file.this_run["core_lock"] = self.core.times();
+        self.stages.add_times(&mut file.this_run);
         // The gate's index is the one part of memory that grows with the
         // crawl (the frontier's is per queued URL and host).
-        json["this_run"]["gate_memory_bytes"] = core.dedup.memory_bytes().into();
-        json["top_hosts"] = core.state.top_hosts(TOP_HOSTS)?;
-        core.sink.finish(&json)?;
+        file.this_run["gate_memory_bytes"] = core.dedup.memory_bytes().into();
+        file.top_hosts = core.state.top_hosts(TOP_HOSTS)?;
+        core.sink.finish(&file)?;
         Ok(())
     }
 }

@@ -36,7 +36,7 @@ use crate::embedded::outbox::{Block, NewDoc, Outbox};
 use crate::embedded::store::{Store, StoreError, Writes, be_u64, io_error, key};
 use crate::scope::{page_budget_spent, registrable_domain};
 use crate::sink::{Outcome, Position};
-use crate::stats::{Stats, TrappedHost};
+use crate::stats::{HostFigures, Stats, TrappedHost};
 
 const HOST: u8 = b'h';
 const DOMAIN: u8 = b'g';
@@ -94,15 +94,15 @@ impl HostStats {
         }
     }
 
-    fn to_json(self, host: &str) -> serde_json::Value {
-        serde_json::json!({
-            "host": host,
-            "fetched": self.fetched,
-            "written": self.written,
-            "duplicates": self.duplicates,
-            "errors": self.errors,
-            "mean_delay_ms": self.delay_ms_total.checked_div(self.fetched).unwrap_or(0),
-        })
+    fn figures(self, host: &str) -> HostFigures {
+        HostFigures {
+            host: host.to_string(),
+            fetched: self.fetched,
+            written: self.written,
+            duplicates: self.duplicates,
+            errors: self.errors,
+            mean_delay_ms: self.delay_ms_total.checked_div(self.fetched).unwrap_or(0),
+        }
     }
 }
 
@@ -449,7 +449,7 @@ impl State {
 
     /// The `n` hosts with the most pages fetched, as `stats.json` lists
     /// them (a scan of every host's figures: for the end of a run).
-    pub fn top_hosts(&self, n: usize) -> Result<serde_json::Value, StoreError> {
+    pub fn top_hosts(&self, n: usize) -> Result<Vec<HostFigures>, StoreError> {
         let mut all: HashMap<String, HostStats> = HashMap::new();
         for item in self.store.scan_prefix(&[HOST_STATS]) {
             let (k, v) = item?;
@@ -461,7 +461,7 @@ impl State {
         all.extend(self.host_stats.iter().map(|(h, s)| (h.clone(), *s)));
         let mut hosts: Vec<(String, HostStats)> = all.into_iter().collect();
         hosts.sort_by(|a, b| b.1.fetched.cmp(&a.1.fetched).then_with(|| a.0.cmp(&b.0)));
-        Ok(hosts.iter().take(n).map(|(h, s)| s.to_json(h)).collect())
+        Ok(hosts.iter().take(n).map(|(h, s)| s.figures(h)).collect())
     }
 
     /// Writes the page counts of `host` and its domain, in `batch`.
