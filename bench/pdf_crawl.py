@@ -64,6 +64,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--binary", default="target/release/nearcrawl")
     ap.add_argument("--pdfs", type=int, default=400)
+    ap.add_argument("--readers-memory-mb", type=int,
+                    help="content.pdf_readers_memory_mb (default: the binary's)")
     ap.add_argument("list")
     args = ap.parse_args()
     binary = os.path.abspath(args.binary)
@@ -90,7 +92,13 @@ def main():
     served = f"{pdf_types} access_log {access};"
     with nginx(root, server_extra=served, workers=2) as port:
         out = os.path.join(tmp, "out")
-        cmd = ["/usr/bin/time", "-f", "%M", binary, "crawl", "--config", "config/local.toml",
+        config = "config/local.toml"
+        if args.readers_memory_mb:
+            config = os.path.join(tmp, "crawl.toml")
+            with open(config, "w") as f:
+                f.write(open("config/local.toml").read())
+                f.write(f"\n[content]\npdf_readers_memory_mb = {args.readers_memory_mb}\n")
+        cmd = ["/usr/bin/time", "-f", "%M", binary, "crawl", "--config", config,
                "--out", out, f"http://127.0.0.1:{port}/index.html"]
         start = time.time()
         p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)

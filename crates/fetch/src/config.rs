@@ -38,6 +38,12 @@ pub struct FetchConfig {
     /// it waits to be alone). Bounds memory by bytes, not by requests in
     /// flight: 64 requests for multi-megabyte pages otherwise held them all.
     pub body_memory_bytes: u64,
+    /// A response waits at most this long for room among the bodies held;
+    /// then it is let go, [`FetchError::NoRoom`](crate::FetchError::NoRoom),
+    /// for the caller to ask again later. A server does not wait for a
+    /// client that does not read forever (nginx's `send_timeout` is 60 s),
+    /// and a body it cuts is lost.
+    pub body_room_wait: Duration,
     pub max_redirects: usize,
     /// Media types whose bodies are downloaded; others are reported as
     /// [`FetchError::ContentType`](crate::FetchError::ContentType) unread.
@@ -91,6 +97,7 @@ impl Default for FetchConfig {
             max_body_bytes: 10 << 20,
             max_pdf_bytes: 20 << 20,
             body_memory_bytes: 16 << 20,
+            body_room_wait: Duration::from_secs(30),
             max_redirects: 10,
             content_types: vec![
                 "text/html".into(),

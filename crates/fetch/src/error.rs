@@ -40,6 +40,11 @@ pub enum FetchError {
     HostParked,
     #[error("not sent: its turn would have come after the deadline the caller set")]
     Late,
+    /// No room among the bodies held within
+    /// [`FetchConfig::body_room_wait`](crate::FetchConfig::body_room_wait):
+    /// the response was let go; the URL is for later.
+    #[error("no room for the body among the bodies held in {0:?}: let go, for later")]
+    NoRoom(Duration),
 }
 
 impl FetchError {
@@ -62,6 +67,7 @@ impl FetchError {
             FetchError::Decode(_) => "decode",
             FetchError::HostParked => "host_parked",
             FetchError::Late => "late",
+            FetchError::NoRoom(_) => "no_room",
         }
     }
 

@@ -830,7 +830,9 @@ impl Fetcher {
             .filter(|_| !compressed)
             .unwrap_or(UNKNOWN_BODY_BYTES);
         let waiting = tokio::time::Instant::now();
-        let mut memory = self.body_memory.admit(expected.min(limit)).await;
+        let room_wait = self.config.body_room_wait;
+        let admitted = tokio::time::timeout(room_wait, self.body_memory.admit(expected.min(limit)));
+        let mut memory = admitted.await.map_err(|_| FetchError::NoRoom(room_wait))?;
         let deadline = deadline + waiting.elapsed();
         // Sized once when the length is known: growing by doubling held up
         // to twice a large body, and copied it on every step.

@@ -512,3 +512,30 @@ async fn waiting_for_body_memory_is_not_the_servers_time() {
         "max_retries 1: one retry"
     );
 }
+
+#[tokio::test]
+async fn a_body_with_no_room_for_too_long_is_let_go_for_later() {
+    let addr = server("User-agent: *\nAllow: /\n").await;
+    let f = Fetcher::new(FetchConfig {
+        body_memory_bytes: 1000,
+        body_room_wait: Duration::from_millis(300),
+        max_retries: 0,
+        ..config()
+    })
+    .unwrap();
+    f.fetch(&url(addr, "/ok"), ANY).await.unwrap(); // robots.txt read
+    // A fetched body holds its bytes until it is dropped.
+    let held = f.fetch(&url(addr, "/halves/900/10"), ANY).await.unwrap();
+    let t = Instant::now();
+    let waited = f
+        .fetch(&url(addr, "/halves/500/10"), ANY)
+        .await
+        .unwrap_err();
+    assert!(matches!(waited, FetchError::NoRoom(_)), "{waited:?}");
+    assert_eq!(waited.kind(), "no_room");
+    assert!(!waited.is_retryable(), "the caller asks again later");
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    drop(held);
+    let later = f.fetch(&url(addr, "/halves/500/10"), ANY).await.unwrap();
+    assert_eq!(later.body.len(), 500);
+}

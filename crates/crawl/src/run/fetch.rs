@@ -239,6 +239,15 @@ async fn fetch_page<P: PageStore>(
         done.again = true;
         return;
     }
+    if let Err(e @ FetchError::NoRoom(_)) = &result {
+        // Bodies fetched earlier wait for a slow stage (large PDFs for their
+        // reader): asked again once there is room, not lost to a server
+        // that gave up on us.
+        tracing::debug!(%url, "{e}");
+        *done.stats.retries.entry(e.kind().to_string()).or_default() += 1;
+        done.again = true;
+        return;
+    }
     let t = stages.phases.add(Phase::Fetch, t);
     let now = Instant::now();
     done.delay = stages.fetcher.delay_of(&url);
