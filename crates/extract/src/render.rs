@@ -277,7 +277,7 @@ fn is_link_list(node: NodeRef<'_, Node>, a: &Analysis<'_>, article: bool) -> boo
     let density = s.link_density();
     let link_dense = (density > 0.5 && s.text < NAV_BLOCK_CHARS)
         || (matches!(tag, "ul" | "ol") && density > 0.35 && s.text < 300);
-    if !link_dense || is_list_of_sentences(node, s) || holds_code(node) {
+    if !link_dense || is_list_of_sentences(node, s) {
         return false;
     }
     // Asked only of link-dense blocks: both walk the tree.
@@ -307,15 +307,6 @@ fn is_list_of_sentences(node: NodeRef<'_, Node>, s: &crate::content::Stats) -> b
         .filter(|c| matches!(c.value(), Node::Element(e) if e.name() == "li"))
         .count() as u32;
     items >= 2 && s.text.saturating_sub(s.link_text) >= ITEM_WORDS_CHARS * items
-}
-
-/// Preformatted code whose names link to their definitions (rustdoc
-/// links every type of a signature) is code, not a list of links: counted
-/// as one, a short item's page read as an index of links and kept its
-/// heading's links, while its twin, with a sentence more, did not.
-fn holds_code(node: NodeRef<'_, Node>) -> bool {
-    node.descendants()
-        .any(|n| matches!(n.value(), Node::Element(e) if e.name() == "pre"))
 }
 
 fn links_under(node: NodeRef<'_, Node>) -> usize {
