@@ -242,9 +242,8 @@ async fn fetch_page<P: PageStore>(
     if let Err(e @ FetchError::NoRoom(_)) = &result {
         // Bodies fetched earlier wait for a slow stage (large PDFs for their
         // reader): asked again once there is room, not lost to a server
-        // that gave up on us.
-        tracing::debug!(%url, "{e}");
-        *done.stats.retries.entry(e.kind().to_string()).or_default() += 1;
+        // that gave up on us. (A URL that goes back commits no counts.)
+        tracing::info!(%url, "{e}");
         done.again = true;
         return;
     }
