@@ -517,7 +517,8 @@ fn url_first_crawls_and_an_empty_crawl_says_why() {
         4,
         "two charts over time, two bar charts"
     );
-    assert!(html.contains("<td>127.0.0.1</td>"), "the hosts table");
+    // A host is its politeness key: the address and the test server's port.
+    assert!(html.contains("<td>127.0.0.1:"), "the hosts table");
     assert!(!html.contains("No time series"));
 
     let out = run(&["status", dir.to_str().unwrap()], b"");
