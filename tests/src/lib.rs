@@ -7,6 +7,7 @@
 //! `NEARCRAWL_BIN` overrides the path and skips the build.
 
 pub mod dns;
+pub mod dust_site;
 pub mod nginx;
 pub mod pdf;
 pub mod redis_cluster;
@@ -192,6 +193,34 @@ pub fn serve_named(
     (addr, log)
 }
 
+/// Like [`serve_named`], on several addresses with one port (a host and
+/// its aliases: `http://127.0.0.21:P/` and `http://127.0.0.22:P/` differ
+/// in their host alone); the port, or None if it was taken on one of
+/// them.
+pub fn serve_named_alike(
+    ips: &[&str],
+    route: impl Fn(&str, &str) -> Response + Send + Sync + 'static,
+) -> Option<(u16, TimedLog)> {
+    let first = std::net::TcpListener::bind((ips[0], 0)).expect("bind a loopback address");
+    let port = first.local_addr().expect("local address").port();
+    let mut listeners = vec![first];
+    for ip in &ips[1..] {
+        listeners.push(std::net::TcpListener::bind((*ip, port)).ok()?);
+    }
+    let log = TimedLog::default();
+    let route = std::sync::Arc::new(route);
+    for listener in listeners {
+        let (log2, route) = (log.clone(), route.clone());
+        spawn_server(
+            listener,
+            move |host, path| route(host, path),
+            std::time::Duration::ZERO,
+            move |at, host, path| log2.lock().unwrap().push((at, format!("{host}{path}"))),
+        );
+    }
+    Some((port, log))
+}
+
 /// Like [`serve_timed`], each answer after `delay` (a slow or far server),
 /// logging arrival times.
 pub fn serve_slow(
@@ -227,9 +256,19 @@ fn serve_routed(
     delay: std::time::Duration,
     on_request: impl Fn(std::time::Instant, &str, &str) + Send + Sync + 'static,
 ) -> std::net::SocketAddr {
-    use std::io::{BufRead, BufReader, Read};
     let listener = std::net::TcpListener::bind((ip, 0)).expect("bind a loopback address");
     let addr = listener.local_addr().expect("local address");
+    spawn_server(listener, route, delay, on_request);
+    addr
+}
+
+fn spawn_server(
+    listener: std::net::TcpListener,
+    route: impl Fn(&str, &str) -> Response + Send + Sync + 'static,
+    delay: std::time::Duration,
+    on_request: impl Fn(std::time::Instant, &str, &str) + Send + Sync + 'static,
+) {
+    use std::io::{BufRead, BufReader, Read};
     let route = std::sync::Arc::new(route);
     let on_request = std::sync::Arc::new(on_request);
     std::thread::spawn(move || {
@@ -292,7 +331,6 @@ fn serve_routed(
             });
         }
     });
-    addr
 }
 
 /// The JSON lines of a file (none if it does not exist); panics on a line

@@ -47,7 +47,9 @@ impl RedisStore {
             let c = &f.claimed.claim;
             not_stale(self.frontier.give_back(&c.lease, &c.leased).await)?;
         }
+        self.note_skipped(&group).await?;
         let mut touched = self.add_links(&group).await?;
+        touched.extend(self.requeue_retired(false).await?);
         // An acknowledged URL frees its key: its partition may have a URL
         // ready at once.
         touched.extend((group.iter().chain(&again)).map(|f| f.claimed.claim.leased.partition));
@@ -175,6 +177,47 @@ impl RedisStore {
             stats,
             outcomes: vec![record],
         }
+    }
+
+    /// Records the URLs of the group a URL rule skipped, in the replica
+    /// (see [`SharedGate::note_skipped`]).
+    async fn note_skipped(&mut self, group: &[Finished]) -> Result<(), ClusterError> {
+        let skipped = group
+            .iter()
+            .filter_map(|f| Some((f, f.predicted.as_ref()?)));
+        let mut gate = self.pages.gate.lock().await;
+        for (f, p) in skipped {
+            gate.note_skipped(p.rule, f.claimed.url.as_str(), f.claimed.depth)?;
+        }
+        Ok(())
+    }
+
+    /// Queues again the URLs this worker skipped by URL rules that retired
+    /// (`all`: every retired rule's, at a start); the partitions touched.
+    pub(crate) async fn requeue_retired(
+        &mut self,
+        all: bool,
+    ) -> Result<HashSet<u32>, ClusterError> {
+        let again = self.pages.gate.lock().await.take_requeued(all)?;
+        if again.is_empty() {
+            return Ok(HashSet::new());
+        }
+        tracing::info!(
+            urls = again.len(),
+            "URL rules retired: the URLs they skipped here are queued again"
+        );
+        let links: Vec<(String, String, u32)> = (again.iter())
+            .filter_map(|(url, depth)| Url::parse(url).ok().map(|u| as_link(&u, *depth)))
+            .collect();
+        let links = as_links(&links);
+        let touched = links
+            .iter()
+            .map(|l| self.frontier.partition_of(l.key))
+            .collect();
+        let added = self.frontier.add_again(&links).await?;
+        self.stats.predictions_requeued += added.queued as u64;
+        self.wake_owners(&added).await?;
+        Ok(touched)
     }
 
     async fn add_links(&mut self, group: &[Finished]) -> Result<HashSet<u32>, ClusterError> {

@@ -401,6 +401,9 @@ pub struct Link<'a> {
 enum Entry {
     Page,
     Sitemap,
+    /// A page queued again: seen under a hash of its own, so it is queued
+    /// again once.
+    Again,
 }
 
 /// Marks a sitemap's entry in a queue: `sLEVEL url`.
@@ -539,6 +542,12 @@ impl SharedFrontier {
         self.add_as(links, Entry::Sitemap).await
     }
 
+    /// Queues pages again although they were seen (URLs a URL rule
+    /// skipped, whose rule retired): once each, however often asked.
+    pub async fn add_again(&self, links: &[Link<'_>]) -> Result<Added, ClusterError> {
+        self.add_as(links, Entry::Again).await
+    }
+
     async fn add_as(&self, links: &[Link<'_>], entry: Entry) -> Result<Added, ClusterError> {
         let (mut added, new_keys) = self.add_admitted(links, &HashSet::new(), entry).await?;
         if new_keys.is_empty() {
@@ -583,14 +592,17 @@ impl SharedFrontier {
         entry: Entry,
     ) -> Result<(Added, Vec<String>), ClusterError> {
         let mark = match entry {
-            Entry::Page => "",
+            Entry::Page | Entry::Again => "",
             Entry::Sitemap => SITEMAP,
         };
         let mut by_partition: BTreeMap<u32, Vec<Vec<u8>>> = BTreeMap::new();
         for link in links {
             let domain = registrable_domain(host_of_key(link.key));
             let p = self.partition_of_domain(domain);
-            let h = fnv1a(link.url.as_bytes()) >> 1;
+            let h = match entry {
+                Entry::Again => fnv1a(format!("again {}", link.url).as_bytes()) >> 1,
+                _ => fnv1a(link.url.as_bytes()) >> 1,
+            };
             let bucket = (h >> 32) % u64::from(self.config.seen_buckets);
             let args = by_partition.entry(p).or_default();
             args.push(link.key.as_bytes().to_vec());

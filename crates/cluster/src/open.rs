@@ -99,6 +99,7 @@ impl RedisStore {
         };
         let mut store = RedisStore::new(stages.clone(), cluster_pages, opened);
         store.make_durable().await?;
+        store.requeue_retired(true).await?;
         store.add_seeds(&seeds).await?;
         Ok((store, stages))
     }

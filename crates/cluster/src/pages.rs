@@ -127,6 +127,13 @@ impl PageStore for ClusterPages {
         }
     }
 
+    /// By this worker's replica of the rules (a few entries behind the
+    /// log at most: a rule proven meanwhile skips from the next URL on).
+    async fn predict(&self, url: &Url) -> Option<nearcrawl_crawl::run::Prediction> {
+        let gate = self.gate.lock().await;
+        nearcrawl_crawl::run::Prediction::of(gate.url_rules(), url)
+    }
+
     /// Appends the page to the shared log and waits for its verdict; a
     /// gate out of reach gives the URL back.
     async fn judge(

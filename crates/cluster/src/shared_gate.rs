@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use nearcrawl_crawl::cpu::Stage;
 use nearcrawl_crawl::remembered::Remembered;
+use nearcrawl_index::dust::DustRules;
 use nearcrawl_index::{Decision, DedupConfig, Deduper, Prepared, Verdict};
 use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;
@@ -147,6 +148,12 @@ pub struct SharedGate {
     name: Option<String>,
     /// Earlier crawls whose documents the replica holds too.
     remembered: Remembered,
+    /// The URL rules learned from the log's verdicts, in log order: the
+    /// same in every replica (but for the skips, each worker's own).
+    dust: DustRules,
+    /// The URLs this worker skipped by a URL rule, by rule id (queued
+    /// again if the rule retires).
+    skipped: sled::Tree,
 }
 
 impl fmt::Debug for SharedGate {
@@ -165,6 +172,10 @@ const META: &str = "shared_gate.meta";
 const REQUESTS: &str = "shared_gate.requests";
 /// New documents' URLs by document id.
 const URLS: &str = "shared_gate.urls";
+/// URLs a URL rule skipped here: rule id and URL, to the depth.
+const SKIPPED: &str = "shared_gate.skipped";
+/// The URL rules, as of the last entry applied (in `META`).
+const URL_RULES: &[u8] = b"url_rules";
 const APPLIED: &[u8] = b"applied";
 const LOG: &[u8] = b"log";
 /// The name this replica is registered under (see `join`).
@@ -189,6 +200,7 @@ impl SharedGate {
             .get_async_connection()
             .await?;
         let urls = db.open_tree(URLS).map_err(gate_error)?;
+        let skipped = db.open_tree(SKIPPED).map_err(gate_error)?;
         let mut gate = SharedGate {
             replica,
             db,
@@ -203,6 +215,8 @@ impl SharedGate {
             forgotten: Vec::new(),
             name: None,
             remembered: Remembered::default(),
+            dust: DustRules::default(),
+            skipped,
         };
         gate.load()?;
         Ok(gate)
@@ -252,8 +266,11 @@ impl SharedGate {
             batch.remove(&place_key(place)[..]);
         }
         requests.apply_batch(batch).map_err(gate_error)?;
-        meta.insert(APPLIED, &place_key(self.applied)[..])
-            .map_err(gate_error)?;
+        // The rules and the entry they saw last, together.
+        let mut batch = sled::Batch::default();
+        batch.insert(URL_RULES, self.dust.to_bytes());
+        batch.insert(APPLIED, &place_key(self.applied)[..]);
+        meta.apply_batch(batch).map_err(gate_error)?;
         self.db.flush().map_err(gate_error)?;
         Ok(())
     }
@@ -278,6 +295,14 @@ impl SharedGate {
         if let Some(v) = meta.get(APPLIED).map_err(gate_error)? {
             self.applied = parse_place_key(&v)
                 .ok_or_else(|| ClusterError::Corrupt("the last entry applied".into()))?;
+        }
+        if let Some(rules) = meta.get(URL_RULES).map_err(gate_error)? {
+            self.dust = DustRules::from_bytes(&rules)
+                .ok_or_else(|| ClusterError::Corrupt("the URL rules".into()))?;
+        }
+        for kv in self.urls.iter() {
+            let (_, url) = kv.map_err(gate_error)?;
+            self.dust.add_written(&String::from_utf8_lossy(&url));
         }
         let requests = self.db.open_tree(REQUESTS).map_err(gate_error)?;
         for kv in requests.iter() {
@@ -577,14 +602,80 @@ impl SharedGate {
                 self.replica.record(place.doc(), &judgement)?;
                 if judgement.decision.verdict == Verdict::New && !url.is_empty() {
                     self.urls
-                        .insert(place.doc().to_be_bytes(), url)
+                        .insert(place.doc().to_be_bytes(), &url[..])
                         .map_err(gate_error)?;
                 }
+                self.observe(&url, &judgement.decision)?;
                 self.remember(request, place, judgement.decision);
                 seen(place, request, &judgement.decision);
                 judged += 1;
             }
         }
+    }
+
+    /// What a verdict tells the URL rules (see [`nearcrawl_index::dust`]).
+    fn observe(&mut self, url: &[u8], decision: &Decision) -> Result<(), ClusterError> {
+        let url = String::from_utf8_lossy(url);
+        if url.is_empty() {
+            return Ok(());
+        }
+        match decision.verdict.duplicate_of() {
+            None => {
+                self.dust.observe_new(&url);
+            }
+            // An earlier crawl's original is not this site's URL pair.
+            Some((of, ..)) if Remembered::split(of).is_none() => {
+                if let Some(original) = self.url_of(of)? {
+                    self.dust.observe_duplicate(&url, &original);
+                }
+            }
+            Some(_) => {}
+        }
+        Ok(())
+    }
+
+    /// The URL rules.
+    pub fn url_rules(&self) -> &DustRules {
+        &self.dust
+    }
+
+    /// Records that this worker skipped `url`, at `depth`, by URL rule
+    /// `rule`.
+    pub fn note_skipped(&mut self, rule: usize, url: &str, depth: u32) -> Result<(), ClusterError> {
+        self.dust.note_skipped(rule);
+        let key = skipped_key(rule, url);
+        self.skipped
+            .insert(key, &depth.to_be_bytes())
+            .map_err(gate_error)?;
+        Ok(())
+    }
+
+    /// The URLs this worker skipped by rules retired since the last call
+    /// (`all`: by every retired rule, at a start), to be queued again with
+    /// their depths; a URL another proven rule still skips moves to it.
+    /// Their records go with the next [`flush`](SharedGate::flush).
+    pub fn take_requeued(&mut self, all: bool) -> Result<Vec<(String, u32)>, ClusterError> {
+        let mut again = Vec::new();
+        for rule in self.dust.retired(all) {
+            let prefix = skipped_key(rule, "");
+            for kv in self.skipped.scan_prefix(&prefix) {
+                let (k, v) = kv.map_err(gate_error)?;
+                self.skipped.remove(&k).map_err(gate_error)?;
+                let url = String::from_utf8_lossy(&k[prefix.len()..]).into_owned();
+                let depth = v
+                    .get(..4)
+                    .map_or(0, |d| u32::from_be_bytes(d.try_into().unwrap()));
+                match self.dust.still_skipped_by(&url) {
+                    Some(still) => {
+                        self.skipped
+                            .insert(skipped_key(still, &url), &v)
+                            .map_err(gate_error)?;
+                    }
+                    None => again.push((url, depth)),
+                }
+            }
+        }
+        Ok(again)
     }
 
     fn remember(&mut self, request: u64, place: LogId, decision: Decision) {
@@ -615,6 +706,12 @@ fn gate_error(e: sled::Error) -> ClusterError {
 }
 
 /// A place as a key that sorts as places do.
+fn skipped_key(rule: usize, url: &str) -> Vec<u8> {
+    let mut k = (rule as u64).to_be_bytes().to_vec();
+    k.extend_from_slice(url.as_bytes());
+    k
+}
+
 fn place_key(place: LogId) -> [u8; 16] {
     let mut k = [0u8; 16];
     k[..8].copy_from_slice(&place.ms.to_be_bytes());

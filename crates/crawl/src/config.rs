@@ -330,6 +330,10 @@ pub struct Dedup {
     /// a window of 0 turns this off. At most 64.
     pub trap_window: u32,
     pub trap_share: Fraction,
+    /// Learn URL rules from the duplicates the gate confirms and skip a URL
+    /// a proven rule maps to a page written (see
+    /// [`nearcrawl_index::dust`]).
+    pub predict: bool,
     /// Earlier crawls' output directories whose pages this crawl's pages
     /// are judged against too (see [`crate::remembered`]).
     pub remember: Vec<PathBuf>,
@@ -370,6 +374,7 @@ impl Default for Dedup {
             policy: DuplicatePolicy::Drop,
             trap_window: 50,
             trap_share: Fraction(0.9),
+            predict: true,
             remember: Vec::new(),
         }
     }

@@ -194,6 +194,21 @@ impl DocUrls {
         Ok(Some(String::from_utf8_lossy(&url).into_owned()))
     }
 
+    /// Calls `f` with every URL here, saved and not.
+    pub(crate) fn each_url(&self, mut f: impl FnMut(&str)) -> io::Result<()> {
+        let file = self.file.try_clone()?;
+        let mut reader = BufReader::with_capacity(1 << 16, file.take(self.len.bytes));
+        let (mut url, mut read) = (Vec::new(), 0);
+        while read < self.len.bytes {
+            read += read_record(&mut reader, &mut url)? as u64;
+            if !url.is_empty() {
+                f(&String::from_utf8_lossy(&url));
+            }
+        }
+        self.unsaved.values().for_each(|u| f(u));
+        Ok(())
+    }
+
     /// Appends the URLs noted since the last save (ids skipped before them
     /// as empty records), durably; the file's length after, for the store.
     pub(crate) fn save(&mut self) -> io::Result<Length> {

@@ -335,6 +335,27 @@ impl Pipeline {
         judged
     }
 
+    /// The record of a URL not fetched because a proven URL rule maps it
+    /// to a page written: a duplicate of that page, of kind `predicted`.
+    pub fn predicted(
+        &self,
+        url: &Url,
+        prediction: &crate::run::Prediction,
+        stats: &mut Stats,
+    ) -> Outcome {
+        stats.predicted_duplicates += 1;
+        Outcome::Duplicate(DuplicateRecord {
+            url: url.to_string(),
+            duplicate_of: prediction.target.clone(),
+            kind: "predicted".into(),
+            distance: 0,
+            similarity: 1.0,
+            check: "url-rule".into(),
+            crawl: None,
+            rule: Some(prediction.shown.clone()),
+        })
+    }
+
     /// The outcomes of a page that needs no verdict, or the page back
     /// for the gate:
     /// - a page in a language the corpus does not keep
@@ -661,6 +682,7 @@ fn duplicate_outcomes(
             .map(|c| c.name().to_string())
             .unwrap_or_default(),
         crawl: None,
+        rule: None,
     })];
     if policy == DuplicatePolicy::Record {
         outcomes.push(Outcome::Page(PageRecord {

@@ -66,6 +66,10 @@ pub struct DuplicateRecord {
     /// when it is not this crawl's (see [`crate::remembered`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub crawl: Option<String>,
+    /// The URL rule that predicted a duplicate not fetched (`kind`
+    /// `predicted`, see [`nearcrawl_index::dust`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
 }
 
 /// A URL that could not be crawled.
@@ -327,6 +331,7 @@ mod tests {
                 similarity: 0.75,
                 check: "sketch".into(),
                 crawl: Some("crawl-a.example".into()),
+                rule: None,
             }),
             Outcome::Error(ErrorRecord {
                 url: "http://a.example/c".into(),

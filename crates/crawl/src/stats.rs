@@ -34,6 +34,14 @@ pub struct Stats {
     /// another URL's redirect.
     #[serde(default)]
     pub read_through_redirect: u64,
+    /// URLs not fetched: a proven URL rule maps each to a page written
+    /// (`kind: "predicted"` in `duplicates.jsonl`; see
+    /// [`nearcrawl_index::dust`]).
+    #[serde(default)]
+    pub predicted_duplicates: u64,
+    /// URLs a rule skipped and then, the rule retired, queued again.
+    #[serde(default)]
+    pub predictions_requeued: u64,
     pub out_of_scope: BTreeMap<String, u64>,
     pub errors: BTreeMap<String, u64>,
     /// Failed attempts tried again, by the kind of their error (a URL
@@ -101,6 +109,8 @@ impl Stats {
         self.sitemap_urls += other.sitemap_urls;
         self.redirects += other.redirects;
         self.read_through_redirect += other.read_through_redirect;
+        self.predicted_duplicates += other.predicted_duplicates;
+        self.predictions_requeued += other.predictions_requeued;
         self.bytes += other.bytes;
         self.not_modified += other.not_modified;
         self.bytes_saved += other.bytes_saved;
@@ -159,6 +169,53 @@ pub struct StatsFile {
     pub top_hosts: Vec<HostFigures>,
     /// A cluster worker's: its crawl and name, partitions, the gate.
     pub cluster: Option<serde_json::Value>,
+    /// The URL rules proven or retired (the most used first, at most
+    /// [`MAX_RULES_LISTED`]).
+    pub url_rules: Vec<UrlRule>,
+}
+
+/// URL rules `stats.json` lists, at most.
+pub const MAX_RULES_LISTED: usize = 100;
+
+/// A URL rule the gate learned, as `stats.json`, `status` and the report
+/// show it (see [`nearcrawl_index::dust`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UrlRule {
+    /// What it rewrites: `/x86_64/ ↔ /x86/ (fn pages)`.
+    pub rule: String,
+    /// `proven` (in use) or `retired`.
+    pub standing: String,
+    /// Duplicate pairs it maps.
+    pub support: u64,
+    /// Pages the gate kept that it maps to a page written.
+    pub counterexamples: u64,
+    /// URLs not fetched by it.
+    pub skipped: u64,
+}
+
+impl UrlRule {
+    /// The rules of `rules` a report lists: proven or retired, the most
+    /// used first.
+    pub fn listed(rules: &nearcrawl_index::dust::DustRules) -> Vec<UrlRule> {
+        use nearcrawl_index::dust::Standing;
+        let mut listed: Vec<UrlRule> = (rules.rules().iter())
+            .filter(|r| r.standing != Standing::Learning)
+            .map(|r| UrlRule {
+                rule: r.rule.to_string(),
+                standing: match r.standing {
+                    Standing::Retired => "retired",
+                    _ => "proven",
+                }
+                .into(),
+                support: r.support,
+                counterexamples: r.counterexamples,
+                skipped: r.skipped,
+            })
+            .collect();
+        listed.sort_by_key(|r| std::cmp::Reverse((r.skipped, r.support)));
+        listed.truncate(MAX_RULES_LISTED);
+        listed
+    }
 }
 
 impl StatsFile {
@@ -173,6 +230,7 @@ impl StatsFile {
             }),
             top_hosts: Vec::new(),
             cluster: None,
+            url_rules: Vec::new(),
         }
     }
 
@@ -195,6 +253,9 @@ impl Serialize for StatsFile {
         if let Some(cluster) = &self.cluster {
             file["cluster"] = cluster.clone();
         }
+        if !self.url_rules.is_empty() {
+            file["url_rules"] = serde_json::to_value(&self.url_rules).map_err(S::Error::custom)?;
+        }
         file.serialize(s)
     }
 }
@@ -205,6 +266,7 @@ impl<'de> Deserialize<'de> for StatsFile {
         let mut file = serde_json::Value::deserialize(d)?;
         let mut take = |key: &str| file.get_mut(key).map(serde_json::Value::take);
         let (this_run, top_hosts, cluster) = (take("this_run"), take("top_hosts"), take("cluster"));
+        let url_rules = take("url_rules");
         Ok(StatsFile {
             stats: Stats::deserialize(file).map_err(D::Error::custom)?,
             this_run: this_run.unwrap_or_default(),
@@ -213,6 +275,10 @@ impl<'de> Deserialize<'de> for StatsFile {
                 None => Vec::new(),
             },
             cluster,
+            url_rules: match url_rules {
+                Some(rules) => serde_json::from_value(rules).map_err(D::Error::custom)?,
+                None => Vec::new(),
+            },
         })
     }
 }

@@ -125,6 +125,7 @@
 mod band_index;
 mod candidates;
 mod dedup;
+pub mod dust;
 mod error;
 mod key_table;
 mod layout;

@@ -567,6 +567,7 @@ mod tests {
             similarity: 0.93,
             check: "sketch".into(),
             crawl: None,
+            rule: None,
         })
         .unwrap();
         let pos = sink.checkpoint().unwrap();

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
+use nearcrawl_index::dust::DustRules;
 use nearcrawl_index::{Deduper, IndexError, Judgement, Prepared};
 
 use crate::embedded::error::CrawlError;
@@ -27,6 +28,8 @@ pub(crate) struct Core {
     pub pending_docs: HashMap<u64, String>,
     /// Earlier crawls whose documents the gate holds too.
     pub remembered: Remembered,
+    /// The URL rules learned from the committed verdicts.
+    pub dust: DustRules,
 }
 
 impl Core {
@@ -77,7 +80,11 @@ impl Core {
     /// index gets the documents committed since its last flush.
     pub fn recover(&mut self) -> Result<(), CrawlError> {
         let Core {
-            state, dedup, sink, ..
+            state,
+            dedup,
+            sink,
+            dust,
+            ..
         } = self;
         let Some(cp) = state.checkpoint()? else {
             sink.rewind(&serde_json::Value::Null)?;
@@ -92,7 +99,9 @@ impl Core {
             dedup.record(doc, &judgement)?;
             restored += 1;
         }
-        for block in state.outbox()? {
+        let blocks = state.outbox()?;
+        super::url_rules::replay(dust, &blocks);
+        for block in blocks {
             for new in block.docs {
                 let judgement = Judgement::from_bytes(&new.judgement).ok_or_else(|| {
                     StoreError::Corrupt(format!("the outbox's judgement of document {}", new.doc))
@@ -126,7 +135,8 @@ impl Core {
         let t = Instant::now();
         let position = self.sink.checkpoint()?;
         self.dedup.flush()?;
-        self.state.set_checkpoint(position)?;
+        // The rules saw the commits this checkpoint covers, no more.
+        self.state.set_checkpoint(position, &self.dust.to_bytes())?;
         tracing::debug!(ms = t.elapsed().as_millis() as u64, "checkpoint");
         Ok(())
     }

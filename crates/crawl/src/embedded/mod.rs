@@ -20,6 +20,7 @@ mod pages;
 mod sitemaps;
 pub mod state;
 pub mod store;
+mod url_rules;
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -127,8 +128,11 @@ impl EmbeddedStore {
             traps: TrapDetector::new(config.dedup.trap_window, config.dedup.trap_share.0),
             pending_docs: Default::default(),
             remembered: Remembered::open(&config.dedup.remembered(&config.recrawl))?,
+            dust: Default::default(),
         };
+        core.dust = url_rules::open(&core.state)?;
         core.recover()?;
+        requeue_after_crash(&mut core)?;
         core.remember()?;
         core.state.frontier.set_limits(
             u32::try_from(config.politeness.per_host_concurrency.0).unwrap_or(u32::MAX),
@@ -170,6 +174,7 @@ impl EmbeddedStore {
         let mut guard = core_lock.lock();
         let core = &mut *guard;
         let mut c = GroupCommit::default();
+        url_rules::requeue_retired(core, &mut c.writes, &mut c.adds, false)?;
         for done in group.into_iter().filter(|d| !d.again) {
             self.commit_one(core, &mut c, done);
         }
@@ -203,11 +208,11 @@ impl EmbeddedStore {
             final_url,
             read_target,
             verdict,
+            predicted,
             host_error,
             delay,
             ..
         } = done;
-        c.outcomes.extend(outcomes);
         core.state.stats.merge(stats);
         match claimed.claim {
             EmbeddedClaim::Page { entry, doc } => {
@@ -219,6 +224,12 @@ impl EmbeddedStore {
                 if let Some((doc, judgement)) = doc {
                     core.pending_docs.remove(&doc);
                     core.state.put_doc(doc, claimed.url.as_str(), &judgement);
+                    core.dust.observe_new(claimed.url.as_str());
+                }
+                url_rules::observe(&mut core.dust, &outcomes);
+                if let Some(p) = &predicted {
+                    core.state
+                        .put_skipped(&mut c.writes, p.rule, &claimed.url, claimed.depth);
                 }
                 // Redirect targets count as seen.
                 let canon = self.stages.pages.canon();
@@ -239,6 +250,7 @@ impl EmbeddedStore {
                 }
             }
         }
+        c.outcomes.extend(outcomes);
         c.push(core, &links, claimed.depth + 1, false);
         c.push(core, &listed, 1, true);
     }
@@ -386,12 +398,21 @@ impl CrawlStore for EmbeddedStore {
         // crawl (the frontier's is per queued URL and host).
         file.this_run["gate_memory_bytes"] = core.dedup.memory_bytes().into();
         file.top_hosts = core.state.top_hosts(TOP_HOSTS)?;
+        file.url_rules = crate::stats::UrlRule::listed(&core.dust);
         core.sink.finish(&file)?;
         Ok(())
     }
 }
 
 /// What a group of finished URLs writes, gathered before the one batch.
+/// Queues again the URLs skipped by rules that retired in a group a crash
+/// kept from its next one.
+fn requeue_after_crash(core: &mut Core) -> Result<(), StoreError> {
+    let (mut writes, mut adds) = (Writes::default(), Additions::default());
+    url_rules::requeue_retired(core, &mut writes, &mut adds, true)?;
+    core.state.frontier.apply(writes, adds)
+}
+
 #[derive(Default)]
 struct GroupCommit {
     writes: Writes,

@@ -114,6 +114,10 @@ impl PageStore for EmbeddedPages {
         self.read_targets.lock().unwrap().contains(url.as_str())
     }
 
+    async fn predict(&self, url: &Url) -> Option<crate::run::Prediction> {
+        crate::run::Prediction::of(&self.core.lock().dust, url)
+    }
+
     /// A new page becomes a document at once (in the index, and pending
     /// until its page is committed), so the next page is judged against it.
     async fn judge(

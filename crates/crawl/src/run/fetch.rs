@@ -31,7 +31,18 @@ pub(super) async fn fetch_claimed<P: PageStore>(
     // Crawl-delay once its robots.txt is read).
     let delay = Duration::from_millis(stages.config.politeness.delay_ms);
     let mut done = Done::new(claimed, delay);
-    if done.claimed.sitemap.is_none() && store.read_before(&done.claimed.url).await {
+    let page = done.claimed.sitemap.is_none();
+    if page && stages.config.dedup.predict {
+        if let Some(prediction) = store.predict(&done.claimed.url).await {
+            let url = &done.claimed.url;
+            tracing::debug!(%url, target = prediction.target, rule = prediction.shown, "not fetched: predicted duplicate");
+            let record = stages.pages.predicted(url, &prediction, &mut done.stats);
+            done.outcomes.push(record);
+            done.predicted = Some(prediction);
+            return done;
+        }
+    }
+    if page && store.read_before(&done.claimed.url).await {
         tracing::debug!(url = %done.claimed.url, "not fetched: read as a redirect's target");
         done.stats.read_through_redirect += 1;
         return done;
@@ -40,7 +51,6 @@ pub(super) async fn fetch_claimed<P: PageStore>(
         return done;
     }
     // A page robots.txt forbids is not fetched: it takes no budget.
-    let page = done.claimed.sitemap.is_none();
     let took_page = page && !stages.fetcher.forbids(&done.claimed.url);
     if took_page {
         match store.admit(&done.claimed).await {

@@ -99,6 +99,8 @@ pub struct Done<C> {
     pub read_target: Option<Url>,
     /// The gate's verdict on a fetched page.
     pub verdict: Option<PageVerdict>,
+    /// Not fetched: a URL rule's duplicate (see [`PageStore::predict`]).
+    pub predicted: Option<Prediction>,
     /// The request failed in a way that counts against its host.
     pub host_error: bool,
     /// The host's delay when the request was made (a Crawl-delay).
@@ -124,6 +126,7 @@ impl<C> Done<C> {
             final_url: None,
             read_target: None,
             verdict: None,
+            predicted: None,
             host_error: false,
             delay,
             started: None,
@@ -146,6 +149,32 @@ pub struct PageVerdict {
     /// A duplicate of a page in its own directory: the trap rule's signal.
     pub copies_neighbour: bool,
     pub written: bool,
+}
+
+/// A URL a proven URL rule maps to a page written (see
+/// [`nearcrawl_index::dust`]): it is not fetched.
+#[derive(Debug, Clone)]
+pub struct Prediction {
+    /// The page written.
+    pub target: String,
+    /// The rule's id in the gate's [`nearcrawl_index::dust::DustRules`].
+    pub rule: usize,
+    /// The rule as the report shows it.
+    pub shown: String,
+}
+
+impl Prediction {
+    /// What `rules` predict for `url`: a skip (not a check, not a fetch).
+    pub fn of(rules: &nearcrawl_index::dust::DustRules, url: &Url) -> Option<Prediction> {
+        match rules.predict(url.as_str()) {
+            nearcrawl_index::dust::Predicted::Skip { target, rule } => Some(Prediction {
+                target,
+                shown: rules.rule(rule)?.rule.to_string(),
+                rule,
+            }),
+            _ => None,
+        }
+    }
 }
 
 /// The gate's answer on a page, and the duplicate's original by URL.
@@ -239,6 +268,10 @@ pub trait PageStore: Send + Sync + 'static {
     /// Whether the page of `url` was read already, through a redirect from
     /// another URL (false when the store cannot tell: it is fetched).
     fn read_before(&self, url: &Url) -> impl Future<Output = bool> + Send;
+
+    /// The page written that a proven URL rule maps `url` to, if any:
+    /// `url` is then not fetched (asked with `dedup.predict` on).
+    fn predict(&self, url: &Url) -> impl Future<Output = Option<Prediction>> + Send;
 
     /// The gate's verdict on a prepared page; a new page is recorded, so
     /// the next page is judged against it.

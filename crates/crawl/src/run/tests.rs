@@ -129,6 +129,10 @@ impl PageStore for MemPages {
         false
     }
 
+    async fn predict(&self, _: &Url) -> Option<crate::run::Prediction> {
+        None
+    }
+
     async fn judge(
         &self,
         claimed: &mut Claimed<()>,

@@ -510,6 +510,29 @@ impl Frontier {
         Ok(Pushed::Queued)
     }
 
+    /// Queues `url` at `depth` again although it was seen (a URL a URL
+    /// rule skipped, whose rule retired), in `adds`.
+    pub fn requeue(
+        &mut self,
+        batch: &mut Writes,
+        adds: &mut Additions,
+        url: &Url,
+        depth: u32,
+    ) -> Result<Pushed, StoreError> {
+        if adds.urls.contains(url.as_str()) {
+            return Ok(Pushed::Seen);
+        }
+        let host = host_of(url);
+        if !self.is_known(&host, adds)? {
+            batch.insert(key(KNOWN, host.as_bytes()), []);
+            adds.new_hosts.insert(host.clone());
+        }
+        adds.urls.insert(url.as_str().to_string());
+        adds.enqueue(host, depth, self.seq, url.as_str());
+        self.seq += 1;
+        Ok(Pushed::Queued)
+    }
+
     /// Records `url` as seen without queueing it (a redirect target that
     /// was just fetched), in `adds`.
     pub fn mark_seen(&self, adds: &mut Additions, url: &Url) {

@@ -16,7 +16,7 @@
 //! as earlier versions kept it),
 //! `h`/`g` pages per host and per domain, `p` per-host figures, `t` trap
 //! sections, `x` origins whose sitemaps were read, `r` robots.txt files,
-//! `m` metadata; `d` documents' URLs and `o` the outbox as earlier versions
+//! `n` URLs a URL rule skipped, `m` metadata; `d` documents' URLs and `o` the outbox as earlier versions
 //! kept them (read in `upgrade.rs`). Beside the store: the outbox (see [`crate::embedded::outbox`]), the
 //! documents' URLs (see [`crate::doc_urls`]), and the frontier's queue and
 //! seen set (see [`crate::embedded::frontier`]).
@@ -50,6 +50,8 @@ const SITEMAPS_READ: u8 = b'x';
 const ROBOTS: u8 = b'r';
 /// Canonical URLs whose pages were read through redirects from other URLs.
 const READ_TARGET: u8 = b'w';
+/// URLs a URL rule skipped, by rule: queued again if it retires.
+const SKIPPED: u8 = b'n';
 
 /// Document ids are handed out from blocks made durable before use, so an
 /// id that a crash lost is never given to another page (the duplicate
@@ -249,10 +251,12 @@ impl State {
     }
 
     /// Records a checkpoint: the sink is durable at `sink`, the duplicate
-    /// index holds every document so far. Saves the documents' URLs and
-    /// empties the outbox; durable on return.
-    pub fn set_checkpoint(&mut self, sink: Position) -> Result<(), StoreError> {
+    /// index holds every document so far, the URL rules saw every commit
+    /// so far. Saves the documents' URLs and empties the outbox; durable
+    /// on return.
+    pub fn set_checkpoint(&mut self, sink: Position, url_rules: &[u8]) -> Result<(), StoreError> {
         let mut batch = Writes::default();
+        batch.insert(meta("url_rules"), url_rules);
         let docs = self.docs.save().map_err(io_error)?;
         batch.insert(meta("doc_urls"), docs.to_bytes());
         self.frontier.compact_and_save(&mut batch)?;
@@ -490,6 +494,40 @@ impl State {
         batch.insert(key(READ_TARGET, url.as_str().as_bytes()), []);
     }
 
+    /// Calls `f` with the URL of every document (the pages written).
+    pub fn each_doc_url(&self, f: impl FnMut(&str)) -> Result<(), StoreError> {
+        self.docs.each_url(f).map_err(io_error)
+    }
+
+    /// The URL rules as the last checkpoint saved them.
+    pub fn url_rules(&self) -> Result<Option<Vec<u8>>, StoreError> {
+        self.store.get(&meta("url_rules"))
+    }
+
+    /// Records, in `batch`, a URL at `depth` that URL rule `rule` skipped.
+    pub fn put_skipped(&self, batch: &mut Writes, rule: usize, url: &Url, depth: u32) {
+        batch.insert(skipped_key(rule, url.as_str()), depth.to_be_bytes());
+    }
+
+    /// The URLs rule `rule` skipped, with their depths.
+    pub fn skipped_by(&self, rule: usize) -> Result<Vec<(String, u32)>, StoreError> {
+        let prefix = skipped_key(rule, "");
+        let skipped = self.store.scan_prefix(&prefix).map(|kv| {
+            let (k, v) = kv?;
+            let url = String::from_utf8_lossy(&k[prefix.len()..]).into_owned();
+            let depth = v
+                .get(..4)
+                .map_or(0, |d| u32::from_be_bytes(d.try_into().unwrap()));
+            Ok((url, depth))
+        });
+        skipped.collect()
+    }
+
+    /// Forgets, in `batch`, that rule `rule` skipped `url`.
+    pub fn remove_skipped(&self, batch: &mut Writes, rule: usize, url: &str) {
+        batch.remove(skipped_key(rule, url));
+    }
+
     /// Whether the sitemaps of `origin` were read to the end.
     pub fn sitemaps_read(&self, origin: &str) -> bool {
         self.store
@@ -506,6 +544,12 @@ impl State {
     pub fn apply(&mut self, writes: Writes) -> Result<(), StoreError> {
         self.store.apply(writes)
     }
+}
+
+fn skipped_key(rule: usize, url: &str) -> Vec<u8> {
+    let mut k = key(SKIPPED, &(rule as u64).to_be_bytes());
+    k.extend_from_slice(url.as_bytes());
+    k
 }
 
 /// The fetcher's robots.txt files, kept in the state store so a resumed
@@ -586,7 +630,7 @@ mod tests {
             [error(1), error(2)],
             "the old entry first, then the file's"
         );
-        state.set_checkpoint(serde_json::Value::Null).unwrap();
+        state.set_checkpoint(serde_json::Value::Null, &[]).unwrap();
         assert!(state.outbox().unwrap().is_empty());
         assert_eq!(store.scan_prefix(&[OLD_OUTBOX]).count(), 0);
         std::fs::remove_dir_all(&dir).unwrap();
@@ -608,7 +652,7 @@ mod tests {
             let mut state = State::open_in(store.clone(), &dir).unwrap();
             let saved = state.new_doc().unwrap();
             state.put_doc(saved, "http://a.example/1", &judgement);
-            state.set_checkpoint(serde_json::Value::Null).unwrap();
+            state.set_checkpoint(serde_json::Value::Null, &[]).unwrap();
             let unsaved = state.new_doc().unwrap();
             state.put_doc(unsaved, "http://a.example/2", &judgement);
             assert_eq!(
@@ -649,7 +693,7 @@ mod tests {
             let mut adds = Additions::default();
             let w = push(&mut state, &mut adds, "http://a.example/1");
             state.commit(w, adds, &[]).unwrap();
-            state.set_checkpoint(serde_json::Value::Null).unwrap();
+            state.set_checkpoint(serde_json::Value::Null, &[]).unwrap();
             // After the checkpoint: one URL queued, one done.
             let mut adds = Additions::default();
             let w = push(&mut state, &mut adds, "http://a.example/2");

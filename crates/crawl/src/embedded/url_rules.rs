@@ -1,0 +1,92 @@
+//! The embedded store's side of the URL rules (see
+//! [`nearcrawl_index::dust`]): the rules learn from verdicts as their URLs
+//! are committed, so the rules a checkpoint saves saw exactly the commits
+//! before it, and recovery gives them the outbox's; a URL a rule skipped is
+//! recorded with its group, and queued again by the group after its rule
+//! retired (or at the next start, after a crash in between).
+
+use nearcrawl_index::dust::DustRules;
+use url::Url;
+
+use super::core::Core;
+use super::frontier::{Additions, Pushed};
+use super::outbox::Block;
+use super::state::State;
+use super::store::{StoreError, Writes};
+use crate::sink::Outcome;
+
+/// The rules the last checkpoint saved, with the pages written since the
+/// crawl began as their targets.
+pub(super) fn open(state: &State) -> Result<DustRules, StoreError> {
+    let mut rules = match state.url_rules()? {
+        Some(bytes) => DustRules::from_bytes(&bytes)
+            .ok_or_else(|| StoreError::Corrupt("the URL rules do not read".into()))?,
+        None => DustRules::default(),
+    };
+    state.each_doc_url(|url| rules.add_written(url))?;
+    Ok(rules)
+}
+
+/// What a committed URL's outcomes tell the rules: a duplicate's pair
+/// (a predicted one counts for its rule). Its page, if written, is told
+/// first, with [`DustRules::observe_new`].
+pub(super) fn observe(rules: &mut DustRules, outcomes: &[Outcome]) {
+    for outcome in outcomes {
+        let Outcome::Duplicate(d) = outcome else {
+            continue;
+        };
+        match &d.rule {
+            Some(shown) => {
+                let id = rules
+                    .rules()
+                    .iter()
+                    .position(|r| r.rule.to_string() == *shown);
+                id.into_iter().for_each(|id| rules.note_skipped(id));
+            }
+            // An earlier crawl's original is not this site's URL pair.
+            None if d.crawl.is_none() => rules.observe_duplicate(&d.url, &d.duplicate_of),
+            None => {}
+        }
+    }
+}
+
+/// The outbox's commits, for the rules: each block's new documents, then
+/// its duplicates (recovery).
+pub(super) fn replay(rules: &mut DustRules, blocks: &[Block]) {
+    for block in blocks {
+        for url in block.docs.iter().filter_map(|d| d.url.as_deref()) {
+            rules.observe_new(url);
+        }
+        observe(rules, &block.outcomes);
+    }
+}
+
+/// Queues again, in `batch` and `adds`, the URLs skipped by the rules
+/// retired since the last call (or, at `start`, by every retired rule):
+/// a URL another proven rule still skips moves to that rule's records.
+pub(super) fn requeue_retired(
+    core: &mut Core,
+    batch: &mut Writes,
+    adds: &mut Additions,
+    start: bool,
+) -> Result<(), StoreError> {
+    let retired = core.dust.retired(start);
+    for rule in retired {
+        let skipped = core.state.skipped_by(rule)?;
+        if !skipped.is_empty() {
+            tracing::info!(rule = %core.dust.rules()[rule].rule, urls = skipped.len(), "a URL rule retired: the URLs it skipped are queued again");
+        }
+        for (url, depth) in skipped {
+            core.state.remove_skipped(batch, rule, &url);
+            let Ok(parsed) = Url::parse(&url) else {
+                continue;
+            };
+            if let Some(still) = core.dust.still_skipped_by(&url) {
+                core.state.put_skipped(batch, still, &parsed, depth);
+            } else if core.state.frontier.requeue(batch, adds, &parsed, depth)? == Pushed::Queued {
+                core.state.stats.predictions_requeued += 1;
+            }
+        }
+    }
+    Ok(())
+}
