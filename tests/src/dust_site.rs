@@ -17,80 +17,100 @@
 //! `…?page=3` of a thread, `…?lang=de` of a story (another text), and
 //! `story?id=N` of every story (each a different story).
 
-use crate::{Response, made_up_words};
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
 
-pub const STORIES: usize = 150;
-pub const THREADS: usize = 60;
-pub const THREAD_PAGES: usize = 3;
-pub const CATEGORIES: usize = 40;
-pub const ITEMS_PER_CATEGORY: usize = 5;
+use serde_json::Value;
+
+use crate::{Response, TimedLog, json_lines, made_up_words, run, serve_named_alike};
+
+/// Stories, threads and categories at scale 1 (each times the scale).
+const STORIES: usize = 150;
+const THREADS: usize = 60;
+const THREAD_PAGES: usize = 3;
+const CATEGORIES: usize = 40;
+const ITEMS_PER_CATEGORY: usize = 5;
 const SORTS: [&str; 3] = ["price", "name", "rating"];
 const SOURCES: [&str; 4] = ["feed", "mail", "social", "partner"];
 
-/// The site on `main` and its mobile alias `mobile` (`ip:port` each).
+/// The site on `main` and its mobile alias `mobile` (`ip:port` each), at
+/// `scale` times the pages of scale 1 (150 stories, 60 threads, 40
+/// categories).
 #[derive(Debug, Clone)]
 pub struct DustSite {
     pub main: String,
     pub mobile: String,
-}
-
-/// The page a URL path (with its query) shows: an id naming one distinct
-/// page, or None for a URL the site does not have.
-pub fn page_of(path: &str) -> Option<String> {
-    let (path, query) = path.split_once('?').unwrap_or((path, ""));
-    let param = |name: &str| {
-        query
-            .split('&')
-            .find_map(|kv| kv.strip_prefix(&format!("{name}=")[..]))
-    };
-    let number = |s: &str| s.parse::<usize>().ok();
-    if path == "/" {
-        return Some("home".into());
-    }
-    if let Some(rest) = path.strip_prefix("/news/story_") {
-        let n = number(rest.strip_suffix(".html")?)?;
-        let de = param("lang") == Some("de");
-        return (n < STORIES).then(|| format!("story {n}{}", if de { " de" } else { "" }));
-    }
-    if path == "/news/story" {
-        let n = number(param("id")?)?;
-        return (n < STORIES).then(|| format!("story {n}"));
-    }
-    if let Some(rest) = path.strip_prefix("/forum/thread/") {
-        let (n, print) = match rest.strip_suffix("/print") {
-            Some(n) => (number(n)?, true),
-            None => (number(rest)?, false),
-        };
-        let page = if print {
-            1
-        } else {
-            param("page").map_or(Some(1), number)?
-        };
-        return (n < THREADS && (1..=THREAD_PAGES).contains(&page))
-            .then(|| format!("thread {n} page {page}"));
-    }
-    if let Some(rest) = path.strip_prefix("/shop/cat/") {
-        let n = number(
-            rest.strip_suffix("/index.html")
-                .or(rest.strip_suffix('/'))?,
-        )?;
-        return (n < CATEGORIES).then(|| format!("category {n}"));
-    }
-    if let Some(rest) = path.strip_prefix("/shop/item/") {
-        let n = number(rest.strip_suffix(".html")?)?;
-        return (n < CATEGORIES * ITEMS_PER_CATEGORY).then(|| format!("item {n}"));
-    }
-    None
+    pub scale: usize,
 }
 
 impl DustSite {
+    /// The page a URL path (with its query) shows: an id naming one distinct
+    /// page, or None for a URL the site does not have.
+    pub fn page_of(&self, path: &str) -> Option<String> {
+        let (stories, threads, categories) = (
+            STORIES * self.scale,
+            THREADS * self.scale,
+            CATEGORIES * self.scale,
+        );
+        let (path, query) = path.split_once('?').unwrap_or((path, ""));
+        let param = |name: &str| {
+            query
+                .split('&')
+                .find_map(|kv| kv.strip_prefix(&format!("{name}=")[..]))
+        };
+        let number = |s: &str| s.parse::<usize>().ok();
+        if path == "/" {
+            return Some("home".into());
+        }
+        if let Some(rest) = path.strip_prefix("/news/story_") {
+            let n = number(rest.strip_suffix(".html")?)?;
+            let de = param("lang") == Some("de");
+            return (n < stories).then(|| format!("story {n}{}", if de { " de" } else { "" }));
+        }
+        if path == "/news/story" {
+            let n = number(param("id")?)?;
+            return (n < stories).then(|| format!("story {n}"));
+        }
+        if let Some(rest) = path.strip_prefix("/forum/thread/") {
+            let (n, print) = match rest.strip_suffix("/print") {
+                Some(n) => (number(n)?, true),
+                None => (number(rest)?, false),
+            };
+            let page = if print {
+                1
+            } else {
+                param("page").map_or(Some(1), number)?
+            };
+            return (n < threads && (1..=THREAD_PAGES).contains(&page))
+                .then(|| format!("thread {n} page {page}"));
+        }
+        if let Some(rest) = path.strip_prefix("/shop/cat/") {
+            let n = number(
+                rest.strip_suffix("/index.html")
+                    .or(rest.strip_suffix('/'))?,
+            )?;
+            return (n < categories).then(|| format!("category {n}"));
+        }
+        if let Some(rest) = path.strip_prefix("/shop/item/") {
+            let n = number(rest.strip_suffix(".html")?)?;
+            return (n < categories * ITEMS_PER_CATEGORY).then(|| format!("item {n}"));
+        }
+        None
+    }
+
+    /// Distinct pages the site has (the decoys among them).
+    pub fn distinct_pages(&self) -> usize {
+        let s = self.scale;
+        1 + 2 * STORIES * s + THREADS * s * THREAD_PAGES + CATEGORIES * s * (1 + ITEMS_PER_CATEGORY)
+    }
+
     /// The answer to a request for `path` on `host` (an address of the
     /// site).
     pub fn route(&self, _host: &str, path: &str) -> Response {
         if path == "/robots.txt" {
             return (404, "text/plain", Vec::new());
         }
-        match page_of(path) {
+        match self.page_of(path) {
             Some(page) => (200, "text/html", self.html(&page, path).into_bytes()),
             None => (404, "text/plain", Vec::new()),
         }
@@ -168,13 +188,13 @@ impl DustSite {
 
     fn home_links(&self) -> String {
         let mut links = String::new();
-        for n in 0..STORIES {
+        for n in 0..STORIES * self.scale {
             links += &format!("<a href=\"/news/story_{n}.html\">Story {n}</a> ");
         }
-        for n in 0..THREADS {
+        for n in 0..THREADS * self.scale {
             links += &format!("<a href=\"/forum/thread/{n}\">Thread {n}</a> ");
         }
-        for n in 0..CATEGORIES {
+        for n in 0..CATEGORIES * self.scale {
             links += &format!("<a href=\"/shop/cat/{n}/\">Category {n}</a> ");
         }
         format!("<ul><li>{links}</li></ul>")
@@ -183,7 +203,7 @@ impl DustSite {
     fn story_links(&self, n: usize) -> String {
         let source = SOURCES[n % SOURCES.len()];
         let medium = if n % 2 == 0 { "rss" } else { "email" };
-        let next = (n + 1) % STORIES;
+        let next = (n + 1) % (STORIES * self.scale);
         format!(
             "<p><a href=\"/news/story?id={n}\">Permalink</a> \
              <a href=\"/news/story_{n}.html?utm_source={source}&amp;utm_medium={medium}\">Share</a> \
@@ -227,7 +247,123 @@ impl DustSite {
     }
 }
 
-/// Distinct pages the site has (the decoys among them).
-pub fn distinct_pages() -> usize {
-    1 + 2 * STORIES + THREADS * THREAD_PAGES + CATEGORIES + CATEGORIES * ITEMS_PER_CATEGORY
+/// Serves the site on 127.0.0.21 and its mobile alias 127.0.0.22, one
+/// port; returns the two `ip:port` and the server's log.
+pub fn serve_dust_site(scale: usize) -> (DustSite, TimedLog) {
+    for _ in 0..20 {
+        let site = std::sync::Arc::new(std::sync::OnceLock::<DustSite>::new());
+        let s = site.clone();
+        let route = move |host: &str, path: &str| s.get().expect("site set").route(host, path);
+        if let Some((port, log)) = serve_named_alike(&["127.0.0.21", "127.0.0.22"], route) {
+            let dust = DustSite {
+                main: format!("127.0.0.21:{port}"),
+                mobile: format!("127.0.0.22:{port}"),
+                scale,
+            };
+            site.set(dust.clone()).unwrap();
+            return (dust, log);
+        }
+    }
+    panic!("no port free on both 127.0.0.21 and 127.0.0.22");
+}
+
+/// Crawls the site into `dir/out` (`predict` on or off; as cluster worker
+/// `w0` when `cluster` names the nodes and crawl); returns `stats.json`.
+pub fn crawl(
+    dir: &Path,
+    site: &DustSite,
+    predict: bool,
+    cluster: Option<(&[String], &str)>,
+) -> Value {
+    let cluster = match cluster {
+        Some((nodes, name)) => {
+            let nodes: Vec<String> = nodes.iter().map(|n| format!("\"{n}\"")).collect();
+            format!(
+                "[cluster]\nnodes = [{}]\nname = \"{name}\"\npartitions = 4\nlease_secs = 2\n",
+                nodes.join(", ")
+            )
+        }
+        None => String::new(),
+    };
+    std::fs::write(
+        dir.join("c.toml"),
+        format!(
+            "[scope]\nhosts = [\"127.0.0.21\", \"127.0.0.22\"]\n\
+             [politeness]\ndelay_ms = 0\nper_host_concurrency = 4\n\
+             [fetch]\nallow_private_networks = true\n\
+             [dedup]\npredict = {predict}\n\
+             [seeds]\nurls = [\"http://{}/\"]\nsitemaps = false\n\
+             [output]\ndir = \"{}\"\n{cluster}",
+            site.main,
+            dir.join("out").display()
+        ),
+    )
+    .unwrap();
+    let config = dir.join("c.toml");
+    let mut args = vec!["crawl", "--config", config.to_str().unwrap()];
+    if !cluster.is_empty() {
+        args.extend(["--worker", "w0"]);
+    }
+    let out = run(&args, b"");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(&std::fs::read_to_string(dir.join("out/stats.json")).unwrap()).unwrap()
+}
+
+/// The path and query of a URL.
+fn path_of(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    rest.find('/').map_or("/", |i| &rest[i..])
+}
+
+/// What a crawl did, by the planted truth.
+#[derive(Debug)]
+pub struct Figures {
+    /// Requests for pages (robots.txt aside).
+    pub requests: usize,
+    /// Requests for a page already requested under another URL.
+    pub duplicate_fetches: usize,
+    /// Distinct pages in the corpus.
+    pub written: BTreeSet<String>,
+    /// Predicted duplicates, and those whose URL shows another page.
+    pub predicted: usize,
+    pub false_predictions: Vec<String>,
+}
+
+pub fn figures(site: &DustSite, dir: &Path, log: &TimedLog) -> Figures {
+    let page_of = |p: &str| site.page_of(p);
+    let requests: Vec<String> = (log.lock().unwrap().iter())
+        .map(|(_, p)| p.clone())
+        .filter(|p| !p.ends_with("/robots.txt"))
+        .collect();
+    let mut first = HashMap::new();
+    for r in &requests {
+        let page = page_of(path_of(&format!("http://{r}"))).unwrap_or_default();
+        *first.entry(page).or_insert(0usize) += 1;
+    }
+    let duplicate_fetches = first.values().map(|n| n - 1).sum();
+    let written = (json_lines(&dir.join("out/pages-00000.jsonl")).iter())
+        .filter(|p| p["duplicate_of"].is_null())
+        .filter_map(|p| page_of(path_of(p["url"].as_str()?)))
+        .collect();
+    let dups = json_lines(&dir.join("out/duplicates.jsonl"));
+    let predicted: Vec<&Value> = dups.iter().filter(|d| d["kind"] == "predicted").collect();
+    let false_predictions = predicted
+        .iter()
+        .filter(|d| {
+            let url = page_of(path_of(d["url"].as_str().unwrap()));
+            url != page_of(path_of(d["duplicate_of"].as_str().unwrap()))
+        })
+        .map(|d| d.to_string())
+        .collect();
+    Figures {
+        requests: requests.len(),
+        duplicate_fetches,
+        written,
+        predicted: predicted.len(),
+        false_predictions,
+    }
 }

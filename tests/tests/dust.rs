@@ -9,127 +9,12 @@
 //! The cluster test needs `redis-server` and `redis-cli` (installed by
 //! `tests/run`).
 
-use std::collections::{BTreeSet, HashMap};
-use std::path::Path;
+use std::collections::BTreeSet;
 
-use nearcrawl_tests::dust_site::{self, DustSite, page_of};
+use nearcrawl_tests::dust_site::{crawl, figures, serve_dust_site};
 use nearcrawl_tests::redis_cluster::Cluster;
-use nearcrawl_tests::{TimedLog, fresh_dir, json_lines, linked_page, run, serve_named_alike};
+use nearcrawl_tests::{fresh_dir, json_lines, linked_page, run};
 use serde_json::Value;
-
-/// Serves the site on 127.0.0.21 and its mobile alias 127.0.0.22, one
-/// port; returns the two `ip:port` and the server's log.
-fn serve_dust_site() -> (DustSite, TimedLog) {
-    for _ in 0..20 {
-        let site = std::sync::Arc::new(std::sync::OnceLock::<DustSite>::new());
-        let s = site.clone();
-        let route = move |host: &str, path: &str| s.get().expect("site set").route(host, path);
-        if let Some((port, log)) = serve_named_alike(&["127.0.0.21", "127.0.0.22"], route) {
-            let dust = DustSite {
-                main: format!("127.0.0.21:{port}"),
-                mobile: format!("127.0.0.22:{port}"),
-            };
-            site.set(dust.clone()).unwrap();
-            return (dust, log);
-        }
-    }
-    panic!("no port free on both 127.0.0.21 and 127.0.0.22");
-}
-
-/// Crawls the site into `dir/out` (`predict` on or off; as cluster worker
-/// `w0` when `cluster` names the nodes and crawl); returns `stats.json`.
-fn crawl(dir: &Path, site: &DustSite, predict: bool, cluster: Option<(&[String], &str)>) -> Value {
-    let cluster = match cluster {
-        Some((nodes, name)) => {
-            let nodes: Vec<String> = nodes.iter().map(|n| format!("\"{n}\"")).collect();
-            format!(
-                "[cluster]\nnodes = [{}]\nname = \"{name}\"\npartitions = 4\nlease_secs = 2\n",
-                nodes.join(", ")
-            )
-        }
-        None => String::new(),
-    };
-    std::fs::write(
-        dir.join("c.toml"),
-        format!(
-            "[scope]\nhosts = [\"127.0.0.21\", \"127.0.0.22\"]\n\
-             [politeness]\ndelay_ms = 0\nper_host_concurrency = 4\n\
-             [fetch]\nallow_private_networks = true\n\
-             [dedup]\npredict = {predict}\n\
-             [seeds]\nurls = [\"http://{}/\"]\nsitemaps = false\n\
-             [output]\ndir = \"{}\"\n{cluster}",
-            site.main,
-            dir.join("out").display()
-        ),
-    )
-    .unwrap();
-    let config = dir.join("c.toml");
-    let mut args = vec!["crawl", "--config", config.to_str().unwrap()];
-    if !cluster.is_empty() {
-        args.extend(["--worker", "w0"]);
-    }
-    let out = run(&args, b"");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_str(&std::fs::read_to_string(dir.join("out/stats.json")).unwrap()).unwrap()
-}
-
-/// The path and query of a URL.
-fn path_of(url: &str) -> &str {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    rest.find('/').map_or("/", |i| &rest[i..])
-}
-
-/// What a crawl did, by the planted truth.
-#[derive(Debug)]
-struct Figures {
-    /// Requests for pages (robots.txt aside).
-    requests: usize,
-    /// Requests for a page already requested under another URL.
-    duplicate_fetches: usize,
-    /// Distinct pages in the corpus.
-    written: BTreeSet<String>,
-    /// Predicted duplicates, and those whose URL shows another page.
-    predicted: usize,
-    false_predictions: Vec<String>,
-}
-
-fn figures(dir: &Path, log: &TimedLog) -> Figures {
-    let requests: Vec<String> = (log.lock().unwrap().iter())
-        .map(|(_, p)| p.clone())
-        .filter(|p| !p.ends_with("/robots.txt"))
-        .collect();
-    let mut first = HashMap::new();
-    for r in &requests {
-        let page = page_of(path_of(&format!("http://{r}"))).unwrap_or_default();
-        *first.entry(page).or_insert(0usize) += 1;
-    }
-    let duplicate_fetches = first.values().map(|n| n - 1).sum();
-    let written = (json_lines(&dir.join("out/pages-00000.jsonl")).iter())
-        .filter(|p| p["duplicate_of"].is_null())
-        .filter_map(|p| page_of(path_of(p["url"].as_str()?)))
-        .collect();
-    let dups = json_lines(&dir.join("out/duplicates.jsonl"));
-    let predicted: Vec<&Value> = dups.iter().filter(|d| d["kind"] == "predicted").collect();
-    let false_predictions = predicted
-        .iter()
-        .filter(|d| {
-            let url = page_of(path_of(d["url"].as_str().unwrap()));
-            url != page_of(path_of(d["duplicate_of"].as_str().unwrap()))
-        })
-        .map(|d| d.to_string())
-        .collect();
-    Figures {
-        requests: requests.len(),
-        duplicate_fetches,
-        written,
-        predicted: predicted.len(),
-        false_predictions,
-    }
-}
 
 /// The generated site, crawled without and with prediction: the same
 /// pages written, at least 80% of the duplicate fetches avoided (the
@@ -137,19 +22,15 @@ fn figures(dir: &Path, log: &TimedLog) -> Figures {
 /// another page, and the rules in `stats.json`.
 #[test]
 fn duplicates_a_rule_predicts_are_not_fetched_and_no_page_is_lost() {
-    let (site, log) = serve_dust_site();
+    let (site, log) = serve_dust_site(1);
     let off = fresh_dir("dust-off");
     crawl(&off, &site, false, None);
-    let without = figures(&off, &log);
+    let without = figures(&site, &off, &log);
     log.lock().unwrap().clear();
     let on = fresh_dir("dust-on");
     let stats = crawl(&on, &site, true, None);
-    let with = figures(&on, &log);
-    assert_eq!(
-        without.written.len(),
-        dust_site::distinct_pages(),
-        "{without:?}"
-    );
+    let with = figures(&site, &on, &log);
+    assert_eq!(without.written.len(), site.distinct_pages(), "{without:?}");
     assert_eq!(with.written, without.written, "pages lost to a prediction");
     assert!(
         with.false_predictions.is_empty(),
@@ -199,13 +80,13 @@ fn duplicates_a_rule_predicts_are_not_fetched_and_no_page_is_lost() {
 /// replica of the gate), with no page lost.
 #[test]
 fn a_cluster_worker_predicts_duplicates_too() {
-    let (site, log) = serve_dust_site();
+    let (site, log) = serve_dust_site(1);
     let redis = Cluster::start(3);
     let nodes = redis.urls();
     let dir = fresh_dir("dust-cluster");
     let stats = crawl(&dir, &site, true, Some((&nodes, "dust")));
-    let with = figures(&dir, &log);
-    assert_eq!(with.written.len(), dust_site::distinct_pages(), "{with:?}");
+    let with = figures(&site, &dir, &log);
+    assert_eq!(with.written.len(), site.distinct_pages(), "{with:?}");
     assert!(
         with.false_predictions.is_empty(),
         "{:?}",

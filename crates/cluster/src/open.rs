@@ -81,6 +81,7 @@ impl RedisStore {
         warn_unshared(&config);
 
         let cluster_pages = Arc::new(ClusterPages {
+            rules: gate.url_rules(),
             gate: tokio::sync::Mutex::new(gate),
             frontier: frontier.clone(),
             addresses: (config.politeness.key == PolitenessKey::Ip).then(|| frontier.clone()),

@@ -25,6 +25,8 @@ pub struct ClusterClaim {
 
 pub struct ClusterPages {
     pub(crate) gate: tokio::sync::Mutex<SharedGate>,
+    /// The gate's URL rules, asked without the gate's lock.
+    pub(crate) rules: nearcrawl_crawl::run::SharedRules,
     pub(crate) frontier: SharedFrontier,
     /// With `politeness.key = "ip"`: where servers' turns are taken.
     pub(crate) addresses: Option<SharedFrontier>,
@@ -130,8 +132,7 @@ impl PageStore for ClusterPages {
     /// By this worker's replica of the rules (a few entries behind the
     /// log at most: a rule proven meanwhile skips from the next URL on).
     async fn predict(&self, url: &Url) -> Option<nearcrawl_crawl::run::Prediction> {
-        let gate = self.gate.lock().await;
-        nearcrawl_crawl::run::Prediction::of(gate.url_rules(), url)
+        nearcrawl_crawl::run::Prediction::of(&self.rules.read().unwrap(), url)
     }
 
     /// Appends the page to the shared log and waits for its verdict; a

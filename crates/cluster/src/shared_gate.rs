@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use nearcrawl_crawl::cpu::Stage;
 use nearcrawl_crawl::remembered::Remembered;
+use nearcrawl_crawl::run::SharedRules;
 use nearcrawl_index::dust::DustRules;
 use nearcrawl_index::{Decision, DedupConfig, Deduper, Prepared, Verdict};
 use redis::cluster::ClusterClient;
@@ -150,7 +151,7 @@ pub struct SharedGate {
     remembered: Remembered,
     /// The URL rules learned from the log's verdicts, in log order: the
     /// same in every replica (but for the skips, each worker's own).
-    dust: DustRules,
+    dust: SharedRules,
     /// The URLs this worker skipped by a URL rule, by rule id (queued
     /// again if the rule retires).
     skipped: sled::Tree,
@@ -215,7 +216,7 @@ impl SharedGate {
             forgotten: Vec::new(),
             name: None,
             remembered: Remembered::default(),
-            dust: DustRules::default(),
+            dust: SharedRules::default(),
             skipped,
         };
         gate.load()?;
@@ -268,7 +269,7 @@ impl SharedGate {
         requests.apply_batch(batch).map_err(gate_error)?;
         // The rules and the entry they saw last, together.
         let mut batch = sled::Batch::default();
-        batch.insert(URL_RULES, self.dust.to_bytes());
+        batch.insert(URL_RULES, self.dust.read().unwrap().to_bytes());
         batch.insert(APPLIED, &place_key(self.applied)[..]);
         meta.apply_batch(batch).map_err(gate_error)?;
         self.db.flush().map_err(gate_error)?;
@@ -297,12 +298,12 @@ impl SharedGate {
                 .ok_or_else(|| ClusterError::Corrupt("the last entry applied".into()))?;
         }
         if let Some(rules) = meta.get(URL_RULES).map_err(gate_error)? {
-            self.dust = DustRules::from_bytes(&rules)
+            *self.dust.write().unwrap() = DustRules::from_bytes(&rules)
                 .ok_or_else(|| ClusterError::Corrupt("the URL rules".into()))?;
         }
         for kv in self.urls.iter() {
             let (_, url) = kv.map_err(gate_error)?;
-            self.dust.add_written(&String::from_utf8_lossy(&url));
+            (self.dust.write().unwrap()).add_written(&String::from_utf8_lossy(&url));
         }
         let requests = self.db.open_tree(REQUESTS).map_err(gate_error)?;
         for kv in requests.iter() {
@@ -621,12 +622,12 @@ impl SharedGate {
         }
         match decision.verdict.duplicate_of() {
             None => {
-                self.dust.observe_new(&url);
+                self.dust.write().unwrap().observe_new(&url);
             }
             // An earlier crawl's original is not this site's URL pair.
             Some((of, ..)) if Remembered::split(of).is_none() => {
                 if let Some(original) = self.url_of(of)? {
-                    self.dust.observe_duplicate(&url, &original);
+                    (self.dust.write().unwrap()).observe_duplicate(&url, &original);
                 }
             }
             Some(_) => {}
@@ -634,15 +635,15 @@ impl SharedGate {
         Ok(())
     }
 
-    /// The URL rules.
-    pub fn url_rules(&self) -> &DustRules {
-        &self.dust
+    /// The URL rules (see [`SharedRules`]).
+    pub fn url_rules(&self) -> SharedRules {
+        self.dust.clone()
     }
 
     /// Records that this worker skipped `url`, at `depth`, by URL rule
     /// `rule`.
     pub fn note_skipped(&mut self, rule: usize, url: &str, depth: u32) -> Result<(), ClusterError> {
-        self.dust.note_skipped(rule);
+        self.dust.write().unwrap().note_skipped(rule);
         let key = skipped_key(rule, url);
         self.skipped
             .insert(key, &depth.to_be_bytes())
@@ -656,7 +657,9 @@ impl SharedGate {
     /// Their records go with the next [`flush`](SharedGate::flush).
     pub fn take_requeued(&mut self, all: bool) -> Result<Vec<(String, u32)>, ClusterError> {
         let mut again = Vec::new();
-        for rule in self.dust.retired(all) {
+        let rules = self.dust.clone();
+        let mut rules = rules.write().unwrap();
+        for rule in rules.retired(all) {
             let prefix = skipped_key(rule, "");
             for kv in self.skipped.scan_prefix(&prefix) {
                 let (k, v) = kv.map_err(gate_error)?;
@@ -665,7 +668,7 @@ impl SharedGate {
                 let depth = v
                     .get(..4)
                     .map_or(0, |d| u32::from_be_bytes(d.try_into().unwrap()));
-                match self.dust.still_skipped_by(&url) {
+                match rules.still_skipped_by(&url) {
                     Some(still) => {
                         self.skipped
                             .insert(skipped_key(still, &url), &v)

@@ -441,8 +441,7 @@ impl CrawlStore for RedisStore {
             "gate_from_snapshot": self.from_snapshot,
             "redis_calls": crate::retry::calls(),
         }));
-        file.url_rules =
-            nearcrawl_crawl::stats::UrlRule::listed(self.pages.gate.lock().await.url_rules());
+        file.url_rules = nearcrawl_crawl::stats::UrlRule::listed(&self.pages.rules.read().unwrap());
         self.sink.finish(&file)?;
         Ok(())
     }

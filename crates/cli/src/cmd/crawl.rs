@@ -305,6 +305,12 @@ fn summarize(stats: &Stats, out: &std::path::Path, run: Run) {
     if let Some(line) = languages_line(stats) {
         eprintln!("nearcrawl crawl: {line}");
     }
+    if stats.predicted_duplicates > 0 {
+        eprintln!(
+            "nearcrawl crawl: {} predicted duplicates not fetched (URL rules: `nearcrawl status` lists them), {} queued again",
+            stats.predicted_duplicates, stats.predictions_requeued
+        );
+    }
 }
 
 /// Pages read by language, most first (`und`: undecided), and those the

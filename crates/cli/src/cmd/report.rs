@@ -76,6 +76,7 @@ fn render(dir: &Path, f: &Status, samples: &[Sample]) -> anyhow::Result<String> 
         &depth_bars(&f.stats.depths),
     )?);
     h.push_str("</div>\n");
+    url_rules(&mut h, f);
     clusters(&mut h, f);
     problems(&mut h, f);
     h.push_str("</body></html>\n");
@@ -231,6 +232,32 @@ fn hosts(h: &mut String, f: &Status) {
             100.0 * host.duplicate_rate(),
             host.errors,
             host.mean_delay_ms,
+        );
+    }
+    h.push_str("</table>\n");
+}
+
+/// The URL rules the crawl learned, so a reader sees why a URL was not
+/// fetched (its record in `duplicates.jsonl` names its rule).
+fn url_rules(h: &mut String, f: &Status) {
+    let Some(line) = super::status::predicted_line(f) else {
+        return;
+    };
+    let _ = writeln!(
+        h,
+        "<h2>Duplicates predicted from URLs</h2>\n<p class=\"note\">{}. A rule maps a URL to another with the same text, learned from duplicate pairs the gate confirmed (support); a URL it maps to a page already written is not fetched and is recorded in <code>duplicates.jsonl</code> as <code>predicted</code>, with its rule. A page the gate kept that a rule maps to a page written is a counterexample: past one in 50 supporting pairs the rule is retired and what it skipped is fetched.</p>",
+        esc(&line)
+    );
+    h.push_str("<table><tr><th>rule</th><th>URLs skipped</th><th>support</th><th>counterexamples</th><th>standing</th></tr>\n");
+    for r in &f.url_rules {
+        let _ = writeln!(
+            h,
+            "<tr><td class=\"url\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&r.rule),
+            r.skipped,
+            r.support,
+            r.counterexamples,
+            esc(&r.standing)
         );
     }
     h.push_str("</table>\n");
@@ -617,6 +644,13 @@ mod tests {
             duplicate_rate: host.duplicate_rate(),
             figures: host,
         }];
+        status.url_rules = vec![nearcrawl_crawl::stats::UrlRule {
+            rule: "…/print ↔ … (story<1> pages)".into(),
+            standing: "proven".into(),
+            support: 12,
+            counterexamples: 0,
+            skipped: 40,
+        }];
         status.duplicate_clusters = vec![Cluster {
             url: "http://a.test/?q=<script>".into(),
             copies: 3,
@@ -643,6 +677,11 @@ mod tests {
         assert!(html.contains("3 + 1") || html.contains("1 + 3"));
         assert!(html.contains("40.0%"), "the host's duplicate rate");
         assert!(!html.contains("Recrawl"), "not a recrawl");
+        assert!(html.contains("Duplicates predicted from URLs"));
+        assert!(
+            html.contains("…/print ↔ … (story&lt;1&gt; pages)"),
+            "the rule, escaped"
+        );
     }
 
     #[test]

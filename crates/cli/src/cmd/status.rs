@@ -9,7 +9,8 @@ use std::sync::Arc;
 use anyhow::Context;
 use nearcrawl_crawl::embedded::state::State;
 use nearcrawl_crawl::embedded::store::SledStore;
-use nearcrawl_crawl::stats::{HostFigures, Stats, StatsFile};
+use nearcrawl_crawl::stats::{HostFigures, Stats, StatsFile, UrlRule};
+use nearcrawl_index::dust::DustRules;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, clap::Args)]
@@ -57,6 +58,8 @@ pub struct Status {
     pub last_checkpoint_unix: Option<u64>,
     pub top_hosts: Vec<HostRow>,
     pub duplicate_clusters: Vec<Cluster>,
+    /// The URL rules proven or retired, the most used first.
+    pub url_rules: Vec<UrlRule>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize)]
@@ -98,6 +101,7 @@ pub fn gather(dir: &Path, top: usize) -> anyhow::Result<Status> {
             Status {
                 running: true,
                 top_hosts: rows(file.top_hosts.into_iter().take(top)),
+                url_rules: file.url_rules,
                 ..Status::of(file.stats)
             }
         }
@@ -151,6 +155,12 @@ fn from_state(state: &State, top: usize) -> anyhow::Result<Status> {
         known_hosts: Some(state.frontier.known_hosts()),
         last_checkpoint_unix: state.checkpoint()?.and_then(|c| c.at_unix),
         top_hosts: rows(state.top_hosts(top)?.into_iter()),
+        url_rules: match state.url_rules()? {
+            Some(bytes) => DustRules::from_bytes(&bytes)
+                .map(|rules| UrlRule::listed(&rules))
+                .ok_or_else(|| anyhow::anyhow!("the crawl's URL rules do not read"))?,
+            None => Vec::new(),
+        },
         ..Status::of(state.stats.clone())
     })
 }
@@ -202,6 +212,24 @@ macro_rules! line {
         use std::fmt::Write as _;
         let _ = writeln!($out, $($arg)*);
     }};
+}
+
+/// Fetches the URL rules saved, if they saved any or were learned.
+pub fn predicted_line(s: &Status) -> Option<String> {
+    let c = &s.stats;
+    if c.predicted_duplicates == 0 && s.url_rules.is_empty() {
+        return None;
+    }
+    let proven = s
+        .url_rules
+        .iter()
+        .filter(|r| r.standing == "proven")
+        .count();
+    let retired = s.url_rules.len() - proven;
+    Some(format!(
+        "predicted duplicates not fetched: {} (URL rules: {proven} proven, {retired} retired; {} URLs queued again)",
+        c.predicted_duplicates, c.predictions_requeued
+    ))
 }
 
 fn as_text(dir: &Path, s: &Status) -> String {
@@ -272,6 +300,28 @@ fn as_text(dir: &Path, s: &Status) -> String {
     }
     for t in &c.duplicate_traps {
         line!(o, "  duplicate trap: {} cut off", t.section);
+    }
+    if let Some(saved) = predicted_line(s) {
+        line!(o, "  {saved}");
+        line!(
+            o,
+            "  URL rules (proven or retired): skipped support counterexamples rule"
+        );
+        for r in &s.url_rules {
+            let retired = if r.standing == "retired" {
+                " (retired)"
+            } else {
+                ""
+            };
+            line!(
+                o,
+                "    {:>8} {:>8} {:>4}  {}{retired}",
+                r.skipped,
+                r.support,
+                r.counterexamples,
+                r.rule
+            );
+        }
     }
     line!(o, "  largest duplicate clusters (copies of one page):");
     for cluster in &s.duplicate_clusters {

@@ -7,7 +7,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
-use nearcrawl_index::dust::DustRules;
 use nearcrawl_index::{Deduper, IndexError, Judgement, Prepared};
 
 use crate::embedded::error::CrawlError;
@@ -29,7 +28,7 @@ pub(crate) struct Core {
     /// Earlier crawls whose documents the gate holds too.
     pub remembered: Remembered,
     /// The URL rules learned from the committed verdicts.
-    pub dust: DustRules,
+    pub dust: crate::run::SharedRules,
 }
 
 impl Core {
@@ -100,7 +99,7 @@ impl Core {
             restored += 1;
         }
         let blocks = state.outbox()?;
-        super::url_rules::replay(dust, &blocks);
+        super::url_rules::replay(&mut dust.write().unwrap(), &blocks);
         for block in blocks {
             for new in block.docs {
                 let judgement = Judgement::from_bytes(&new.judgement).ok_or_else(|| {
@@ -136,7 +135,8 @@ impl Core {
         let position = self.sink.checkpoint()?;
         self.dedup.flush()?;
         // The rules saw the commits this checkpoint covers, no more.
-        self.state.set_checkpoint(position, &self.dust.to_bytes())?;
+        let rules = self.dust.read().unwrap().to_bytes();
+        self.state.set_checkpoint(position, &rules)?;
         tracing::debug!(ms = t.elapsed().as_millis() as u64, "checkpoint");
         Ok(())
     }

@@ -130,7 +130,7 @@ impl EmbeddedStore {
             remembered: Remembered::open(&config.dedup.remembered(&config.recrawl))?,
             dust: Default::default(),
         };
-        core.dust = url_rules::open(&core.state)?;
+        *core.dust.write().unwrap() = url_rules::open(&core.state)?;
         core.recover()?;
         requeue_after_crash(&mut core)?;
         core.remember()?;
@@ -150,8 +150,10 @@ impl EmbeddedStore {
         let seen = core.state.frontier.seen_set();
         let read_targets = core.state.read_targets()?;
         let core = Arc::new(CoreLock::new(core));
+        let rules = core.lock().dust.clone();
         let embedded_pages = Arc::new(EmbeddedPages::new(
             core.clone(),
+            rules,
             seen,
             read_targets,
             &config,
@@ -224,10 +226,11 @@ impl EmbeddedStore {
                 if let Some((doc, judgement)) = doc {
                     core.pending_docs.remove(&doc);
                     core.state.put_doc(doc, claimed.url.as_str(), &judgement);
-                    core.dust.observe_new(claimed.url.as_str());
+                    core.dust.write().unwrap().observe_new(claimed.url.as_str());
                 }
-                url_rules::observe(&mut core.dust, &outcomes);
+                url_rules::observe(&mut core.dust.write().unwrap(), &outcomes);
                 if let Some(p) = &predicted {
+                    core.dust.write().unwrap().note_skipped(p.rule);
                     core.state
                         .put_skipped(&mut c.writes, p.rule, &claimed.url, claimed.depth);
                 }
@@ -398,7 +401,7 @@ impl CrawlStore for EmbeddedStore {
         // crawl (the frontier's is per queued URL and host).
         file.this_run["gate_memory_bytes"] = core.dedup.memory_bytes().into();
         file.top_hosts = core.state.top_hosts(TOP_HOSTS)?;
-        file.url_rules = crate::stats::UrlRule::listed(&core.dust);
+        file.url_rules = crate::stats::UrlRule::listed(&core.dust.read().unwrap());
         core.sink.finish(&file)?;
         Ok(())
     }

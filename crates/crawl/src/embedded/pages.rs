@@ -28,6 +28,8 @@ pub enum EmbeddedClaim {
 
 pub struct EmbeddedPages {
     pub(super) core: Arc<CoreLock>,
+    /// The URL rules, asked without the store's lock.
+    rules: crate::run::SharedRules,
     pub(super) seen: SeenSet,
     /// Origins whose sitemaps this run has started reading.
     pub(super) sitemap_origins: Mutex<HashSet<String>>,
@@ -47,12 +49,14 @@ impl std::fmt::Debug for EmbeddedPages {
 impl EmbeddedPages {
     pub(super) fn new(
         core: Arc<CoreLock>,
+        rules: crate::run::SharedRules,
         seen: SeenSet,
         read_targets: HashSet<String>,
         config: &Config,
     ) -> EmbeddedPages {
         EmbeddedPages {
             core,
+            rules,
             seen,
             sitemap_origins: Mutex::new(HashSet::new()),
             read_targets: Mutex::new(read_targets),
@@ -115,7 +119,7 @@ impl PageStore for EmbeddedPages {
     }
 
     async fn predict(&self, url: &Url) -> Option<crate::run::Prediction> {
-        crate::run::Prediction::of(&self.core.lock().dust, url)
+        crate::run::Prediction::of(&self.rules.read().unwrap(), url)
     }
 
     /// A new page becomes a document at once (in the index, and pending

@@ -27,25 +27,16 @@ pub(super) fn open(state: &State) -> Result<DustRules, StoreError> {
     Ok(rules)
 }
 
-/// What a committed URL's outcomes tell the rules: a duplicate's pair
-/// (a predicted one counts for its rule). Its page, if written, is told
-/// first, with [`DustRules::observe_new`].
+/// What a committed URL's outcomes tell the rules: a duplicate's pair. Its
+/// page, if written, is told first, with [`DustRules::observe_new`]; a
+/// URL a rule skipped, with [`DustRules::note_skipped`].
 pub(super) fn observe(rules: &mut DustRules, outcomes: &[Outcome]) {
     for outcome in outcomes {
-        let Outcome::Duplicate(d) = outcome else {
-            continue;
-        };
-        match &d.rule {
-            Some(shown) => {
-                let id = rules
-                    .rules()
-                    .iter()
-                    .position(|r| r.rule.to_string() == *shown);
-                id.into_iter().for_each(|id| rules.note_skipped(id));
+        // An earlier crawl's original is not this site's URL pair.
+        if let Outcome::Duplicate(d) = outcome {
+            if d.rule.is_none() && d.crawl.is_none() {
+                rules.observe_duplicate(&d.url, &d.duplicate_of);
             }
-            // An earlier crawl's original is not this site's URL pair.
-            None if d.crawl.is_none() => rules.observe_duplicate(&d.url, &d.duplicate_of),
-            None => {}
         }
     }
 }
@@ -58,6 +49,17 @@ pub(super) fn replay(rules: &mut DustRules, blocks: &[Block]) {
             rules.observe_new(url);
         }
         observe(rules, &block.outcomes);
+        for outcome in &block.outcomes {
+            let Outcome::Duplicate(d) = outcome else {
+                continue;
+            };
+            let Some(shown) = &d.rule else { continue };
+            let id = rules
+                .rules()
+                .iter()
+                .position(|r| r.rule.to_string() == *shown);
+            id.into_iter().for_each(|id| rules.note_skipped(id));
+        }
     }
 }
 
@@ -70,18 +72,20 @@ pub(super) fn requeue_retired(
     adds: &mut Additions,
     start: bool,
 ) -> Result<(), StoreError> {
-    let retired = core.dust.retired(start);
-    for rule in retired {
+    let shared = core.dust.clone();
+    let mut rules = shared.write().unwrap();
+    for rule in rules.retired(start) {
         let skipped = core.state.skipped_by(rule)?;
         if !skipped.is_empty() {
-            tracing::info!(rule = %core.dust.rules()[rule].rule, urls = skipped.len(), "a URL rule retired: the URLs it skipped are queued again");
+            let shown = &rules.rules()[rule].rule;
+            tracing::info!(rule = %shown, urls = skipped.len(), "a URL rule retired: the URLs it skipped are queued again");
         }
         for (url, depth) in skipped {
             core.state.remove_skipped(batch, rule, &url);
             let Ok(parsed) = Url::parse(&url) else {
                 continue;
             };
-            if let Some(still) = core.dust.still_skipped_by(&url) {
+            if let Some(still) = rules.still_skipped_by(&url) {
                 core.state.put_skipped(batch, still, &parsed, depth);
             } else if core.state.frontier.requeue(batch, adds, &parsed, depth)? == Pushed::Queued {
                 core.state.stats.predictions_requeued += 1;

@@ -163,6 +163,10 @@ pub struct Prediction {
     pub shown: String,
 }
 
+/// The URL rules of a store's gate, asked by the fetch tasks before each
+/// request without the gate's own lock (a read a URL), learned under it.
+pub type SharedRules = Arc<std::sync::RwLock<nearcrawl_index::dust::DustRules>>;
+
 impl Prediction {
     /// What `rules` predict for `url`: a skip (not a check, not a fetch).
     pub fn of(rules: &nearcrawl_index::dust::DustRules, url: &Url) -> Option<Prediction> {

@@ -414,7 +414,7 @@ fn rebuild(url: &Url, mut segments: Vec<String>, with_query: bool, query: Option
 }
 
 impl fmt::Display for Rule {
-    /// As the report shows it: `/std/ ↔ /core/ (fn pages)`.
+    /// As the report shows it: `/std/… ↔ /core/… (fn pages)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.change {
             Change::Host { a, b } => write!(f, "host {a} ↔ {b}")?,
@@ -435,11 +435,16 @@ impl fmt::Display for Rule {
                 at_start,
                 at_end,
             } => {
+                // `…` stands for the rest of the URL, kept.
                 let side = |s: &[String]| {
                     let joined = s.join("/").replace("/?", "?");
-                    let head = if *at_start { "^/" } else { "/" };
-                    let tail = if *at_end { "$" } else { "/" };
-                    format!("{head}{joined}{tail}").replace("//", "/")
+                    let head = if *at_start { "/" } else { "…/" };
+                    let tail = if *at_end || s.is_empty() { "" } else { "/…" };
+                    match (s.is_empty(), *at_start) {
+                        (true, true) => "/…".to_string(),
+                        (true, false) => "…".to_string(),
+                        _ => format!("{head}{joined}{tail}"),
+                    }
                 };
                 write!(f, "{} ↔ {}", side(a), side(b))?;
             }
@@ -659,6 +664,28 @@ mod tests {
         assert_eq!(got[0].as_deref(), Some("http://m.h/c/d.html"));
         assert!(mine(&u("http://m.h/a"), &u("http://h/b")).is_empty());
         assert!(mine(&u("http://h:81/a"), &u("http://h:82/a")).is_empty());
+    }
+
+    #[test]
+    fn rules_read_as_what_they_swap() {
+        let shown = |d: &str, o: &str| mine(&u(d), &u(o)).last().unwrap().to_string();
+        assert_eq!(
+            shown("http://h/a/x86_64/fn.f.html", "http://h/a/x86/fn.f.html"),
+            "…/x86_64/… ↔ …/x86/… (fn pages)"
+        );
+        assert_eq!(shown("http://h/s/5/print", "http://h/s/5"), "…/print ↔ …");
+        assert_eq!(
+            shown("http://h/a/index.html", "http://h/a/"),
+            "…/index.html ↔ …/"
+        );
+        assert_eq!(
+            shown("http://h/mirror/a/b.html", "http://h/a/b.html"),
+            "/mirror/… ↔ /… (b pages)"
+        );
+        assert_eq!(
+            shown("http://h/n/story?id=5", "http://h/n/story_5.html"),
+            "…/story?id={n} ↔ …/story_{n}.html"
+        );
     }
 
     #[test]
