@@ -250,10 +250,19 @@ impl DustSite {
 /// Serves the site on 127.0.0.21 and its mobile alias 127.0.0.22, one
 /// port; returns the two `ip:port` and the server's log.
 pub fn serve_dust_site(scale: usize) -> (DustSite, TimedLog) {
+    serve_dust_site_paced(scale, std::time::Duration::ZERO)
+}
+
+/// Like [`serve_dust_site`], each answer after `pause` (a crawl slow
+/// enough to be killed in the middle).
+pub fn serve_dust_site_paced(scale: usize, pause: std::time::Duration) -> (DustSite, TimedLog) {
     for _ in 0..20 {
         let site = std::sync::Arc::new(std::sync::OnceLock::<DustSite>::new());
         let s = site.clone();
-        let route = move |host: &str, path: &str| s.get().expect("site set").route(host, path);
+        let route = move |host: &str, path: &str| {
+            std::thread::sleep(pause);
+            s.get().expect("site set").route(host, path)
+        };
         if let Some((port, log)) = serve_named_alike(&["127.0.0.21", "127.0.0.22"], route) {
             let dust = DustSite {
                 main: format!("127.0.0.21:{port}"),
@@ -275,6 +284,29 @@ pub fn crawl(
     predict: bool,
     cluster: Option<(&[String], &str)>,
 ) -> Value {
+    write_config(dir, site, predict, cluster);
+    let config = dir.join("c.toml");
+    let mut args = vec!["crawl", "--config", config.to_str().unwrap()];
+    if cluster.is_some() {
+        args.extend(["--worker", "w0"]);
+    }
+    let out = run(&args, b"");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(&std::fs::read_to_string(dir.join("out/stats.json")).unwrap()).unwrap()
+}
+
+/// Writes `dir/c.toml`: the site's two hosts in scope, no delay, four
+/// requests at a time, checkpoints every second, output in `dir/out`.
+pub fn write_config(
+    dir: &Path,
+    site: &DustSite,
+    predict: bool,
+    cluster: Option<(&[String], &str)>,
+) {
     let cluster = match cluster {
         Some((nodes, name)) => {
             let nodes: Vec<String> = nodes.iter().map(|n| format!("\"{n}\"")).collect();
@@ -293,24 +325,12 @@ pub fn crawl(
              [fetch]\nallow_private_networks = true\n\
              [dedup]\npredict = {predict}\n\
              [seeds]\nurls = [\"http://{}/\"]\nsitemaps = false\n\
-             [output]\ndir = \"{}\"\n{cluster}",
+             [output]\ndir = \"{}\"\ncheckpoint_secs = 1\n{cluster}",
             site.main,
             dir.join("out").display()
         ),
     )
     .unwrap();
-    let config = dir.join("c.toml");
-    let mut args = vec!["crawl", "--config", config.to_str().unwrap()];
-    if !cluster.is_empty() {
-        args.extend(["--worker", "w0"]);
-    }
-    let out = run(&args, b"");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_str(&std::fs::read_to_string(dir.join("out/stats.json")).unwrap()).unwrap()
 }
 
 /// The path and query of a URL.

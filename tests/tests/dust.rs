@@ -11,9 +11,11 @@
 
 use std::collections::BTreeSet;
 
-use nearcrawl_tests::dust_site::{crawl, figures, serve_dust_site};
+use nearcrawl_tests::dust_site::{
+    crawl, figures, serve_dust_site, serve_dust_site_paced, write_config,
+};
 use nearcrawl_tests::redis_cluster::Cluster;
-use nearcrawl_tests::{fresh_dir, json_lines, linked_page, run};
+use nearcrawl_tests::{fresh_dir, json_lines, linked_page, nearcrawl_bin, run};
 use serde_json::Value;
 
 /// The generated site, crawled without and with prediction: the same
@@ -180,4 +182,58 @@ fn a_rule_that_stops_holding_retires_and_what_it_skipped_is_fetched() {
             .any(|r| r["standing"] == "retired" && r["rule"].as_str().unwrap().contains("print")),
         "{rules:?}"
     );
+}
+
+/// The rules are part of the crawl's state: a crawl killed (`kill -9`)
+/// three times and run again to the end has every page, each URL's record
+/// once, no prediction naming another page, and goes on predicting by the
+/// rules the killed runs learned.
+#[test]
+fn rules_survive_kill_9_and_nothing_is_lost_or_repeated() {
+    let (site, log) = serve_dust_site_paced(1, std::time::Duration::from_millis(15));
+    let dir = fresh_dir("dust-kill");
+    write_config(&dir, &site, true, None);
+    let conf = dir.join("c.toml");
+    let start = || {
+        std::process::Command::new(nearcrawl_bin())
+            .args(["crawl", "--config", conf.to_str().unwrap()])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    for ms in [600, 900, 800] {
+        let mut child = start();
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the crawl ended before its kill"
+        );
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+    let out = run(&["crawl", "--config", conf.to_str().unwrap()], b"");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stats: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out/stats.json")).unwrap())
+            .unwrap();
+    let f = figures(&site, &dir, &log);
+    assert_eq!(f.written.len(), site.distinct_pages(), "{f:?}");
+    assert!(f.false_predictions.is_empty(), "{:?}", f.false_predictions);
+    assert!(f.predicted > 300, "{f:?}");
+    let mut records: Vec<String> = json_lines(&dir.join("out/pages-00000.jsonl"))
+        .iter()
+        .chain(&json_lines(&dir.join("out/duplicates.jsonl")))
+        .filter_map(|r| r["url"].as_str().map(str::to_string))
+        .collect();
+    let n = records.len();
+    records.sort();
+    records.dedup();
+    assert_eq!(records.len(), n, "a URL recorded twice");
+    assert_eq!(stats["predicted_duplicates"], f.predicted as u64);
 }

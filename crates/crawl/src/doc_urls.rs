@@ -196,7 +196,10 @@ impl DocUrls {
 
     /// Calls `f` with every URL here, saved and not.
     pub(crate) fn each_url(&self, mut f: impl FnMut(&str)) -> io::Result<()> {
-        let file = self.file.try_clone()?;
+        // A clone shares the file's offset (which positional reads and
+        // writes leave alone): from the start.
+        let mut file = self.file.try_clone()?;
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(0))?;
         let mut reader = BufReader::with_capacity(1 << 16, file.take(self.len.bytes));
         let (mut url, mut read) = (Vec::new(), 0);
         while read < self.len.bytes {
@@ -337,6 +340,28 @@ mod tests {
             "a state naming more is an error"
         );
         std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn every_url_is_read_back_after_a_reopen() {
+        let dir =
+            std::env::temp_dir().join(format!("nearcrawl-doc-urls-each-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("docs");
+        let mut urls = DocUrls::open(&path, Length::default()).unwrap();
+        for i in 0..40 {
+            urls.add(i, &format!("http://a.test/p/{i}"));
+        }
+        let len = urls.save().unwrap();
+        drop(urls);
+        let mut urls = DocUrls::open(&path, len).unwrap();
+        urls.add(40, "http://a.test/unsaved");
+        let mut seen = Vec::new();
+        urls.each_url(|u| seen.push(u.to_string())).unwrap();
+        assert_eq!(seen.len(), 41);
+        assert_eq!(seen[7], "http://a.test/p/7");
+        assert_eq!(seen[40], "http://a.test/unsaved");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
