@@ -348,8 +348,9 @@ impl Pipeline {
             url: url.to_string(),
             duplicate_of: prediction.target.clone(),
             kind: "predicted".into(),
+            // Not measured: the page was not fetched.
             distance: 0,
-            similarity: 1.0,
+            similarity: 0.0,
             check: "url-rule".into(),
             crawl: None,
             rule: Some(prediction.shown.clone()),

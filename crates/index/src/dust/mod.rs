@@ -158,7 +158,12 @@ impl DustRules {
     /// `url` to another page written. True if a rule retired.
     pub fn observe_new(&mut self, url: &str) -> bool {
         let before = self.retired.len();
-        if let Ok(u) = Url::parse(url) {
+        let parsed = if self.rules.is_empty() {
+            None
+        } else {
+            Url::parse(url).ok()
+        };
+        if let Some(u) = parsed {
             for id in self.candidates(&u) {
                 let target = self.rules[id].rule.apply(&u);
                 if target.is_some_and(|t| t.as_str() != url && self.is_written(t.as_str())) {
