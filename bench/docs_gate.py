@@ -288,7 +288,7 @@ def main():
     predicted = [d for d in dups if d.get("kind") == "predicted"]
     for d in predicted:
         pages.append({"url": d["url"], "duplicate_of": d["duplicate_of"]})
-    false_drops, mirror_caught, mirror_wrong, moved = [], 0, 0, []
+    false_drops, mirror_caught, mirror_wrong, moved = [], set(), set(), []
     for d in dups:
         d["url"] = final.get(d["url"], d["url"])
         d["duplicate_of"] = final.get(d["duplicate_of"], d["duplicate_of"])
@@ -308,15 +308,20 @@ def main():
         if (a is not None and a == b) or (
             folded and folded_item(d["url"]) == folded_item(d["duplicate_of"])
         ):
-            mirror_caught += "/mirror/" in d["url"]
+            if "/mirror/" in d["url"]:
+                # Once per URL: a URL predicted, then queued again when its
+                # rule retired, has two records.
+                mirror_caught.add(d["url"])
             continue
-        mirror_wrong += "/mirror/" in d["url"]
+        if "/mirror/" in d["url"]:
+            mirror_wrong.add(d["url"])
         j = jaccard(text.get(d["url"], ""), text.get(d["duplicate_of"], ""))
         false_drops.append((j, d, a, b))
     fetched_urls = set(text)
     met = fetched_urls | {d["url"] for d in predicted}
     mirror_fetched = sum("/mirror/" in u for u in met)
     fetched = stats.get("fetched", len(fetched_urls))
+    mirror_caught, mirror_wrong = len(mirror_caught), len(mirror_wrong)
     figures = {
         "site": args.site,
         "fetched": fetched,
@@ -339,6 +344,18 @@ def main():
         "url_rules": stats.get("url_rules", []),
         "pages_per_sec": stats.get("this_run", {}).get("pages_per_sec"),
     }
+    # Any site: an item (title and heading) met under some URL, fetched or
+    # predicted, with no page of it written is lost.
+    met_items, written_items = set(), set()
+    for p in pages:
+        item = item_of(root, p["url"])
+        if item is None:
+            continue
+        met_items.add(item)
+        if p["duplicate_of"] is None:
+            written_items.add(item)
+    figures["items_met"] = len(met_items)
+    figures["items_lost"] = len(met_items - written_items)
     if args.site == "rustdoc":
         figures["reexports"] = reexports(root, pages)
     figures["peak_rss_mb"] = round(peak_rss_mb, 1)
@@ -351,6 +368,8 @@ def main():
     for r in figures["url_rules"][:8]:
         print(f"  {r['skipped']:>6} skipped, support {r['support']}, counter {r['counterexamples']}, "
               f"{r['standing']}: {r['rule']}")
+    print(f"items (title and heading) lost: {figures['items_lost']} of {figures['items_met']} met "
+          f"(fetched or predicted; none written)")
     print(f"false drops: {len(false_drops)} ({100 * figures['false_drop_rate']:.3f}% of fetched; goal <= 0.1%)")
     print(f"planted duplicates: {mirror_caught} of {mirror_fetched} mirror pages caught "
           f"({100 * figures['mirror_recall']:.1f}%; goal >= 90%), {mirror_wrong} joined to another item")

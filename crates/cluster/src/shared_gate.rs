@@ -496,6 +496,8 @@ impl SharedGate {
         let fresh = snapshot::scratch(dir, "restoring");
         let _ = std::fs::remove_dir_all(&fresh);
         snapshot::restore(&file, &fresh, nearcrawl_index::RECORDS_FILE, |db| {
+            // The URLs the sender skipped are the sender's to queue again.
+            db.drop_tree(SKIPPED).map_err(gate_error)?;
             set_name(db, name)
         })?;
         if dir.exists() {
