@@ -16,7 +16,9 @@
 //!   it skipped are to be fetched after all ([`DustRules::retired`]);
 //! - [`DustRules::predict`] names, for a URL about to be fetched, the
 //!   written page a proven rule maps it to; one URL in [`CHECK_ONE_IN`]
-//!   (by its hash) is fetched anyway, so a rule keeps being checked.
+//!   (by its hash; one in [`CHECK_ONE_IN_PROVEN`] once
+//!   [`WELL_SUPPORTED`] pairs agree) is fetched anyway, so a rule keeps
+//!   being checked.
 //!
 //! Parameters that change the page (`page=2`, `id=7` of another story,
 //! `lang=de`) never gather supporting pairs: their pages are not
@@ -59,8 +61,15 @@ pub const PAIRS_PER_COUNTEREXAMPLE: u64 = 50;
 /// Distinct values a parameter dropped with any value needs: one value
 /// seen (`page=1` ↔ no `page`) is no evidence for the others.
 pub const MIN_VALUES: usize = 3;
-/// One URL in this many that a rule would skip is fetched to check it.
+/// One URL in this many that a rule would skip is fetched to check it...
 pub const CHECK_ONE_IN: u64 = 16;
+/// ...until this many pairs agree with it; then one in
+/// [`CHECK_ONE_IN_PROVEN`]: the more pairs a rule holds for, the better its
+/// share of counterexamples is known, and the fewer checks it needs to be
+/// retired once it stops holding (a rule whose pages change still meets
+/// a counterexample within a few hundred URLs).
+pub const WELL_SUPPORTED: u64 = 64;
+pub const CHECK_ONE_IN_PROVEN: u64 = 64;
 /// Rules kept at most (each pair mines at most two).
 pub const MAX_RULES: usize = 50_000;
 
@@ -232,11 +241,21 @@ impl DustRules {
             .max_by_key(|(id, _)| self.rules[*id].support);
         match best {
             None => Predicted::Fetch,
-            Some((rule, _)) if url_hash(url) % CHECK_ONE_IN == 0 => Predicted::Check { rule },
+            Some((rule, _)) if url_hash(url) % self.check_one_in(rule) == 0 => {
+                Predicted::Check { rule }
+            }
             Some((rule, target)) => Predicted::Skip {
                 target: target.into(),
                 rule,
             },
+        }
+    }
+
+    /// How often a URL `rule` would skip is fetched to check it.
+    fn check_one_in(&self, rule: usize) -> u64 {
+        match self.rules[rule].support {
+            s if s < WELL_SUPPORTED => CHECK_ONE_IN,
+            _ => CHECK_ONE_IN_PROVEN,
         }
     }
 
