@@ -22,7 +22,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::{Response, TimedLog, json_lines, made_up_words, run, serve_named_alike};
+use crate::{Response, TimedLog, crawl_ok_with, json_lines, made_up_words, serve_named_alike};
 
 /// Stories, threads and categories at scale 1 (each times the scale).
 const STORIES: usize = 150;
@@ -285,18 +285,12 @@ pub fn crawl(
     cluster: Option<(&[String], &str)>,
 ) -> Value {
     write_config(dir, site, predict, cluster);
-    let config = dir.join("c.toml");
-    let mut args = vec!["crawl", "--config", config.to_str().unwrap()];
-    if cluster.is_some() {
-        args.extend(["--worker", "w0"]);
-    }
-    let out = run(&args, b"");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_str(&std::fs::read_to_string(dir.join("out/stats.json")).unwrap()).unwrap()
+    let worker: &[&str] = if cluster.is_some() {
+        &["--worker", "w0"]
+    } else {
+        &[]
+    };
+    crawl_ok_with(dir, worker)
 }
 
 /// Writes `dir/c.toml`: the site's two hosts in scope, no delay, four
@@ -307,16 +301,7 @@ pub fn write_config(
     predict: bool,
     cluster: Option<(&[String], &str)>,
 ) {
-    let cluster = match cluster {
-        Some((nodes, name)) => {
-            let nodes: Vec<String> = nodes.iter().map(|n| format!("\"{n}\"")).collect();
-            format!(
-                "[cluster]\nnodes = [{}]\nname = \"{name}\"\npartitions = 4\nlease_secs = 2\n",
-                nodes.join(", ")
-            )
-        }
-        None => String::new(),
-    };
+    let cluster = crate::redis_cluster::config_section(cluster);
     std::fs::write(
         dir.join("c.toml"),
         format!(

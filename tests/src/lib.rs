@@ -358,10 +358,15 @@ pub fn fresh_dir(tag: &str) -> PathBuf {
 /// Runs `nearcrawl crawl --config dir/c.toml`, which must succeed, and
 /// returns `dir/out/stats.json`.
 pub fn crawl_ok(dir: &std::path::Path) -> serde_json::Value {
-    let out = run(
-        &["crawl", "--config", dir.join("c.toml").to_str().unwrap()],
-        b"",
-    );
+    crawl_ok_with(dir, &[])
+}
+
+/// Like [`crawl_ok`], with `more` arguments (`--worker w0`).
+pub fn crawl_ok_with(dir: &std::path::Path, more: &[&str]) -> serde_json::Value {
+    let config = dir.join("c.toml");
+    let mut args = vec!["crawl", "--config", config.to_str().unwrap()];
+    args.extend_from_slice(more);
+    let out = run(&args, b"");
     assert!(
         out.status.success(),
         "{}",

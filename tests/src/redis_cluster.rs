@@ -48,6 +48,19 @@ fn need(tool: &str) {
     );
 }
 
+/// The `[cluster]` section of a crawl's config naming `nodes` and crawl
+/// `name` (4 partitions, leases of 2 s), or nothing without nodes.
+pub fn config_section(cluster: Option<(&[String], &str)>) -> String {
+    let Some((nodes, name)) = cluster else {
+        return String::new();
+    };
+    let nodes: Vec<String> = nodes.iter().map(|n| format!("\"{n}\"")).collect();
+    format!(
+        "[cluster]\nnodes = [{}]\nname = \"{name}\"\npartitions = 4\nlease_secs = 2\n",
+        nodes.join(", ")
+    )
+}
+
 impl Cluster {
     /// Starts `n` nodes (no replicas) and waits until the cluster serves.
     pub fn start(n: usize) -> Cluster {

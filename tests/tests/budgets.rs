@@ -61,16 +61,7 @@ fn serve_site() -> (SocketAddr, SocketAddr) {
 
 /// The counts a budget decides, from `stats.json`.
 fn counts(dir: &Path, seed: SocketAddr, budget: &str, cluster: Option<(&[String], &str)>) -> Value {
-    let cluster = match cluster {
-        Some((nodes, name)) => {
-            let nodes: Vec<String> = nodes.iter().map(|n| format!("\"{n}\"")).collect();
-            format!(
-                "[cluster]\nnodes = [{}]\nname = \"{name}\"\npartitions = 4\nlease_secs = 2\n",
-                nodes.join(", ")
-            )
-        }
-        None => String::new(),
-    };
+    let cluster = nearcrawl_tests::redis_cluster::config_section(cluster);
     std::fs::write(
         dir.join("c.toml"),
         format!(

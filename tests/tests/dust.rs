@@ -15,8 +15,7 @@ use nearcrawl_tests::dust_site::{
     crawl, figures, serve_dust_site, serve_dust_site_paced, write_config,
 };
 use nearcrawl_tests::redis_cluster::Cluster;
-use nearcrawl_tests::{fresh_dir, json_lines, linked_page, nearcrawl_bin, run};
-use serde_json::Value;
+use nearcrawl_tests::{crawl_ok, fresh_dir, json_lines, linked_page, nearcrawl_bin};
 
 /// The generated site, crawled without and with prediction: the same
 /// pages written, at least 80% of the duplicate fetches avoided (the
@@ -153,18 +152,7 @@ fn a_rule_that_stops_holding_retires_and_what_it_skipped_is_fetched() {
         ),
     )
     .unwrap();
-    let out = run(
-        &["crawl", "--config", dir.join("c.toml").to_str().unwrap()],
-        b"",
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stats: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("out/stats.json")).unwrap())
-            .unwrap();
+    let stats = crawl_ok(&dir);
     let titles: BTreeSet<String> = (json_lines(&dir.join("out/pages-00000.jsonl")).iter())
         .filter_map(|p| p["title"].as_str().map(str::to_string))
         .collect();
@@ -213,15 +201,7 @@ fn rules_survive_kill_9_and_nothing_is_lost_or_repeated() {
         child.kill().unwrap();
         child.wait().unwrap();
     }
-    let out = run(&["crawl", "--config", conf.to_str().unwrap()], b"");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stats: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("out/stats.json")).unwrap())
-            .unwrap();
+    let stats = crawl_ok(&dir);
     let f = figures(&site, &dir, &log);
     assert_eq!(f.written.len(), site.distinct_pages(), "{f:?}");
     assert!(f.false_predictions.is_empty(), "{:?}", f.false_predictions);

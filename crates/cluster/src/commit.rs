@@ -209,14 +209,8 @@ impl RedisStore {
         let links: Vec<(String, String, u32)> = (again.iter())
             .filter_map(|(url, depth)| Url::parse(url).ok().map(|u| as_link(&u, *depth)))
             .collect();
-        let links = as_links(&links);
-        let touched = links
-            .iter()
-            .map(|l| self.frontier.partition_of(l.key))
-            .collect();
-        let added = self.frontier.add_again(&links).await?;
+        let (touched, added) = self.queue(&links, true).await?;
         self.stats.predictions_requeued += added.queued as u64;
-        self.wake_owners(&added).await?;
         Ok(touched)
     }
 
@@ -225,15 +219,29 @@ impl RedisStore {
             .iter()
             .flat_map(|f| f.links.iter().map(|c| as_link(c, f.claimed.depth + 1)))
             .collect();
-        let links = as_links(&links);
-        let touched = links
-            .iter()
+        let (touched, added) = self.queue(&links, false).await?;
+        self.count_refused(&added);
+        Ok(touched)
+    }
+
+    /// Adds `links` to the shared frontier (`again`: although seen) and
+    /// wakes the workers whose partitions got some; the partitions
+    /// touched, and what was added.
+    async fn queue(
+        &mut self,
+        links: &[(String, String, u32)],
+        again: bool,
+    ) -> Result<(HashSet<u32>, Added), ClusterError> {
+        let links = as_links(links);
+        let touched = (links.iter())
             .map(|l| self.frontier.partition_of(l.key))
             .collect();
-        let added = self.frontier.add(&links).await?;
-        self.count_refused(&added);
+        let added = match again {
+            true => self.frontier.add_again(&links).await?,
+            false => self.frontier.add(&links).await?,
+        };
         self.wake_owners(&added).await?;
-        Ok(touched)
+        Ok((touched, added))
     }
 
     /// Requests that took a server's turn: its next turn is a full delay

@@ -259,10 +259,16 @@ impl DustRules {
         }
     }
 
-    /// Counts a URL skipped by `rule`.
+    /// Counts a URL skipped by `rule`. A URL predicted while its rule
+    /// retired (its fetch task asked before) is to be queued again too: the
+    /// rule is named by [`retired`](DustRules::retired) once more.
     pub fn note_skipped(&mut self, rule: usize) {
-        if let Some(r) = self.rules.get_mut(rule) {
-            r.skipped += 1;
+        let Some(r) = self.rules.get_mut(rule) else {
+            return;
+        };
+        r.skipped += 1;
+        if r.standing == Standing::Retired && !self.retired.contains(&rule) {
+            self.retired.push(rule);
         }
     }
 
@@ -502,6 +508,21 @@ mod tests {
         // Retired for good.
         stories(&mut rules, 100..300);
         assert!(!skipped(&rules, "http://h/story?id=300"));
+    }
+
+    #[test]
+    fn a_skip_noted_after_its_rule_retired_names_the_rule_again() {
+        let mut rules = DustRules::default();
+        stories(&mut rules, 0..40);
+        rules.observe_new("http://h/story_300.html");
+        let Predicted::Skip { rule, .. } = rules.predict("http://h/story?id=300") else {
+            panic!("skipped");
+        };
+        assert!(rules.observe_new("http://h/story?id=7"), "retired");
+        assert!(rules.retired(false).contains(&rule));
+        // The skip asked before the retirement is committed after it.
+        rules.note_skipped(rule);
+        assert_eq!(rules.retired(false), vec![rule]);
     }
 
     #[test]

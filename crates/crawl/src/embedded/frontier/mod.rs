@@ -492,26 +492,15 @@ impl Frontier {
         url: &Url,
         depth: u32,
     ) -> Result<Pushed, StoreError> {
-        if adds.urls.contains(url.as_str()) || self.was_seen(url) {
+        if self.was_seen(url) {
             return Ok(Pushed::Seen);
         }
-        let host = host_of(url);
-        if !self.is_known(&host, adds)? {
-            if self.known_hosts + adds.new_hosts.len() as u64 >= self.max_hosts {
-                return Ok(Pushed::HostLimit);
-            }
-            batch.insert(key(KNOWN, host.as_bytes()), []);
-            adds.new_hosts.insert(host.clone());
-        }
-        adds.urls.insert(url.as_str().to_string());
-        adds.seen.push(seen_fp(url));
-        adds.enqueue(host, depth, self.seq, url.as_str());
-        self.seq += 1;
-        Ok(Pushed::Queued)
+        self.queue_url(batch, adds, url, depth, true)
     }
 
     /// Queues `url` at `depth` again although it was seen (a URL a URL
-    /// rule skipped, whose rule retired), in `adds`.
+    /// rule skipped, whose rule retired), in `adds`; its host was admitted
+    /// when it was first queued.
     pub fn requeue(
         &mut self,
         batch: &mut Writes,
@@ -519,15 +508,35 @@ impl Frontier {
         url: &Url,
         depth: u32,
     ) -> Result<Pushed, StoreError> {
+        self.queue_url(batch, adds, url, depth, false)
+    }
+
+    /// Queues `url` unless `adds` holds it; a new host counts against
+    /// `max_hosts` when `limit_hosts`.
+    fn queue_url(
+        &mut self,
+        batch: &mut Writes,
+        adds: &mut Additions,
+        url: &Url,
+        depth: u32,
+        limit_hosts: bool,
+    ) -> Result<Pushed, StoreError> {
         if adds.urls.contains(url.as_str()) {
             return Ok(Pushed::Seen);
         }
         let host = host_of(url);
         if !self.is_known(&host, adds)? {
+            let room = self.known_hosts + (adds.new_hosts.len() as u64) < self.max_hosts;
+            if limit_hosts && !room {
+                return Ok(Pushed::HostLimit);
+            }
             batch.insert(key(KNOWN, host.as_bytes()), []);
             adds.new_hosts.insert(host.clone());
         }
         adds.urls.insert(url.as_str().to_string());
+        if !self.was_seen(url) {
+            adds.seen.push(seen_fp(url));
+        }
         adds.enqueue(host, depth, self.seq, url.as_str());
         self.seq += 1;
         Ok(Pushed::Queued)
