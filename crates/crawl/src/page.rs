@@ -337,23 +337,18 @@ impl Pipeline {
 
     /// The record of a URL not fetched because a proven URL rule maps it
     /// to a page written: a duplicate of that page, of kind `predicted`.
-    pub fn predicted(
-        &self,
-        url: &Url,
-        prediction: &crate::run::Prediction,
-        stats: &mut Stats,
-    ) -> Outcome {
+    pub fn predicted(&self, url: &Url, target: &str, rule: &str, stats: &mut Stats) -> Outcome {
         stats.predicted_duplicates += 1;
         Outcome::Duplicate(DuplicateRecord {
             url: url.to_string(),
-            duplicate_of: prediction.target.clone(),
+            duplicate_of: target.to_string(),
             kind: "predicted".into(),
             // Not measured: the page was not fetched.
             distance: 0,
             similarity: 0.0,
             check: "url-rule".into(),
             crawl: None,
-            rule: Some(prediction.shown.clone()),
+            rule: Some(rule.to_string()),
         })
     }
 

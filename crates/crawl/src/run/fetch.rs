@@ -36,7 +36,12 @@ pub(super) async fn fetch_claimed<P: PageStore>(
         if let Some(prediction) = store.predict(&done.claimed.url).await {
             let url = &done.claimed.url;
             tracing::debug!(%url, target = prediction.target, rule = prediction.shown, "not fetched: predicted duplicate");
-            let record = stages.pages.predicted(url, &prediction, &mut done.stats);
+            let record = (stages.pages).predicted(
+                url,
+                &prediction.target,
+                &prediction.shown,
+                &mut done.stats,
+            );
             done.outcomes.push(record);
             done.predicted = Some(prediction);
             return done;
