@@ -14,6 +14,10 @@
 //!   the `names` module).
 //!   Candidates come from MinHash LSH over the sketch ([`Sketch::band_keys`]),
 //!   the title and the name's rarest words.
+//! - [`dust`]: URL rewrite rules learned from the duplicates the gate
+//!   confirms (`/std/…` ↔ `/core/…`, `story?id=N` ↔ `story_N.html`, a
+//!   session id dropped), proven on pairs and checked as they are used,
+//!   which predict the duplicates a crawler need not fetch.
 //! - [`BandIndex`]: every simhash fingerprint within Hamming distance k, in
 //!   pigeonhole band tables ([`Layout`]) persisted in sled. Exact (no false
 //!   negatives within k), and fast for small k; not what the gate uses

@@ -43,7 +43,7 @@ pub enum Change {
         values: Vec<String>,
     },
     /// Segments `a` for segments `b` (a query segment starts with `?`; a
-    /// segment may hold one [`NUMBER`]), where the pair's common head
+    /// segment may hold one `{n}`, a number), where the pair's common head
     /// ended (`at_start`: at the path's start) and its common tail began
     /// (`at_end`: at the end).
     Swap {
