@@ -9,6 +9,7 @@
 //!     NEARCRAWL_BIN=target/release/nearcrawl \
 //!         cargo run --release -p nearcrawl-tests --example dust_site -- [SCALE] [ROUNDS]
 //!
+//! `KEEP=1` keeps the crawls' output folders (`$TMPDIR/nearcrawl-dust-bench-*`).
 //! Scale 1 is 150 stories, 60 threads of three pages and 40 categories of
 //! five products, with their other URLs (3,222 URLs, 1,021 pages).
 
@@ -53,7 +54,9 @@ fn main() {
                 f.predicted,
                 f.false_predictions.len(),
             );
-            let _ = std::fs::remove_dir_all(&dir);
+            if std::env::var_os("KEEP").is_none() {
+                let _ = std::fs::remove_dir_all(&dir);
+            }
         }
     }
 }

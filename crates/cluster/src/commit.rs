@@ -207,10 +207,11 @@ impl RedisStore {
             "URL rules retired: the URLs they skipped here are queued again"
         );
         let links: Vec<(String, String, u32)> = (again.iter())
-            .filter_map(|(url, depth)| Url::parse(url).ok().map(|u| as_link(&u, *depth)))
+            .filter_map(|r| Url::parse(&r.url).ok().map(|u| as_link(&u, r.depth)))
             .collect();
         let (touched, added) = self.queue(&links, true).await?;
         self.stats.predictions_requeued += added.queued as u64;
+        self.pages.gate.lock().await.forget_requeued(&again)?;
         Ok(touched)
     }
 

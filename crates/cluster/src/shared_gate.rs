@@ -654,10 +654,12 @@ impl SharedGate {
     }
 
     /// The URLs this worker skipped by rules retired since the last call
-    /// (`all`: by every retired rule, at a start), to be queued again with
-    /// their depths; a URL another proven rule still skips moves to it.
-    /// Their records go with the next [`flush`](SharedGate::flush).
-    pub fn take_requeued(&mut self, all: bool) -> Result<Vec<(String, u32)>, ClusterError> {
+    /// (`all`: by every retired rule, at a start), to be queued again; a
+    /// URL another proven rule still skips moves to it. Their records stay
+    /// until [`forget_requeued`](SharedGate::forget_requeued), once they
+    /// are queued: a crash in between queues them again at the next start
+    /// (once, the frontier's second seen hash says).
+    pub fn take_requeued(&mut self, all: bool) -> Result<Vec<Requeued>, ClusterError> {
         let mut again = Vec::new();
         let rules = self.dust.clone();
         let mut rules = rules.write().unwrap();
@@ -665,7 +667,6 @@ impl SharedGate {
             let prefix = skipped_key(rule, "");
             for kv in self.skipped.scan_prefix(&prefix) {
                 let (k, v) = kv.map_err(gate_error)?;
-                self.skipped.remove(&k).map_err(gate_error)?;
                 let url = String::from_utf8_lossy(&k[prefix.len()..]).into_owned();
                 let depth = v
                     .get(..4)
@@ -675,12 +676,25 @@ impl SharedGate {
                         self.skipped
                             .insert(skipped_key(still, &url), &v)
                             .map_err(gate_error)?;
+                        self.skipped.remove(&k).map_err(gate_error)?;
                     }
-                    None => again.push((url, depth)),
+                    None => again.push(Requeued {
+                        key: k.to_vec(),
+                        url,
+                        depth,
+                    }),
                 }
             }
         }
         Ok(again)
+    }
+
+    /// Forgets the records of URLs queued again.
+    pub fn forget_requeued(&mut self, queued: &[Requeued]) -> Result<(), ClusterError> {
+        for r in queued {
+            self.skipped.remove(&r.key).map_err(gate_error)?;
+        }
+        Ok(())
     }
 
     fn remember(&mut self, request: u64, place: LogId, decision: Decision) {
@@ -711,6 +725,15 @@ fn gate_error(e: sled::Error) -> ClusterError {
 }
 
 /// A place as a key that sorts as places do.
+/// A URL a retired rule skipped here, to be queued again.
+#[derive(Debug)]
+pub struct Requeued {
+    /// Its record.
+    key: Vec<u8>,
+    pub url: String,
+    pub depth: u32,
+}
+
 fn skipped_key(rule: usize, url: &str) -> Vec<u8> {
     let mut k = (rule as u64).to_be_bytes().to_vec();
     k.extend_from_slice(url.as_bytes());
