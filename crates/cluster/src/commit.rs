@@ -15,7 +15,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use nearcrawl_crawl::run::Done;
+use nearcrawl_crawl::run::{Done, Prediction};
 use nearcrawl_crawl::sink::{Outcome, Sink};
 use nearcrawl_crawl::stats::Stats;
 use nearcrawl_crawl::traps::{Trap, trap_record};
@@ -182,9 +182,13 @@ impl RedisStore {
     /// Records the URLs of the group a URL rule skipped, in the replica
     /// (see [`SharedGate::note_skipped`]).
     async fn note_skipped(&mut self, group: &[Finished]) -> Result<(), ClusterError> {
-        let skipped = group
-            .iter()
-            .filter_map(|f| Some((f, f.predicted.as_ref()?)));
+        let skipped: Vec<(&Finished, &Prediction)> = (group.iter())
+            .filter_map(|f| Some((f, f.predicted.as_ref()?)))
+            .collect();
+        if skipped.is_empty() {
+            // The gate's lock is held across judges' round trips.
+            return Ok(());
+        }
         let mut gate = self.pages.gate.lock().await;
         for (f, p) in skipped {
             gate.note_skipped(p.rule, f.claimed.url.as_str(), f.claimed.depth)?;
@@ -198,6 +202,10 @@ impl RedisStore {
         &mut self,
         all: bool,
     ) -> Result<HashSet<u32>, ClusterError> {
+        // Asked every group: the gate's lock only when a rule retired.
+        if !all && !self.pages.rules.read().unwrap().has_retired() {
+            return Ok(HashSet::new());
+        }
         let again = self.pages.gate.lock().await.take_requeued(all)?;
         if again.is_empty() {
             return Ok(HashSet::new());

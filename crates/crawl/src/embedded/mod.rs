@@ -223,17 +223,19 @@ impl EmbeddedStore {
                 if host_error {
                     core.state.host_stats(&host).errors += 1;
                 }
+                let new_doc = doc.is_some();
                 if let Some((doc, judgement)) = doc {
                     core.pending_docs.remove(&doc);
                     core.state.put_doc(doc, claimed.url.as_str(), &judgement);
-                    core.dust.write().unwrap().observe_new(claimed.url.as_str());
                 }
-                url_rules::observe(&mut core.dust.write().unwrap(), &outcomes);
-                if let Some(p) = &predicted {
-                    core.dust.write().unwrap().note_skipped(p.rule);
-                    core.state
-                        .put_skipped(&mut c.writes, p.rule, &claimed.url, claimed.depth);
-                }
+                let page = url_rules::Committed {
+                    url: &claimed.url,
+                    depth: claimed.depth,
+                    new_doc,
+                    outcomes: &outcomes,
+                    predicted: predicted.as_ref(),
+                };
+                url_rules::commit(core, &mut c.writes, page);
                 // Redirect targets count as seen.
                 let canon = self.stages.pages.canon();
                 if let Some(f) = final_url.and_then(|f| canon.canonicalize(&f)) {

@@ -13,6 +13,7 @@ use super::frontier::{Additions, Pushed};
 use super::outbox::Block;
 use super::state::State;
 use super::store::{StoreError, Writes};
+use crate::run::Prediction;
 use crate::sink::Outcome;
 
 /// The rules the last checkpoint saved, with the pages written since the
@@ -25,6 +26,34 @@ pub(super) fn open(state: &State) -> Result<DustRules, StoreError> {
     };
     state.each_doc_url(|url| rules.add_written(url))?;
     Ok(rules)
+}
+
+/// A URL committed, as the rules see it.
+pub(super) struct Committed<'a> {
+    pub url: &'a Url,
+    pub depth: u32,
+    /// Its page is a new document (written).
+    pub new_doc: bool,
+    pub outcomes: &'a [Outcome],
+    /// Not fetched: a rule's duplicate.
+    pub predicted: Option<&'a Prediction>,
+}
+
+/// Tells the rules what a committed URL was, under one lock: a page
+/// written, a duplicate's pair, or a URL a rule skipped (recorded in
+/// `batch`, to be queued again if the rule retires).
+pub(super) fn commit(core: &mut Core, batch: &mut Writes, page: Committed<'_>) {
+    let shared = core.dust.clone();
+    let mut rules = shared.write().unwrap();
+    let url = page.url;
+    if page.new_doc {
+        rules.observe_new(url.as_str());
+    }
+    observe(&mut rules, page.outcomes);
+    if let Some(p) = page.predicted {
+        rules.note_skipped(p.rule);
+        core.state.put_skipped(batch, p.rule, url, page.depth);
+    }
 }
 
 /// What a committed URL's outcomes tell the rules: a duplicate's pair. Its

@@ -287,6 +287,12 @@ impl DustRules {
             .collect()
     }
 
+    /// Whether a rule retired since [`retired`](DustRules::retired) was
+    /// last asked.
+    pub fn has_retired(&self) -> bool {
+        !self.retired.is_empty()
+    }
+
     /// The proven rule that skips `url` still (a URL a retired rule
     /// skipped stays skipped by it, and is queued again if that one
     /// retires too), if any.

@@ -511,15 +511,16 @@ impl Frontier {
         self.queue_url(batch, adds, url, depth, false)
     }
 
-    /// Queues `url` unless `adds` holds it; a new host counts against
-    /// `max_hosts` when `limit_hosts`.
+    /// Queues `url` unless `adds` holds it. `first`: it was never queued
+    /// before, so it becomes seen and a new host counts against
+    /// `max_hosts`.
     fn queue_url(
         &mut self,
         batch: &mut Writes,
         adds: &mut Additions,
         url: &Url,
         depth: u32,
-        limit_hosts: bool,
+        first: bool,
     ) -> Result<Pushed, StoreError> {
         if adds.urls.contains(url.as_str()) {
             return Ok(Pushed::Seen);
@@ -527,14 +528,14 @@ impl Frontier {
         let host = host_of(url);
         if !self.is_known(&host, adds)? {
             let room = self.known_hosts + (adds.new_hosts.len() as u64) < self.max_hosts;
-            if limit_hosts && !room {
+            if first && !room {
                 return Ok(Pushed::HostLimit);
             }
             batch.insert(key(KNOWN, host.as_bytes()), []);
             adds.new_hosts.insert(host.clone());
         }
         adds.urls.insert(url.as_str().to_string());
-        if !self.was_seen(url) {
+        if first {
             adds.seen.push(seen_fp(url));
         }
         adds.enqueue(host, depth, self.seq, url.as_str());
