@@ -163,6 +163,7 @@ mod prestrip;
 mod render;
 mod repair;
 mod stream;
+mod tokenize;
 
 use scraper::{Html, Node};
 use url::Url;
@@ -588,7 +589,6 @@ fn parse(html: &str) -> Html {
 /// written is never touched). Capped, as text can hold `<` that make no
 /// node: a larger tree still grows as it needs.
 fn parse_stripped(stripped: &str) -> Html {
-    use html5ever::tendril::TendrilSink;
     let markup = prestrip::cap_nesting(stripped);
     let tags = memchr::memchr_iter(b'<', markup.as_bytes())
         .take(PRESIZED_NODES)
@@ -596,8 +596,7 @@ fn parse_stripped(stripped: &str) -> Html {
     let nodes = (tags + tags / 2).min(PRESIZED_NODES);
     let mut empty = Html::new_document();
     empty.tree = ego_tree::Tree::with_capacity(Node::Document, nodes + 1);
-    let sink = scraper::HtmlTreeSink::new(empty);
-    html5ever::driver::parse_document(sink, Default::default()).one(&*markup)
+    tokenize::parse_document(&markup, empty)
 }
 
 /// Characters that are not white space (Unicode's White_Space, as
