@@ -12,11 +12,8 @@
 
 use std::cell::RefCell;
 
-use html5ever::tendril::StrTendril;
 use html5ever::tokenizer::states::RawKind;
-use html5ever::tokenizer::{
-    BufferQueue, Tag, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts,
-};
+use html5ever::tokenizer::{Tag, TagKind, Token, TokenSink, TokenSinkResult};
 use url::Url;
 
 use crate::classify::{is_block, is_junk_by_markup};
@@ -45,22 +42,8 @@ pub(crate) struct Streamed {
 /// against `<base href>` (else `page`).
 pub(crate) fn extract(html: &str, page: Option<&Url>) -> Streamed {
     let sink = Sink::default();
-    let tokenizer = Tokenizer::new(sink, TokenizerOpts::default());
-    let queue = BufferQueue::default();
-    // Fed in pieces: the tokenizer copies what it is given.
-    let mut rest = html;
-    while !rest.is_empty() {
-        let mut cut = rest.len().min(64 << 10);
-        while !rest.is_char_boundary(cut) {
-            cut += 1;
-        }
-        queue.push_back(StrTendril::from_slice(&rest[..cut]));
-        rest = &rest[cut..];
-        // Never stops early: this sink never asks to run a script.
-        let _ = tokenizer.feed(&queue);
-    }
-    tokenizer.end();
-    tokenizer.sink.0.into_inner().finish(page)
+    crate::tokenize::tokenize(html, &sink);
+    sink.0.into_inner().finish(page)
 }
 
 #[derive(Default)]
