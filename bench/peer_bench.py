@@ -25,7 +25,8 @@ settings: 64 requests in flight, no delay, robots.txt off for spider (the
 sites have none). Figures per run, read from the kernel (wait4 rusage):
 wall seconds, pages, pages/s, CPU seconds (user+sys), CPU% (CPU seconds
 over wall seconds: 200% is both cores), CPU ms per page, peak RSS; for
-nearcrawl also the state directory's bytes per fetched page, and for the
+nearcrawl also the state directory's bytes per fetched page and its CPU
+ms a page by stage (stats.json this_run.cpu_secs), and for the
 transform peer the pages whose Markdown kept under 200 bytes.
 
 Needs, built once:
@@ -207,8 +208,10 @@ def run_one(who, r, tmp, seed, binary):
         wall, cpu, rss, _ = run_measured(
             [binary, "crawl", "--config", os.path.join(tmp, "crawl.toml"),
              "--seeds", os.path.join(tmp, "seeds.txt"), "--out", out])
-        pages = json.load(open(os.path.join(out, "stats.json")))["fetched"]
+        stats = json.load(open(os.path.join(out, "stats.json")))
+        pages = stats["fetched"]
         state = f"{du(os.path.join(out, 'state')) / max(pages, 1):12.0f}"
+        stages = stats.get("this_run", {}).get("cpu_secs", {})
     else:
         mode = ["transform"] if who == "transform" else []
         wall, cpu, rss, text = run_measured([binary, seed, out, "64"] + mode, tries=3)
@@ -219,6 +222,11 @@ def run_one(who, r, tmp, seed, binary):
             short = f"{said.get('short', '-'):>5}"
     print(f"{who:10} {r + 1:5} {pages:7} {wall:8.2f} {pages / wall:8.0f} {cpu:7.2f} {100 * cpu / wall:4.0f}%"
           f" {1000 * cpu / max(pages, 1):12.2f} {rss:13.0f} {state:>13} {short}", flush=True)
+    if who in ("nearcrawl", "base") and stages:
+        # Where its CPU went, ms a page by stage (stats.json this_run.cpu_secs).
+        by_stage = ", ".join(f"{k} {1000 * v / max(pages, 1):.3f}" for k, v in stages.items()
+                             if isinstance(v, (int, float)))
+        print(f"{'':10} ms/page by stage: {by_stage}", flush=True)
     shutil.rmtree(out, ignore_errors=True)
 
 if __name__ == "__main__":
