@@ -585,6 +585,28 @@ mod tests {
     }
 
     #[test]
+    fn a_rule_between_two_numbered_pages_is_tried_on_those_only() {
+        let mut rules = DustRules::default();
+        // Neighbouring pages found alike: a rule each, none of them a
+        // site's rule.
+        for n in 0..200 {
+            rules.observe_new(&format!("http://h/p/{}", 2 * n));
+            rules.observe_duplicate(
+                &format!("http://h/p/{}", 2 * n + 1),
+                &format!("http://h/p/{}", 2 * n),
+            );
+        }
+        assert_eq!(rules.rules().len(), 200);
+        let tried =
+            |rules: &DustRules, url: &str| rules.candidates(&Url::parse(url).unwrap()).len();
+        assert_eq!(tried(&rules, "http://h/p/100001"), 0);
+        assert_eq!(tried(&rules, "http://h/p/33"), 1);
+        // A number pattern is still found by its letters.
+        stories(&mut rules, 0..3);
+        assert!(tried(&rules, "http://h/story?id=77") >= 1);
+    }
+
+    #[test]
     fn rules_survive_a_round_trip() {
         let mut rules = DustRules::default();
         stories(&mut rules, 0..20);

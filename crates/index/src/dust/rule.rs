@@ -96,12 +96,18 @@ fn url_kind(url: &Url) -> &str {
     kind_of(url.path().rsplit('/').next().unwrap_or(""))
 }
 
-/// The key a segment (or a query segment: `?` and its first name) is
-/// found by in the table (see [`Rule::keys`]).
+/// The key a rule's segment is found by in the table (see
+/// [`Rule::keys`]): a segment as it is; one that holds a number pattern by
+/// the letters it starts with (`story_{n}.html`: `story`); a query segment
+/// by `?` and its first name. Keyed by its letters only, a plain segment
+/// made every rule between two numbered pages (`/p/33` and `/p/34`, a
+/// coincidence of one site) a candidate for every numbered URL: on a site
+/// of 20,000 numbered pages, 4,000 such rules were tried on each page.
 pub fn segment_key(segment: &str) -> String {
     match segment.strip_prefix('?') {
         Some(query) => format!("?{}", query.split(['=', '&']).next().unwrap_or("")),
-        None => kind_of(segment).to_string(),
+        None if segment.contains(NUMBER) => kind_of(segment).to_string(),
+        None => format!("={segment}"),
     }
 }
 
@@ -305,7 +311,13 @@ impl Rule {
 
 /// The keys of `url` that rules are found by (see [`Rule::keys`]).
 pub fn url_keys(url: &Url) -> Vec<String> {
-    let mut keys: Vec<String> = url.path().split('/').skip(1).map(segment_key).collect();
+    // Each segment as it is, and its letters (a pattern's key).
+    let mut keys: Vec<String> = url
+        .path()
+        .split('/')
+        .skip(1)
+        .flat_map(|s| [format!("={s}"), kind_of(s).to_string()])
+        .collect();
     if let Some(q) = url.query() {
         keys.push(segment_key(&format!("?{q}")));
         keys.extend(url.query_pairs().map(|(n, _)| format!("param:{n}")));
