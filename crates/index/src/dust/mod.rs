@@ -585,25 +585,42 @@ mod tests {
     }
 
     #[test]
-    fn a_rule_between_two_numbered_pages_is_tried_on_those_only() {
+    fn a_rule_between_two_numbered_directories_is_tried_on_their_urls_only() {
         let mut rules = DustRules::default();
-        // Neighbouring pages found alike: a rule each, none of them a
-        // site's rule.
+        // Neighbouring trees found alike: a rule each, for their kind of
+        // page (`x`) and for any.
         for n in 0..200 {
-            rules.observe_new(&format!("http://h/p/{}", 2 * n));
+            rules.observe_new(&format!("http://h/d/{}/x", 2 * n));
             rules.observe_duplicate(
-                &format!("http://h/p/{}", 2 * n + 1),
-                &format!("http://h/p/{}", 2 * n),
+                &format!("http://h/d/{}/x", 2 * n + 1),
+                &format!("http://h/d/{}/x", 2 * n),
             );
         }
-        assert_eq!(rules.rules().len(), 200);
+        assert_eq!(rules.rules().len(), 400);
         let tried =
             |rules: &DustRules, url: &str| rules.candidates(&Url::parse(url).unwrap()).len();
-        assert_eq!(tried(&rules, "http://h/p/100001"), 0);
-        assert_eq!(tried(&rules, "http://h/p/33"), 1);
+        assert_eq!(tried(&rules, "http://h/d/100001/x"), 0);
+        assert_eq!(tried(&rules, "http://h/d/33/y"), 2);
         // A number pattern is still found by its letters.
         stories(&mut rules, 0..3);
         assert!(tried(&rules, "http://h/story?id=77") >= 1);
+    }
+
+    #[test]
+    fn pages_of_a_numbered_series_found_alike_make_no_rule() {
+        let mut rules = DustRules::default();
+        for (dup, original) in [
+            ("http://h/p/33", "http://h/p/34"),
+            ("http://h/a/story_7.html", "http://h/a/story_8.html"),
+            ("http://h/a/7.html?x=1", "http://h/a/8.html?x=1"),
+        ] {
+            rules.observe_new(original);
+            rules.observe_duplicate(dup, original);
+        }
+        assert!(rules.rules().is_empty());
+        // Another file name is a rule.
+        rules.observe_duplicate("http://h/a/print_7.html", "http://h/a/story_7.html");
+        assert!(!rules.rules().is_empty());
     }
 
     #[test]

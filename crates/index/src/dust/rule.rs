@@ -148,7 +148,31 @@ fn change_between(u: &Url, o: &Url) -> Option<(Change, String)> {
     if u.path() == o.path() {
         return dropped_params(u, o).map(|change| (change, kind));
     }
+    if numbered_alike(u, o) {
+        return None;
+    }
     swap(&Parts::of(u), &Parts::of(o))
+}
+
+/// Whether two URLs are two items of a numbered series: their file names
+/// differ only in their numbers (`/p/33` and `/p/34`, `story_7.html` and
+/// `story_8.html`), all else the same. Two such pages found alike are a
+/// fact about those two pages, not a rule of the site (it would map the
+/// one URL it came from, and a site of numbered pages gave thousands of
+/// them); a directory that differs by a number (`/v1/…`, `/v2/…`) may be
+/// a version of a whole tree, and is left to learn.
+fn numbered_alike(u: &Url, o: &Url) -> bool {
+    let split = |url: &Url| {
+        let path = url.path();
+        let cut = path.rfind('/').map_or(0, |i| i + 1);
+        (path[..cut].to_string(), path[cut..].to_string())
+    };
+    let ((dir_u, file_u), (dir_o, file_o)) = (split(u), split(o));
+    let letters = |s: &str| s.replace(|c: char| c.is_ascii_digit(), "");
+    dir_u == dir_o
+        && u.query() == o.query()
+        && file_u != file_o
+        && letters(&file_u) == letters(&file_o)
 }
 
 /// The parameters one of two URLs of one path has beyond the other's, which
