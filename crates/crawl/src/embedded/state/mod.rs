@@ -52,8 +52,9 @@ const ROBOTS: u8 = b'r';
 const READ_TARGET: u8 = b'w';
 /// URLs a URL rule skipped, by rule: queued again if it retires.
 const SKIPPED: u8 = b'n';
-/// The URL rules as the last checkpoint saved them, in pieces by number.
-const URL_RULES: u8 = b'u';
+/// The URL rules as the last checkpoint saved them, in pieces by number
+/// (not `u`: the frontier's seen file and its older form are under it).
+const URL_RULES: u8 = b'z';
 
 /// Bytes of URL rules a piece holds at most (whole lines; a longer line is
 /// a piece of its own). Saved as one value, the table (half a megabyte
