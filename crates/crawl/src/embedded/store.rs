@@ -47,6 +47,71 @@ impl From<sled::Error> for StoreError {
     }
 }
 
+/// The tags of the store's keys, every kind of record in one list, so a
+/// new kind takes a byte no other has (the URL rules once took `u`, an
+/// older seen set's, and a resumed crawl's upgrade read them as that).
+pub(crate) mod tag {
+    // The state's.
+    pub(crate) const HOST: u8 = b'h';
+    pub(crate) const DOMAIN: u8 = b'g';
+    /// Sections of sites (`host/first-segment/`; a bare host from earlier
+    /// versions: all of it) cut off as duplicate traps.
+    pub(crate) const TRAP: u8 = b't';
+    /// Per-host figures for `stats.json`.
+    pub(crate) const HOST_STATS: u8 = b'p';
+    pub(crate) const META: u8 = b'm';
+    pub(crate) const SITEMAPS_READ: u8 = b'x';
+    pub(crate) const ROBOTS: u8 = b'r';
+    /// Canonical URLs whose pages were read through redirects from other
+    /// URLs.
+    pub(crate) const READ_TARGET: u8 = b'w';
+    /// URLs a URL rule skipped, by rule: queued again if it retires.
+    pub(crate) const SKIPPED: u8 = b'n';
+    /// The URL rules as the last checkpoint saved them, in pieces by number.
+    pub(crate) const URL_RULES: u8 = b'z';
+    /// Documents' URLs (and once their judgements) as earlier versions kept
+    /// them (now in `DocUrls` and the outbox).
+    pub(crate) const DOC: u8 = b'd';
+    /// Outbox entries as earlier versions kept them: a key per group, zstd
+    /// inside.
+    pub(crate) const OLD_OUTBOX: u8 = b'o';
+    // The frontier's.
+    /// Hosts ever admitted (for `max_hosts`).
+    pub(crate) const KNOWN: u8 = b'k';
+    /// The recorded lengths of the frontier's files.
+    pub(crate) const FILES: u8 = b'f';
+    /// The queue and in-flight set as earlier versions kept them: store
+    /// keys (host 0x00 depth seq → URL).
+    pub(crate) const OLD_QUEUE: u8 = b'q';
+    pub(crate) const OLD_IN_FLIGHT: u8 = b'i';
+    /// The seen set as earlier versions kept it: fingerprints, then before
+    /// that whole URLs, as store keys.
+    pub(crate) const OLD_SEEN: u8 = b'u';
+    pub(crate) const OLD_SEEN_URLS: u8 = b's';
+
+    #[cfg(test)]
+    pub(crate) const ALL: [u8; 18] = [
+        HOST,
+        DOMAIN,
+        TRAP,
+        HOST_STATS,
+        META,
+        SITEMAPS_READ,
+        ROBOTS,
+        READ_TARGET,
+        SKIPPED,
+        URL_RULES,
+        DOC,
+        OLD_OUTBOX,
+        KNOWN,
+        FILES,
+        OLD_QUEUE,
+        OLD_IN_FLIGHT,
+        OLD_SEEN,
+        OLD_SEEN_URLS,
+    ];
+}
+
 /// `tag` then `rest`: records are kept under keys tagged by their kind.
 pub(crate) fn key(tag: u8, rest: &[u8]) -> Vec<u8> {
     let mut k = Vec::with_capacity(rest.len() + 1);
@@ -214,6 +279,18 @@ impl Store for SledStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_kind_of_record_has_a_tag_of_its_own() {
+        let mut tags = tag::ALL.to_vec();
+        tags.sort_unstable();
+        tags.dedup();
+        assert_eq!(
+            tags.len(),
+            tag::ALL.len(),
+            "two kinds of record share a tag"
+        );
+    }
 
     #[test]
     fn prefix_scans_stop_at_the_prefix_and_batches_apply_in_order() {

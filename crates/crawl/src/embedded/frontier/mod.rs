@@ -46,10 +46,7 @@ use records::{Record, copy_queued, encode_done, encode_queued, read_queued, scan
 pub use seen::SeenSet;
 use seen::seen_fp;
 
-/// Hosts ever admitted (for `max_hosts`).
-const KNOWN: u8 = b'k';
-/// The recorded lengths of the frontier's files.
-const FILES: u8 = b'f';
+use crate::embedded::store::tag::{FILES, KNOWN};
 
 /// The files' tags in the outbox's tails.
 const QUEUE_FILE: u8 = b'q';
@@ -890,8 +887,8 @@ impl Frontier {
 
 #[cfg(test)]
 mod tests {
-    use super::upgrade::{OLD_IN_FLIGHT, OLD_QUEUE, OLD_SEEN, OLD_SEEN_URLS};
     use super::*;
+    use crate::embedded::store::tag::{OLD_IN_FLIGHT, OLD_QUEUE, OLD_SEEN, OLD_SEEN_URLS};
 
     fn u(s: &str) -> Url {
         Url::parse(s).unwrap()

@@ -7,14 +7,7 @@ use super::seen::seen_fp;
 use super::{Additions, Frontier, be_u64, host_of, io_error};
 use crate::embedded::store::{StoreError, Writes};
 
-/// The queue and in-flight set as earlier versions kept them: store keys
-/// (host 0x00 depth seq → URL).
-pub(super) const OLD_QUEUE: u8 = b'q';
-pub(super) const OLD_IN_FLIGHT: u8 = b'i';
-/// The seen set as earlier versions kept it: fingerprints, then before
-/// that whole URLs, as store keys.
-pub(super) const OLD_SEEN: u8 = b'u';
-pub(super) const OLD_SEEN_URLS: u8 = b's';
+use crate::embedded::store::tag::{OLD_IN_FLIGHT, OLD_QUEUE, OLD_SEEN, OLD_SEEN_URLS};
 
 impl Frontier {
     /// Moves a queue and seen set kept as store keys (earlier versions) to

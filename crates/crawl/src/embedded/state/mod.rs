@@ -38,23 +38,9 @@ use crate::scope::{page_budget_spent, registrable_domain};
 use crate::sink::{Outcome, Position};
 use crate::stats::{HostFigures, Stats, TrappedHost};
 
-const HOST: u8 = b'h';
-const DOMAIN: u8 = b'g';
-/// Sections of sites (`host/first-segment/`; a bare host from earlier
-/// versions: all of it) cut off as duplicate traps.
-const TRAP: u8 = b't';
-/// Per-host figures for `stats.json`.
-const HOST_STATS: u8 = b'p';
-const META: u8 = b'm';
-const SITEMAPS_READ: u8 = b'x';
-const ROBOTS: u8 = b'r';
-/// Canonical URLs whose pages were read through redirects from other URLs.
-const READ_TARGET: u8 = b'w';
-/// URLs a URL rule skipped, by rule: queued again if it retires.
-const SKIPPED: u8 = b'n';
-/// The URL rules as the last checkpoint saved them, in pieces by number
-/// (not `u`: the frontier's seen file and its older form are under it).
-const URL_RULES: u8 = b'z';
+use crate::embedded::store::tag::{
+    DOMAIN, HOST, HOST_STATS, META, READ_TARGET, ROBOTS, SITEMAPS_READ, SKIPPED, TRAP, URL_RULES,
+};
 
 /// Bytes of URL rules a piece holds at most (whole lines; a longer line is
 /// a piece of its own). Saved as one value, the table (half a megabyte
@@ -647,8 +633,8 @@ impl nearcrawl_fetch::RobotsStore for RobotsCache {
 
 #[cfg(test)]
 mod tests {
-    use super::upgrade::{DOC, OLD_OUTBOX};
     use super::*;
+    use crate::embedded::store::tag::{DOC, OLD_OUTBOX};
 
     /// A store in a temporary database, and an empty directory for the
     /// state's files (`name` keeps tests apart).

@@ -10,12 +10,8 @@ use crate::embedded::outbox::Block;
 use crate::embedded::store::{Store, StoreError, Writes, be_u64, key};
 use crate::sink::Outcome;
 
-/// Documents' URLs (and once their judgements) as earlier versions kept
-/// them (now in `DocUrls` and the outbox).
-pub(super) const DOC: u8 = b'd';
-/// Outbox entries as earlier versions kept them: a key per group, zstd
-/// inside.
-pub(super) const OLD_OUTBOX: u8 = b'o';
+use crate::embedded::store::tag::DOC;
+use crate::embedded::store::tag::OLD_OUTBOX;
 
 /// The outbox entries of an earlier version, in order, as blocks.
 pub(super) fn old_outbox(store: &dyn Store) -> Result<Vec<Block>, StoreError> {
