@@ -483,8 +483,7 @@ impl<'a, S: TokenSink> Tokenizer<'a, S> {
         ];
         match ends.into_iter().flatten().min() {
             Some((e, len)) => {
-                let body = self.src[at..at + e].to_owned();
-                self.emit_comment(&body);
+                self.emit_comment(&self.src[at..at + e]);
                 self.pos = at + e + len;
             }
             None => {
@@ -497,8 +496,7 @@ impl<'a, S: TokenSink> Tokenizer<'a, S> {
                         break;
                     }
                 }
-                let body = body.to_owned();
-                self.emit_comment(&body);
+                self.emit_comment(body);
                 self.pos = self.src.len();
             }
         }
@@ -510,8 +508,7 @@ impl<'a, S: TokenSink> Tokenizer<'a, S> {
             Some(e) => (at + e, at + e + 1),
             None => (self.src.len(), self.src.len()),
         };
-        let body = self.src[at..end].to_owned();
-        self.emit_comment(&body);
+        self.emit_comment(&self.src[at..end]);
         self.pos = next;
     }
 

@@ -162,17 +162,19 @@ fn change_between(u: &Url, o: &Url) -> Option<(Change, String)> {
 /// them); a directory that differs by a number (`/v1/…`, `/v2/…`) may be
 /// a version of a whole tree, and is left to learn.
 fn numbered_alike(u: &Url, o: &Url) -> bool {
-    let split = |url: &Url| {
-        let path = url.path();
-        let cut = path.rfind('/').map_or(0, |i| i + 1);
-        (path[..cut].to_string(), path[cut..].to_string())
+    fn split(path: &str) -> (&str, &str) {
+        path.split_at(path.rfind('/').map_or(0, |i| i + 1))
+    }
+    let ((dir_u, file_u), (dir_o, file_o)) = (split(u.path()), split(o.path()));
+    let letters = |s: &str| {
+        s.bytes()
+            .filter(|b| !b.is_ascii_digit())
+            .collect::<Vec<u8>>()
     };
-    let ((dir_u, file_u), (dir_o, file_o)) = (split(u), split(o));
-    let letters = |s: &str| s.replace(|c: char| c.is_ascii_digit(), "");
     dir_u == dir_o
         && u.query() == o.query()
         && file_u != file_o
-        && letters(&file_u) == letters(&file_o)
+        && letters(file_u) == letters(file_o)
 }
 
 /// The parameters one of two URLs of one path has beyond the other's, which
