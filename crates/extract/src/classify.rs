@@ -261,29 +261,81 @@ fn class_facts(node: NodeRef<'_, Node>, el: &Element) -> ClassFacts {
 
 /// What the listed words found in one class name or id say.
 fn word_bits(part: &str, el: &Element) -> Bits {
-    let (automaton, bits) = &*WORDS;
-    let mut found = 0;
-    for m in automaton.find_overlapping_iter(part) {
-        // A card's footer ("card-footer", "CustomerCardFooter") is a part
-        // of the card (its quote, its price), not the page's footer.
-        if part[m.start()..m.end()].eq_ignore_ascii_case("footer") && is_card(part) {
-            continue;
-        }
-        found |= bits[m.pattern().as_usize()];
+    let words = PartWords::of(part);
+    if words.ad_token && !is_text_element(el.name()) {
+        words.bits | TOKEN
+    } else {
+        words.bits
     }
-    for token in part.split(|c: char| !c.is_ascii_alphanumeric()) {
-        let is = |list: &[&str]| list.iter().any(|w| token.eq_ignore_ascii_case(w));
-        if is(NEGATIVE_TOKENS) && !(is(AD_TOKENS) && is_text_element(el.name())) {
-            found |= TOKEN;
-        }
-        if is(NEGATIVE_WHOLE_WORDS) {
-            found |= WEAK_TOKEN;
-        }
-        if token.eq_ignore_ascii_case("reviews") {
-            found |= REVIEWS;
-        }
+}
+
+/// What a class name or id says whatever its element: the words found,
+/// and whether an advertising token is among them (boilerplate but on a
+/// text element).
+#[derive(Clone, Copy)]
+struct PartWords {
+    bits: Bits,
+    ad_token: bool,
+}
+
+/// Parts read at most, per thread, before the memo starts over.
+const PARTS_REMEMBERED: usize = 16_384;
+
+thread_local! {
+    /// A site's templates repeat a few hundred class names on every page
+    /// ("col-first even-row-color" on javadoc's every table row): each is
+    /// read once, where reading it each time was a twentieth of
+    /// extraction.
+    static PARTS_READ: std::cell::RefCell<std::collections::HashMap<Box<str>, PartWords, fnv::FnvBuildHasher>> =
+        Default::default();
+}
+
+impl PartWords {
+    fn of(part: &str) -> PartWords {
+        PARTS_READ.with_borrow_mut(|memo| {
+            if let Some(words) = memo.get(part) {
+                return *words;
+            }
+            if memo.len() >= PARTS_REMEMBERED {
+                memo.clear();
+            }
+            let words = PartWords::read(part);
+            memo.insert(part.into(), words);
+            words
+        })
     }
-    found
+
+    fn read(part: &str) -> PartWords {
+        let (automaton, bits) = &*WORDS;
+        let mut words = PartWords {
+            bits: 0,
+            ad_token: false,
+        };
+        for m in automaton.find_overlapping_iter(part) {
+            // A card's footer ("card-footer", "CustomerCardFooter") is a
+            // part of the card (its quote, its price), not the page's
+            // footer.
+            if part[m.start()..m.end()].eq_ignore_ascii_case("footer") && is_card(part) {
+                continue;
+            }
+            words.bits |= bits[m.pattern().as_usize()];
+        }
+        for token in part.split(|c: char| !c.is_ascii_alphanumeric()) {
+            let is = |list: &[&str]| list.iter().any(|w| token.eq_ignore_ascii_case(w));
+            if is(AD_TOKENS) {
+                words.ad_token = true;
+            } else if is(NEGATIVE_TOKENS) {
+                words.bits |= TOKEN;
+            }
+            if is(NEGATIVE_WHOLE_WORDS) {
+                words.bits |= WEAK_TOKEN;
+            }
+            if token.eq_ignore_ascii_case("reviews") {
+                words.bits |= REVIEWS;
+            }
+        }
+        words
+    }
 }
 
 fn is_card(part: &str) -> bool {
