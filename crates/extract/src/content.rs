@@ -177,21 +177,23 @@ fn is_comma(c: char) -> bool {
 
 /// A text's characters that are not white space (as `char::is_whitespace`)
 /// and its commas. Asked of every text node on every pass: ASCII text, most
-/// of it, is counted byte by byte.
+/// of it, is counted in two passes over its bytes that the compiler turns
+/// into vector instructions (a loop testing each byte once for both was
+/// 4% of extraction).
 fn count_text(t: &str) -> (u32, u32) {
-    let (mut chars, mut commas) = (0u32, 0u32);
     if t.is_ascii() {
-        for b in t.bytes() {
-            if !matches!(b, b' ' | b'\t'..=b'\r') {
-                chars += 1;
-                commas += u32::from(matches!(b, b',' | b';'));
-            }
-        }
-    } else {
-        for c in t.chars().filter(|c| !c.is_whitespace()) {
-            chars += 1;
-            commas += u32::from(is_comma(c));
-        }
+        let bytes = t.as_bytes();
+        let spaces = bytes
+            .iter()
+            .filter(|&&b| b == b' ' || (b'\t'..=b'\r').contains(&b))
+            .count();
+        let commas = bytes.iter().filter(|&&b| b == b',' || b == b';').count();
+        return ((bytes.len() - spaces) as u32, commas as u32);
+    }
+    let (mut chars, mut commas) = (0u32, 0u32);
+    for c in t.chars().filter(|c| !c.is_whitespace()) {
+        chars += 1;
+        commas += u32::from(is_comma(c));
     }
     (chars, commas)
 }
@@ -207,8 +209,10 @@ pub(crate) fn analyze<'a>(
     // rest text): grown as it filled, the map was rehashed several times
     // a pass.
     let mut stats: NodeMap<Stats> = NodeMap::for_nodes(root.tree().nodes().len());
-    // Open elements: (id, stats so far, is block).
+    // Open elements: (id, stats so far, is block); and where the open
+    // blocks are in it, the nearest last.
     let mut stack: Vec<(NodeId, Stats, bool)> = Vec::new();
+    let mut blocks: Vec<usize> = Vec::new();
     let mut skip: Option<NodeId> = None;
     let mut in_link = 0u32;
     for edge in root.traverse() {
@@ -226,7 +230,11 @@ pub(crate) fn analyze<'a>(
                         if el.name() == "a" {
                             in_link += 1;
                         }
-                        stack.push((node.id(), Stats::default(), is_block(el.name())));
+                        let block = is_block(el.name());
+                        if block {
+                            blocks.push(stack.len());
+                        }
+                        stack.push((node.id(), Stats::default(), block));
                     }
                     Node::Text(t) => {
                         let (chars, commas) = count_text(t);
@@ -237,9 +245,9 @@ pub(crate) fn analyze<'a>(
                                 top.1.link_text += chars;
                             }
                         }
-                        if let Some(block) = stack.iter_mut().rev().find(|e| e.2) {
-                            block.1.own_text += chars;
-                            block.1.own_commas += commas;
+                        if let Some(&block) = blocks.last() {
+                            stack[block].1.own_text += chars;
+                            stack[block].1.own_commas += commas;
                         }
                     }
                     _ => {}
@@ -256,7 +264,10 @@ pub(crate) fn analyze<'a>(
                     if el.name() == "a" {
                         in_link = in_link.saturating_sub(1);
                     }
-                    if let Some((id, s, _)) = stack.pop() {
+                    if let Some((id, s, block)) = stack.pop() {
+                        if block {
+                            blocks.pop();
+                        }
                         if let Some(parent) = stack.last_mut() {
                             parent.1.text += s.text;
                             parent.1.link_text += s.link_text;

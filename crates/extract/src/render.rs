@@ -380,22 +380,27 @@ pub(crate) fn link_lists_carry(
 /// div of the content on every pass: the heading's text is read only as
 /// far as the title's length.
 fn repeats_title(node: NodeRef<'_, Node>, title: &str) -> bool {
-    let mut heading = String::with_capacity(title.len() + 1);
+    // The heading's words joined by single spaces must be a start of the
+    // title: each word is compared where it would stand in the title, and
+    // the first that does not fit ends the walk.
+    let title = title.as_bytes();
+    let mut len = 0;
     for d in node.descendants().take(64) {
         if let Node::Text(t) = d.value() {
             for word in t.split_whitespace() {
-                if !heading.is_empty() {
-                    heading.push(' ');
-                }
-                heading.push_str(word);
-                if heading.len() > title.len() {
+                let at = if len == 0 { 0 } else { len + 1 };
+                let end = at + word.len();
+                let fits = end <= title.len()
+                    && (len == 0 || title[len] == b' ')
+                    && &title[at..end] == word.as_bytes();
+                if !fits {
                     return false;
                 }
+                len = end;
             }
         }
     }
-    !heading.is_empty()
-        && (heading == title || (heading.len() * 2 >= title.len() && title.starts_with(&heading)))
+    len > 0 && (len == title.len() || len * 2 >= title.len())
 }
 
 /// A block whose whole text is an advertisement label.
@@ -423,8 +428,14 @@ fn is_ad_label(node: NodeRef<'_, Node>) -> bool {
             }
         }
     }
+    // No label is longer than 14 characters, and lowercase has at least
+    // the characters of the text it is made from.
+    let text = text.trim();
+    if text.is_empty() || text.chars().nth(14).is_some() {
+        return false;
+    }
     matches!(
-        text.trim().to_lowercase().as_str(),
+        text.to_lowercase().as_str(),
         "advertisement"
             | "advertisements"
             | "advert"
