@@ -400,7 +400,8 @@ fn repeats_title(node: NodeRef<'_, Node>, title: &str) -> bool {
             }
         }
     }
-    len > 0 && (len == title.len() || len * 2 >= title.len())
+    // The whole title, or at least half of it.
+    len > 0 && len * 2 >= title.len()
 }
 
 /// A block whose whole text is an advertisement label.

@@ -165,16 +165,14 @@ fn numbered_alike(u: &Url, o: &Url) -> bool {
     fn split(path: &str) -> (&str, &str) {
         path.split_at(path.rfind('/').map_or(0, |i| i + 1))
     }
+    fn letters(s: &str) -> impl Iterator<Item = u8> + '_ {
+        s.bytes().filter(|b| !b.is_ascii_digit())
+    }
     let ((dir_u, file_u), (dir_o, file_o)) = (split(u.path()), split(o.path()));
-    let letters = |s: &str| {
-        s.bytes()
-            .filter(|b| !b.is_ascii_digit())
-            .collect::<Vec<u8>>()
-    };
     dir_u == dir_o
         && u.query() == o.query()
         && file_u != file_o
-        && letters(file_u) == letters(file_o)
+        && letters(file_u).eq(letters(file_o))
 }
 
 /// The parameters one of two URLs of one path has beyond the other's, which

@@ -10,8 +10,7 @@ use crate::embedded::outbox::Block;
 use crate::embedded::store::{Store, StoreError, Writes, be_u64, key};
 use crate::sink::Outcome;
 
-use crate::embedded::store::tag::DOC;
-use crate::embedded::store::tag::OLD_OUTBOX;
+use crate::embedded::store::tag::{DOC, OLD_OUTBOX};
 
 /// The outbox entries of an earlier version, in order, as blocks.
 pub(super) fn old_outbox(store: &dyn Store) -> Result<Vec<Block>, StoreError> {
