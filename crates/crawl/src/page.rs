@@ -574,6 +574,7 @@ impl Pipeline {
             text: &page.text,
             title: name.as_deref(),
             host,
+            url: Some(url.as_str()),
         });
         self.fingerprinters.lock().unwrap().push(fp);
         prepared

@@ -69,6 +69,9 @@ pub struct Doc<'a> {
     /// The host (or registrable domain, or any group of pages that share a
     /// template); documents without one share one group.
     pub host: Option<&'a str>,
+    /// The page's URL, where known: a title word that names a directory
+    /// of its path is a section word of the page (see `names`).
+    pub url: Option<&'a str>,
 }
 
 impl<'a> From<&'a str> for Doc<'a> {
@@ -107,9 +110,17 @@ pub struct Prepared {
     simhash: Simhash,
     content_hash: u128,
     short: bool,
+    /// Which title words name a directory of the page's URL (bit i for
+    /// word i): used to judge it, not recorded.
+    directories: u64,
     /// What the checks need of it, and what is recorded if it is new.
     record: DocRecord,
 }
+
+/// Flag in the byte of [`Prepared::to_bytes`] that says short: the
+/// directory words follow (8 bytes; none when no title word names a
+/// directory, as in the bytes of earlier versions).
+const WITH_DIRECTORIES: u8 = 2;
 
 impl Prepared {
     /// A long document made of `features` (shingle hashes) with the given
@@ -131,6 +142,7 @@ impl Prepared {
             },
             content_hash: content.finish(),
             short: false,
+            directories: 0,
             record: DocRecord {
                 host: 0,
                 title: Vec::new(),
@@ -145,7 +157,12 @@ impl Prepared {
         b.extend_from_slice(&self.simhash.fingerprint.0.to_be_bytes());
         b.extend_from_slice(&self.simhash.features.to_be_bytes());
         b.extend_from_slice(&self.content_hash.to_be_bytes());
-        b.push(u8::from(self.short));
+        if self.directories == 0 {
+            b.push(u8::from(self.short));
+        } else {
+            b.push(u8::from(self.short) | WITH_DIRECTORIES);
+            b.extend_from_slice(&self.directories.to_be_bytes());
+        }
         b.extend_from_slice(&self.record.to_bytes());
         b
     }
@@ -153,14 +170,21 @@ impl Prepared {
     /// Reads what [`to_bytes`](Prepared::to_bytes) wrote.
     pub fn from_bytes(b: &[u8]) -> Option<Prepared> {
         let u = |range: std::ops::Range<usize>| b.get(range);
+        let flags = *b.get(28)?;
+        let (directories, record) = if flags & WITH_DIRECTORIES != 0 {
+            (u64::from_be_bytes(u(29..37)?.try_into().ok()?), 37)
+        } else {
+            (0, 29)
+        };
         Some(Prepared {
             simhash: Simhash {
                 fingerprint: Fingerprint(u64::from_be_bytes(u(0..8)?.try_into().ok()?)),
                 features: u32::from_be_bytes(u(8..12)?.try_into().ok()?),
             },
             content_hash: u128::from_be_bytes(u(12..28)?.try_into().ok()?),
-            short: *b.get(28)? != 0,
-            record: DocRecord::from_bytes(b.get(29..)?)?,
+            short: flags & 1 != 0,
+            directories,
+            record: DocRecord::from_bytes(b.get(record..)?)?,
         })
     }
 }
@@ -205,13 +229,15 @@ impl Fingerprinter {
         } else {
             TextSummary::Sketch(Box::new(sketch.finish()))
         };
+        let title = doc.title.map(names::title_words).unwrap_or_default();
         Prepared {
             simhash,
             content_hash: content.finish(),
             short,
+            directories: doc.url.map_or(0, |url| names::directory_words(&title, url)),
             record: DocRecord {
                 host: names::host_key(doc.host.unwrap_or("")),
-                title: doc.title.map(names::title_words).unwrap_or_default(),
+                title,
                 text,
             },
         }
@@ -430,6 +456,7 @@ impl Deduper {
             simhash,
             content_hash,
             short,
+            directories,
             record,
         } = p;
         let decide = |verdict, record| Judgement {
@@ -452,10 +479,10 @@ impl Deduper {
         };
         let keys = self.keys(&this.record, this.text_hash)?;
         let candidates = self.tables.candidates(&keys);
-        let verdict = match self.exact_match(&this, &keys, &live)? {
+        let verdict = match self.exact_match(&this, directories, &keys, &live)? {
             Some(of) => Verdict::Exact { of },
             None => self
-                .near_match(&this, &candidates, &live)?
+                .near_match(&this, directories, &candidates, &live)?
                 .unwrap_or(Verdict::New),
         };
         // Every judged page's title counts, duplicates' too: the words a
@@ -474,6 +501,7 @@ impl Deduper {
     fn exact_match(
         &mut self,
         this: &SlotRecord,
+        directories: u64,
         keys: &Keys,
         live: &impl Fn(u64) -> bool,
     ) -> Result<Option<u64>, IndexError> {
@@ -488,7 +516,7 @@ impl Deduper {
             if !same_text || !live(other.doc) {
                 continue;
             }
-            match self.names(&this.record, &other.record)? {
+            match self.names(&this.record, directories, &other.record)? {
                 Names::Same => return Ok(Some(other.doc)),
                 Names::Different => {}
                 Names::Qualified | Names::Unknown => {
@@ -509,6 +537,7 @@ impl Deduper {
     fn near_match(
         &mut self,
         this: &SlotRecord,
+        directories: u64,
         candidates: &[Candidate],
         live: &impl Fn(u64) -> bool,
     ) -> Result<Option<Verdict>, IndexError> {
@@ -553,7 +582,7 @@ impl Deduper {
                 // A fingerprint moves many bits with a line added to a
                 // short page: a near-identical text stands in for it, and
                 // for a short text so does the same (non-empty) name.
-                let names = self.names(&this.record, &other.record)?;
+                let names = self.names(&this.record, directories, &other.record)?;
                 let sure = match check {
                     Check::Sketch => SKETCH_ALONE,
                     _ => NEAR_IDENTICAL,
@@ -583,8 +612,16 @@ impl Deduper {
         Ok(None)
     }
 
-    fn names(&mut self, a: &DocRecord, b: &DocRecord) -> Result<Names, IndexError> {
-        self.names.compare((a.host, &a.title), (b.host, &b.title))
+    /// What the titles of `a` (the page judged, whose title words in
+    /// `directories` name directories of its URL) and `b` say.
+    fn names(
+        &mut self,
+        a: &DocRecord,
+        directories: u64,
+        b: &DocRecord,
+    ) -> Result<Names, IndexError> {
+        self.names
+            .compare_placed((a.host, &a.title), directories, (b.host, &b.title))
     }
 
     fn slot_record(&self, slot: u32) -> Result<SlotRecord, IndexError> {
@@ -818,16 +855,23 @@ mod tests {
     fn prepared_documents_read_back_as_written() {
         let mut f = Fingerprinter::new(&DedupConfig::default()).unwrap();
         let long: String = (0..300).map(|i| format!("word{} ", i * 7 % 113)).collect();
-        for (text, title) in [
-            (long.as_str(), Some("Integer (Java SE 17 & JDK 17)")),
-            ("a short page of a few words", None),
-            ("", Some("empty")),
+        for (text, title, url) in [
+            (
+                long.as_str(),
+                Some("Integer (Java SE 17 & JDK 17)"),
+                Some("https://docs.example/api/java.base/java/lang/Integer.html"),
+            ),
+            (long.as_str(), Some("Integer in java::lang"), None),
+            ("a short page of a few words", None, None),
+            ("", Some("empty"), None),
         ] {
             let p = f.prepare(Doc {
                 text,
                 title,
                 host: Some("docs.example"),
+                url,
             });
+            assert_eq!(p.directories != 0, url.is_some(), "{title:?}");
             assert_eq!(Prepared::from_bytes(&p.to_bytes()), Some(p.clone()));
             assert!(p.to_bytes().len() < 220, "{} bytes", p.to_bytes().len());
         }

@@ -69,12 +69,11 @@ pub(crate) const MAX_TITLE_WORDS: usize = 64;
 /// The words of a page's name, in order, as [`TITLE_WORD_BITS`](crate::title_counts::TITLE_WORD_BITS)-bit
 /// hashes (see the module doc).
 pub(crate) fn title_words(title: &str) -> Vec<u32> {
-    use nearcrawl_simhash::hash::{fmix64, fnv1a};
     let mut words = Vec::new();
     let mut word = String::new();
     let push = |w: &str, words: &mut Vec<u32>| {
         if words.len() < MAX_TITLE_WORDS {
-            words.push(title_word(fmix64(fnv1a(w.as_bytes())) as u32));
+            words.push(word_key(w));
         }
     };
     for c in title.chars() {
@@ -94,6 +93,36 @@ pub(crate) fn title_words(title: &str) -> Vec<u32> {
         push(&word, &mut words);
     }
     words
+}
+
+/// A title word (lowercased) as the model counts it.
+fn word_key(word: &str) -> u32 {
+    use nearcrawl_simhash::hash::{fmix64, fnv1a};
+    title_word(fmix64(fnv1a(word.as_bytes())) as u32)
+}
+
+/// Which of a page's title words (bit `i` for word `i`) name a directory
+/// of its URL's path: `core` for `/core/marker/trait.Sized.html`, not
+/// `sized` (the file's name, an item's).
+pub(crate) fn directory_words(title: &[u32], url: &str) -> u64 {
+    let path = url
+        .split_once("://")
+        .map_or(url, |(_, rest)| rest.find('/').map_or("", |i| &rest[i..]));
+    let path = path.split(['?', '#']).next().unwrap_or("");
+    let Some((directories, _file)) = path.rsplit_once('/') else {
+        return 0;
+    };
+    let keys: Vec<u32> = directories
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .map(|w| word_key(&w.to_lowercase()))
+        .collect();
+    title
+        .iter()
+        .take(64)
+        .enumerate()
+        .filter(|(_, w)| keys.contains(w))
+        .fold(0, |mask, (i, _)| mask | 1 << i)
 }
 
 /// The key of a host (or any group of pages sharing a template).
@@ -193,9 +222,21 @@ impl TitleModel {
     }
 
     /// What two pages' titles say of whether they are the same page.
+    #[cfg(test)]
     pub(crate) fn compare(
         &mut self,
         a: (u64, &[u32]),
+        b: (u64, &[u32]),
+    ) -> Result<Names, IndexError> {
+        self.compare_placed(a, 0, b)
+    }
+
+    /// [`compare`](TitleModel::compare), knowing which of `a`'s title
+    /// words name a directory of its URL ([`directory_words`]).
+    pub(crate) fn compare_placed(
+        &mut self,
+        a: (u64, &[u32]),
+        a_directories: u64,
         b: (u64, &[u32]),
     ) -> Result<Names, IndexError> {
         if a.1.is_empty() || b.1.is_empty() {
@@ -215,13 +256,20 @@ impl TitleModel {
         }
         // Whole titles, template words in: a namespace that is template
         // (rust-doc's `core`, in 82% of its titles) is still swapped for
-        // another (`std`).
+        // another (`std`). A section's first pages carry a word its host
+        // has not counted often yet (`core` was in 4 titles when its first
+        // page met `std`'s, in 1,441): a word that names a directory of
+        // the page's URL is a section of that page, as counted sections
+        // are of every page.
         let counts = &self.counts(a.0)?.counts;
+        let section =
+            |i: usize, w: u32| is_section(counts, w) || (i < 64 && a_directories & (1 << i) != 0);
         let swapped_sections = a.1.len() == b.1.len()
             && a.1
                 .iter()
                 .zip(b.1)
-                .all(|(&x, &y)| x == y || (is_section(counts, x) && is_section(counts, y)));
+                .enumerate()
+                .all(|(i, (&x, &y))| x == y || (section(i, x) && is_section(counts, y)));
         if swapped_sections {
             Ok(Names::Qualified)
         } else {
@@ -333,6 +381,29 @@ mod tests {
             )));
         }
         assert!(suffix.iter().all(|w| is_template(&s, *w)));
+    }
+
+    #[test]
+    fn directory_words_are_the_title_words_of_the_urls_folders() {
+        // sized in core : : marker - rust
+        let title = title_words("Sized in core::marker - Rust");
+        let at = |url: &str| directory_words(&title, url);
+        assert_eq!(
+            at("https://h.example/core/marker/trait.Sized.html"),
+            1 << 2 | 1 << 5
+        );
+        // The file names the item; a query is no folder.
+        assert_eq!(
+            at("https://h.example/core/Sized.html?in=marker#rust"),
+            1 << 2
+        );
+        assert_eq!(at("https://h.example/Sized"), 0);
+        assert_eq!(at("https://h.example"), 0);
+        // Folders spelled otherwise: words of them.
+        assert_eq!(
+            at("https://h.example/Core/marker-docs/x.html"),
+            1 << 2 | 1 << 5
+        );
     }
 
     #[test]

@@ -365,6 +365,7 @@ fn titled<'a>(title: &'a str, text: &'a str, host: &'a str) -> Doc<'a> {
         text,
         title: Some(title),
         host: Some(host),
+        url: None,
     }
 }
 
@@ -428,6 +429,56 @@ fn different_names_are_never_duplicates() {
             Verdict::New
         );
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A section's first pages: its word is in few titles yet, but it names a
+/// directory of the page's URL, so a re-export is caught from the first
+/// page on; an item's name (the file's) swapped for a section word is
+/// still another item.
+#[test]
+fn a_new_sections_word_counts_where_it_names_the_urls_directory() {
+    let dir = tempdir("sections");
+    let docs = articles();
+    let mut d = Deduper::open(&dir, DedupConfig::default()).unwrap();
+    let host = "docs.example";
+    let page = |title: &'static str, text: &'static str, url: Option<&'static str>| Doc {
+        text,
+        title: Some(title),
+        host: Some(host),
+        url,
+    };
+    // `std` and `iter` in every title: sections.
+    for i in 0..300u64 {
+        let title = format!("Item{i} in std::iter - Rust");
+        let text = format!("{} item {i}", docs[i as usize % docs.len()]);
+        d.check_insert(i, titled(&title, &text, host)).unwrap();
+    }
+    let sized: &'static str = Box::leak(docs[7].clone().into_boxed_str());
+    let url = Some("https://docs.example/std/marker/trait.Sized.html");
+    let first = page("Sized in std::marker - Rust", sized, url);
+    assert_eq!(d.check_insert(1000, first).unwrap().verdict, Verdict::New);
+    // `core` in no title yet: without the URL another item...
+    let bare = page("Sized in core::marker - Rust", sized, None);
+    assert_eq!(
+        d.judge(bare, |_| true).unwrap().decision.verdict,
+        Verdict::New
+    );
+    // ...with it, the same item under another path.
+    let url = Some("https://docs.example/core/marker/trait.Sized.html");
+    let reexport = page("Sized in core::marker - Rust", sized, url);
+    assert_eq!(
+        d.check_insert(1001, reexport).unwrap().verdict,
+        Verdict::Exact { of: 1000 }
+    );
+    // `Values` swapped for `Iter` (a section word too): two items.
+    let iter: &'static str = Box::leak(docs[9].clone().into_boxed_str());
+    let url = Some("https://docs.example/std/iter/struct.Iter.html");
+    let first = page("Iter in std::iter - Rust", iter, url);
+    assert_eq!(d.check_insert(1002, first).unwrap().verdict, Verdict::New);
+    let url = Some("https://docs.example/std/iter/struct.Values.html");
+    let other = page("Values in std::iter - Rust", iter, url);
+    assert_eq!(d.check_insert(1003, other).unwrap().verdict, Verdict::New);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

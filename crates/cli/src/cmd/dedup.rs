@@ -28,7 +28,8 @@ pub struct Args {
     /// template); without it, the host of the URL in `--url-field`.
     #[arg(long, default_value = "host", value_name = "NAME")]
     host_field: String,
-    /// Field holding each document's URL, for its host.
+    /// Field holding each document's URL, for its host and for which of
+    /// its title's words name a directory (a section, not an item).
     #[arg(long, default_value = "url", value_name = "NAME")]
     url_field: String,
     /// A near duplicate's fingerprint is within this many bits (default 8).
@@ -169,7 +170,7 @@ impl Index {
     /// Judges and indexes one document; a duplicate's line goes to `out`.
     fn add(
         &mut self,
-        (id, text, title, host): Line,
+        (id, text, title, host, url): Line,
         counts: &mut Counts,
         out: &mut impl Write,
     ) -> anyhow::Result<()> {
@@ -184,6 +185,7 @@ impl Index {
                 text: &text,
                 title: title.as_deref(),
                 host: host.as_deref(),
+                url: url.as_deref(),
             },
         )?;
         counts.short += u64::from(decision.short);
@@ -235,14 +237,29 @@ fn parse_line(line: &[u8], args: &Args) -> Result<Line, String> {
         _ => None,
     };
     let title = string(&args.title_field);
+    let url = match &id {
+        Value::String(id) if args.id_field == args.url_field => Some(id.clone()),
+        _ => string(&args.url_field),
+    };
     let host = string(&args.host_field).or_else(|| {
-        let url = string(&args.url_field)?;
-        Some(url::Url::parse(&url).ok()?.host_str()?.to_string())
+        Some(
+            url::Url::parse(url.as_deref()?)
+                .ok()?
+                .host_str()?
+                .to_string(),
+        )
     });
-    Ok((id, text, title, host))
+    Ok((id, text, title, host, url))
 }
 
-type Line = (Value, String, Option<String>, Option<String>);
+/// A document's id, text, title, host and URL.
+type Line = (
+    Value,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
 
 /// A directory removed when dropped.
 struct TemporaryDir(std::path::PathBuf);
