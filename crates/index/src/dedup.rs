@@ -229,15 +229,18 @@ impl Fingerprinter {
         } else {
             TextSummary::Sketch(Box::new(sketch.finish()))
         };
-        let title = doc.title.map(names::title_words).unwrap_or_default();
+        let directories = match (doc.title, doc.url) {
+            (Some(title), Some(url)) => names::directory_words(title, url),
+            _ => 0,
+        };
         Prepared {
             simhash,
             content_hash: content.finish(),
             short,
-            directories: doc.url.map_or(0, |url| names::directory_words(&title, url)),
+            directories,
             record: DocRecord {
                 host: names::host_key(doc.host.unwrap_or("")),
-                title,
+                title: doc.title.map(names::title_words).unwrap_or_default(),
                 text,
             },
         }
@@ -858,7 +861,7 @@ mod tests {
         for (text, title, url) in [
             (
                 long.as_str(),
-                Some("Integer (Java SE 17 & JDK 17)"),
+                Some("Integer in java.lang"),
                 Some("https://docs.example/api/java.base/java/lang/Integer.html"),
             ),
             (long.as_str(), Some("Integer in java::lang"), None),

@@ -25,7 +25,11 @@
 //!   swapped in place (`Vec in std::vec`, `Vec in alloc::vec`) are one
 //!   item under two paths (a re-export, an alias) or two items of a family
 //!   (`Weather in Adams County`): [`Names::Qualified`], a duplicate only
-//!   where the texts are near identical. A word added or left out is not
+//!   where the texts are near identical. A section's first pages carry a
+//!   word the host has not counted often yet; where the page's URL has it
+//!   as a folder (`/core/marker/trait.Sized.html`), it is a section word
+//!   of that page, swapped for a counted one ([`directory_words`]). An
+//!   item's name is a file's, not a folder's. A word added or left out is not
 //!   a swap: `atomic<long long>` and `atomic<unsigned long long>` (doxygen,
 //!   where `unsigned` is in 1% of the titles) are two items.
 //!
@@ -70,29 +74,33 @@ pub(crate) const MAX_TITLE_WORDS: usize = 64;
 /// hashes (see the module doc).
 pub(crate) fn title_words(title: &str) -> Vec<u32> {
     let mut words = Vec::new();
-    let mut word = String::new();
-    let push = |w: &str, words: &mut Vec<u32>| {
+    title_tokens(title, |token| {
         if words.len() < MAX_TITLE_WORDS {
-            words.push(word_key(w));
+            words.push(word_key(&token.to_lowercase()));
         }
-    };
-    for c in title.chars() {
+    });
+    words
+}
+
+/// A title's tokens as written: runs of letters, digits and underscores,
+/// and every other visible character alone.
+fn title_tokens(title: &str, mut f: impl FnMut(&str)) {
+    let mut start = None;
+    for (i, c) in title.char_indices() {
         if c.is_alphanumeric() || c == '_' {
-            word.extend(c.to_lowercase());
+            start.get_or_insert(i);
             continue;
         }
-        if !word.is_empty() {
-            push(&word, &mut words);
-            word.clear();
+        if let Some(s) = start.take() {
+            f(&title[s..i]);
         }
         if !c.is_whitespace() {
-            push(c.encode_utf8(&mut [0; 4]), &mut words);
+            f(&title[i..i + c.len_utf8()]);
         }
     }
-    if !word.is_empty() {
-        push(&word, &mut words);
+    if let Some(s) = start {
+        f(&title[s..]);
     }
-    words
 }
 
 /// A title word (lowercased) as the model counts it.
@@ -101,10 +109,12 @@ fn word_key(word: &str) -> u32 {
     title_word(fmix64(fnv1a(word.as_bytes())) as u32)
 }
 
-/// Which of a page's title words (bit `i` for word `i`) name a directory
-/// of its URL's path: `core` for `/core/marker/trait.Sized.html`, not
-/// `sized` (the file's name, an item's).
-pub(crate) fn directory_words(title: &[u32], url: &str) -> u64 {
+/// Which of a title's words (bit `i` for word `i` of [`title_words`])
+/// name a folder of the page's URL, spelled as the folder is: `core` in
+/// `Sized in core::marker` at `/core/marker/trait.Sized.html`, not `Sized`
+/// (the file's name, an item's), nor javadoc's class `DocTree` in
+/// `/com/sun/source/doctree/`.
+pub(crate) fn directory_words(title: &str, url: &str) -> u64 {
     let path = url
         .split_once("://")
         .map_or(url, |(_, rest)| rest.find('/').map_or("", |i| &rest[i..]));
@@ -112,17 +122,18 @@ pub(crate) fn directory_words(title: &[u32], url: &str) -> u64 {
     let Some((directories, _file)) = path.rsplit_once('/') else {
         return 0;
     };
-    let keys: Vec<u32> = directories
+    let folders: Vec<&str> = directories
         .split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .filter(|w| !w.is_empty())
-        .map(|w| word_key(&w.to_lowercase()))
         .collect();
-    title
-        .iter()
-        .take(64)
-        .enumerate()
-        .filter(|(_, w)| keys.contains(w))
-        .fold(0, |mask, (i, _)| mask | 1 << i)
+    let (mut mask, mut i) = (0u64, 0);
+    title_tokens(title, |token| {
+        if i < MAX_TITLE_WORDS.min(64) && folders.contains(&token) {
+            mask |= 1 << i;
+        }
+        i += 1;
+    });
+    mask
 }
 
 /// The key of a host (or any group of pages sharing a template).
@@ -386,8 +397,7 @@ mod tests {
     #[test]
     fn directory_words_are_the_title_words_of_the_urls_folders() {
         // sized in core : : marker - rust
-        let title = title_words("Sized in core::marker - Rust");
-        let at = |url: &str| directory_words(&title, url);
+        let at = |url: &str| directory_words("Sized in core::marker - Rust", url);
         assert_eq!(
             at("https://h.example/core/marker/trait.Sized.html"),
             1 << 2 | 1 << 5
@@ -399,11 +409,20 @@ mod tests {
         );
         assert_eq!(at("https://h.example/Sized"), 0);
         assert_eq!(at("https://h.example"), 0);
-        // Folders spelled otherwise: words of them.
+        // Words of a folder's name, spelled as in the title.
         assert_eq!(
-            at("https://h.example/Core/marker-docs/x.html"),
+            at("https://h.example/core/marker-docs/x.html"),
             1 << 2 | 1 << 5
         );
+        assert_eq!(at("https://h.example/Core/Marker/x.html"), 0);
+        let class = "Uses of DocTree in com.sun.source.doctree";
+        let url = "https://h.example/com/sun/source/doctree/class-use/DocTree.html";
+        // uses of doctree in com . sun . source . doctree
+        assert_eq!(
+            directory_words(class, url),
+            1 << 4 | 1 << 6 | 1 << 8 | 1 << 10
+        );
+        assert_eq!(title_words(class).len(), 11);
     }
 
     #[test]
