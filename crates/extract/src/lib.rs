@@ -258,8 +258,16 @@ pub struct Page {
     pub encoding_source: EncodingSource,
 }
 
-/// Main text below this many characters is not trusted over the full text.
+/// Main text below this many characters is not trusted over the full text,
+/// unless it is most of a page of at least as much ([`MAIN_SHARE`]).
 const MIN_MAIN_CHARS: usize = 200;
+/// A main text that holds this share of the page's characters (three
+/// quarters) is trusted however short: what it leaves out is the page's
+/// furniture, not text a short, wrong pick missed. A floor alone put twin
+/// pages on both sides of it (rustdoc's `arm` and `aarch64` intrinsics, 198
+/// and 206 characters of main text for one template: one page kept its
+/// heading and the other did not).
+const MAIN_SHARE: (usize, usize) = (3, 4);
 /// A pass that finds this much main text (or half the page) is kept; a
 /// shorter one makes the next, more lenient pass run.
 const ENOUGH_MAIN_CHARS: usize = 500;
@@ -441,7 +449,7 @@ fn main_or_full_text(doc: &Html, reading: &Reading<'_>) -> Text {
     }
     let markdown = |(options, base)| markdown::MarkdownWriter::new(options, base);
     match best_analysis {
-        Some(analysis) if !best.is_empty() && best_len >= MIN_MAIN_CHARS.min(full_chars) => Text {
+        Some(analysis) if !best.is_empty() && trusted(best_len, full_chars) => Text {
             markdown: (reading.markdown.map(markdown))
                 .map(|w| render_content(root, &analysis, declared, title, w).finish()),
             plain: best,
@@ -455,6 +463,14 @@ fn main_or_full_text(doc: &Html, reading: &Reading<'_>) -> Text {
             full_chars,
         },
     }
+}
+
+/// Whether a main text of `main` characters is taken over the full text of
+/// `full`: at least [`MIN_MAIN_CHARS`] (or all of a shorter page), or most
+/// of a page that long.
+fn trusted(main: usize, full: usize) -> bool {
+    let (num, den) = MAIN_SHARE;
+    main >= MIN_MAIN_CHARS.min(full) || (full >= MIN_MAIN_CHARS && main * den >= full * num)
 }
 
 /// Writes the content `analysis` selects under `root`, cleaned.
