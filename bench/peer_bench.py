@@ -24,7 +24,9 @@ disk), with the same
 settings: 64 requests in flight, no delay, robots.txt off for spider (the
 sites have none). Figures per run, read from the kernel (wait4 rusage):
 wall seconds, pages, pages/s, CPU seconds (user+sys), CPU% (CPU seconds
-over wall seconds: 200% is both cores), CPU ms per page, peak RSS; for
+over wall seconds: 200% is both cores), CPU ms per page, peak RSS, and the
+machine's idle share over the run (/proc/stat: what neither the crawler
+nor the server used); for
 nearcrawl also the state directory's bytes per fetched page and its CPU
 ms a page by stage (stats.json this_run.cpu_secs), and for the
 transform peer the pages whose Markdown kept under 200 bytes.
@@ -102,23 +104,34 @@ def build_big_site(root):
     return "/p0.html"
 
 
+def machine_ticks():
+    """The machine's CPU ticks since boot: (idle and iowait, all)."""
+    with open("/proc/stat") as f:
+        ticks = [int(t) for t in f.readline().split()[1:]]
+    return ticks[3] + ticks[4], sum(ticks)
+
+
 def run_measured(cmd, tries=1, **kw):
-    """Runs cmd; returns (wall s, cpu s, peak RSS MiB, stdout). The spider
-    peer exits 2 when its writer missed pages (not a fair run): such a run
-    is made again, up to `tries` times in all."""
+    """Runs cmd; returns (wall s, cpu s, peak RSS MiB, stdout, machine idle
+    share over the run: what neither the crawler nor the server used). The
+    spider peer exits 2 when its writer missed pages (not a fair run): such
+    a run is made again, up to `tries` times in all."""
     for attempt in range(tries):
         start = time.time()
+        idle0, all0 = machine_ticks()
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, **kw)
         out = p.stdout.read()
         _, status, ru = os.wait4(p.pid, 0)
         wall = time.time() - start
+        idle1, all1 = machine_ticks()
+        idle = (idle1 - idle0) / max(1, all1 - all0)
         code = os.waitstatus_to_exitcode(status)
         if code == 2 and attempt + 1 < tries:
             print(f"  ({cmd[0]}: its writer missed pages; run again)", flush=True)
             continue
         if code != 0:
             sys.exit(f"{cmd[0]} failed: exit {code}")
-        return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024, out.decode()
+        return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024, out.decode(), idle
 
 
 def du(path):
@@ -157,7 +170,7 @@ def main():
             with open(os.path.join(tmp, "seeds.txt"), "w") as f:
                 f.write(seed + "\n")
             print(f"site {args.site}: {seed}")
-            print("crawler    round   pages   wall s  pages/s   CPU s  CPU%  CPU ms/page  peak RSS MiB  state B/page  short")
+            print("crawler    round   pages   wall s  pages/s   CPU s  CPU%  CPU ms/page  peak RSS MiB  state B/page  short  idle")
             for r in range(args.rounds):
                 order = peers[r % len(peers):] + peers[:r % len(peers)]
                 for who in order:
@@ -205,7 +218,7 @@ def run_one(who, r, tmp, seed, binary):
     shutil.rmtree(out, ignore_errors=True)
     short = "    -"
     if who in ("nearcrawl", "base"):
-        wall, cpu, rss, _ = run_measured(
+        wall, cpu, rss, _, idle = run_measured(
             [binary, "crawl", "--config", os.path.join(tmp, "crawl.toml"),
              "--seeds", os.path.join(tmp, "seeds.txt"), "--out", out])
         stats = json.load(open(os.path.join(out, "stats.json")))
@@ -214,14 +227,14 @@ def run_one(who, r, tmp, seed, binary):
         stages = stats.get("this_run", {}).get("cpu_secs", {})
     else:
         mode = ["transform"] if who == "transform" else []
-        wall, cpu, rss, text = run_measured([binary, seed, out, "64"] + mode, tries=3)
+        wall, cpu, rss, text, idle = run_measured([binary, seed, out, "64"] + mode, tries=3)
         said = dict(kv.split("=") for kv in text.split())
         pages = int(said["pages"])
         state = "           -"
         if who == "transform":
             short = f"{said.get('short', '-'):>5}"
     print(f"{who:10} {r + 1:5} {pages:7} {wall:8.2f} {pages / wall:8.0f} {cpu:7.2f} {100 * cpu / wall:4.0f}%"
-          f" {1000 * cpu / max(pages, 1):12.2f} {rss:13.0f} {state:>13} {short}", flush=True)
+          f" {1000 * cpu / max(pages, 1):12.2f} {rss:13.0f} {state:>13} {short} {100 * idle:5.0f}%", flush=True)
     if who in ("nearcrawl", "base") and stages:
         # Where its CPU went, ms a page by stage (stats.json this_run.cpu_secs).
         by_stage = ", ".join(f"{k} {1000 * v / max(pages, 1):.3f}" for k, v in stages.items()
