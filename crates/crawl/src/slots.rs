@@ -180,10 +180,10 @@ impl ExtractionSlots {
             .clone()
             .acquire_many_owned(kib.clamp(1, self.budget_kib));
         let bytes = bytes.await.expect("never closed");
-        let core = self.turns.clone().acquire_owned().await;
+        let turn = self.turns.clone().acquire_owned().await;
         ExtractionTurn {
             _bytes: bytes,
-            _core: core.expect("never closed"),
+            _turn: turn.expect("never closed"),
             _held: held,
         }
     }
@@ -196,7 +196,7 @@ impl ExtractionSlots {
 #[derive(Debug)]
 pub struct ExtractionTurn {
     _bytes: OwnedSemaphorePermit,
-    _core: OwnedSemaphorePermit,
+    _turn: OwnedSemaphorePermit,
     _held: Held,
 }
 

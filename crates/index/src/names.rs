@@ -115,15 +115,15 @@ fn word_key(word: &str) -> u32 {
 /// (the file's name, an item's), nor javadoc's class `DocTree` in
 /// `/com/sun/source/doctree/`.
 pub(crate) fn directory_words(title: &str, url: &str) -> u64 {
-    let path = url
-        .split_once("://")
-        .map_or(url, |(_, rest)| rest.find('/').map_or("", |i| &rest[i..]));
-    let path = path.split(['?', '#']).next().unwrap_or("");
-    let Some((directories, _file)) = path.rsplit_once('/') else {
+    let Ok(url) = url::Url::parse(url) else {
         return 0;
     };
-    let folders: Vec<&str> = directories
-        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+    let Some(mut segments) = url.path_segments() else {
+        return 0;
+    };
+    segments.next_back(); // the file
+    let folders: Vec<&str> = segments
+        .flat_map(|folder| folder.split(|c: char| !(c.is_alphanumeric() || c == '_')))
         .filter(|w| !w.is_empty())
         .collect();
     let (mut mask, mut i) = (0u64, 0);

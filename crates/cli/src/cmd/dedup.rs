@@ -170,7 +170,13 @@ impl Index {
     /// Judges and indexes one document; a duplicate's line goes to `out`.
     fn add(
         &mut self,
-        (id, text, title, host, url): Line,
+        Line {
+            id,
+            text,
+            title,
+            host,
+            url,
+        }: Line,
         counts: &mut Counts,
         out: &mut impl Write,
     ) -> anyhow::Result<()> {
@@ -249,17 +255,23 @@ fn parse_line(line: &[u8], args: &Args) -> Result<Line, String> {
                 .to_string(),
         )
     });
-    Ok((id, text, title, host, url))
+    Ok(Line {
+        id,
+        text,
+        title,
+        host,
+        url,
+    })
 }
 
-/// A document's id, text, title, host and URL.
-type Line = (
-    Value,
-    String,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-);
+/// One document of the input.
+struct Line {
+    id: Value,
+    text: String,
+    title: Option<String>,
+    host: Option<String>,
+    url: Option<String>,
+}
 
 /// A directory removed when dropped.
 struct TemporaryDir(std::path::PathBuf);
