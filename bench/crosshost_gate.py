@@ -19,6 +19,18 @@ addresses 127.0.2.1-13, each a seed, so the crawl order varies:
 - host 13 is a series: 40 flood warnings that differ in one county and
   one date, and must all be kept.
 
+Hard negatives (`--hard`, from ../shared/bench/wcxb-dev when it is there),
+pages that share much of their text and are not copies:
+
+- hosts 14-16 are shops on one platform: 36 products (the real text of
+  wcxb-dev product pages, 40-160 words) in one template (a store's
+  information: 120-300 words of a real service page), a third on each
+  host, each product its own story;
+- a later story: for a sixth of the stories, a page on another host that
+  leads with its own news (the opening paragraphs of an article used
+  nowhere else, a third of the text) and reuses the rest of the story as
+  background, under its own headline: a story of its own.
+
 A page dropped as a duplicate of a page of another story (or any series
 page dropped) is a false drop. A story's pages past its first written one
 are copies kept. Prints copies caught (plain, edited; and of those, the
@@ -46,6 +58,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HOSTS = 12
 SERIES_HOST = 13
+SHOP_HOSTS = [14, 15, 16]
 
 SITES = [
     ("The Daily Ledger", "{t} | {s}"),
@@ -61,6 +74,9 @@ SITES = [
     ("Weekly Signal", "{t} | {s}"),
     ("Riverside Herald", "{s} » {t}"),
     ("County Alerts", "{t} | {s}"),
+    ("Scooter Depot", "{t} | {s}"),
+    ("Ride Shop", "{t} - {s}"),
+    ("Wheels Direct", "{t}"),
 ]
 
 COUNTIES = [
@@ -135,9 +151,45 @@ def series_page(i):
     return f"Flood warning for {county} County, March {day}", text
 
 
-def plan(articles, rng):
+def shop_pages(wcxb_dir, rng):
+    """Products of one template on the shop hosts."""
+    truth = json.load(open(os.path.join(wcxb_dir, "ground-truth.json"), encoding="utf-8"))
+    products = [k for k, v in sorted(truth.items()) if v["pageType"] == "product" and len(v["articleBody"].split()) >= 40]
+    service = next(k for k, v in sorted(truth.items()) if v["pageType"] == "service" and len(v["articleBody"].split()) >= 300)
+    template = " ".join(truth[service]["articleBody"].split()[: rng.randrange(120, 300)])
+    pages = []
+    for i, key in enumerate(rng.sample(products, 36)):
+        own, words = [], 0
+        limit = rng.randrange(40, 160)
+        for para in (p.strip() for p in truth[key]["articleBody"].split("\n")):
+            if words >= limit:
+                break
+            if para:
+                own.append(para)
+                words += len(para.split())
+        host = SHOP_HOSTS[i % len(SHOP_HOSTS)]
+        pages.append((host, f"/product/{key}.html", f"product-{key}", own[0][:70], own + [template], "product"))
+    return pages
+
+
+def later_story(a, lead_source, rng):
+    """A later story on `a`'s subject: its own opening, `a` as background."""
+    keep = a["paras"][: max(2, round(len(a["paras"]) * rng.uniform(0.6, 0.75)))]
+    target = sum(len(p.split()) for p in keep) / 2
+    lead, words = [], 0
+    for p in lead_source["paras"]:
+        if words >= target:
+            break
+        lead.append(p)
+        words += len(p.split())
+    return lead_source["headline"], lead + keep
+
+
+def plan(articles, rng, hard_dir=None):
     """Stories placed on hosts: [(host, path, story, headline, paras, kind)]."""
     rng.shuffle(articles)
+    leads = articles[-12:] if hard_dir else []
+    articles = articles[: len(articles) - len(leads)]
     pages, by_host = [], {h: [] for h in range(1, HOSTS + 1)}
     sizes = {h: (25 if h <= 4 else 10 if h <= 8 else 0) for h in range(1, HOSTS + 1)}
     stories = iter(articles)
@@ -177,6 +229,12 @@ def plan(articles, rng):
     for i in range(40):
         headline, paras = series_page(i)
         pages.append((SERIES_HOST, f"/alerts/{i}.html", f"series-{i}", headline, paras, "series"))
+    if hard_dir:
+        pages += shop_pages(hard_dir, rng)
+        for n, (src, a) in enumerate(rng.sample(originals, len(leads))):
+            headline, paras = later_story(a, leads[n], rng)
+            host = rng.choice([h for h in range(1, HOSTS + 1) if h != src])
+            pages.append((host, f"/news/later-{a['id']}.html", f"later-{a['id']}", headline, paras, "later"))
     return pages
 
 
@@ -266,6 +324,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--binary", default=os.path.join(REPO, "target/release/nearcrawl"))
     ap.add_argument("--articles", default=os.path.join(REPO, "../shared/bench/extraction"))
+    ap.add_argument("--hard", default=os.path.join(REPO, "../shared/bench/wcxb-dev"),
+                    help="wcxb-dev, for the shops' products (no hard negatives if missing)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json")
     ap.add_argument("--show", type=int, default=10)
@@ -273,7 +333,8 @@ def main():
     if not os.path.isdir(args.articles):
         sys.exit(f"{args.articles} is missing (the extraction benchmark set)")
     rng = random.Random(args.seed)
-    pages = plan(load_articles(args.articles), rng)
+    hard = args.hard if os.path.isdir(args.hard) else None
+    pages = plan(load_articles(args.articles), rng, hard)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -346,6 +407,12 @@ def main():
         print(f"  {label:12} copies: {figures[label + '_copies']:3}, caught {100 * figures[label + '_caught']:.1f}%")
     print(f"  false drops: {len(false_drops)} ({100 * figures['false_drop_rate']:.2f}% of fetched; goal <= 0.5%); "
           f"series pages kept {figures['series_kept']} of {len(series)}")
+    for kind in ["product", "later"]:
+        pages_of = [r for r in fetched if page_of(r["url"])[1] == kind]
+        dropped = sum(1 for r in pages_of if r.get("duplicate_of") is not None)
+        figures[f"{kind}_dropped"] = dropped
+        if pages_of:
+            print(f"  hard negatives, {kind:7}: {len(pages_of)} fetched, {dropped} dropped")
     for u, d, _ in false_drops[: args.show]:
         print(f"    {u} -> {d}")
     if args.json:

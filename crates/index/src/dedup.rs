@@ -11,7 +11,7 @@ use crate::error::IndexError;
 use crate::names::{self, Names, TitleModel};
 use crate::record::{DocRecord, Judgement, SlotRecord, TextSummary, short_word};
 use crate::record_file::RecordLog;
-use crate::sketch::{SKETCH_BYTES, SketchBuilder};
+use crate::sketch::{SKETCH_BYTES, Sketch, SketchBuilder};
 use crate::verdict::{Check, Decision, Verdict};
 
 /// How duplicates are decided. The defaults were measured with
@@ -263,6 +263,9 @@ impl Fingerprinter {
 ///   a sketch at [`SKETCH_ALONE`] (0.8) or more whatever the simhash. A
 ///   short text near the line also keeps a sketch, and is compared with a
 ///   long one by it.
+///   A long text must also hold most of the earlier document's *own*
+///   text, the text no other kept page holds: text kept pages share (a
+///   template, a shop's notice) makes no page a copy (`own_text_held`).
 ///   Short texts (under `short_features` tokens), where simhash and
 ///   sketches say little, are compared word by word instead: the longer
 ///   must hold at least `short_similarity` of the shorter's words, in
@@ -314,6 +317,27 @@ const SKETCH_ALONE: f32 = 0.8;
 /// 0.5, which cannot pass past k, 4 (6 or more 0.19), a chance match one
 /// or two: the reads stay few.
 const FAR_READ_BANDS: usize = 6;
+/// What a candidate is of a page ([`Deduper::compare`]).
+enum Compared {
+    /// The page is a copy of it.
+    Copy(Verdict),
+    /// Alike in all their text, but the page holds little of the
+    /// candidate's own ([`own_text_held`]): pages of one template.
+    SharesCommonText,
+    /// Not alike, or named apart.
+    Unlike,
+}
+
+/// Kept candidates read to find the text a page shares with other kept
+/// pages than the one it is compared with ([`own_text_held`]). A template's pages are candidates of
+/// each other (they share its bands).
+const COMMON_PROBES: usize = 8;
+/// Band keys a candidate shares with a page when it shares text with it:
+/// two documents with nothing in common share one by chance now and then.
+const SHARING_BANDS: usize = 2;
+/// Bins of text not common below which a pair is judged on all its text:
+/// an estimate from fewer is a guess (one bin either way is 1/8).
+const MIN_OWN_BINS: u32 = 8;
 /// Records read at open before their keys go into the tables.
 const LOAD_BATCH: usize = 65_536;
 /// Candidate records read per near check, as a multiple of
@@ -558,54 +582,27 @@ impl Deduper {
             .map(|c| c.slot)
             .take(reads)
             .collect();
+        // Read once a candidate passes: see `own_text_held`.
+        let mut kept = None;
         for slot in near {
             let other = self.slot_record(slot)?;
-            let distance = this.fingerprint.distance(other.fingerprint);
             if !live(other.doc) {
                 continue;
             }
-            let (a, b) = (&this.record.text, &other.record.text);
-            // Short texts word by word; a long one with a long one, or
-            // with a short one near the line, by sketch; a long text and
-            // a short one far from it are not copies of each other.
-            let short_pair = short || b.words().is_some();
-            let (similarity, check, threshold) =
-                match (a.words(), b.words(), a.sketch(), b.sketch()) {
-                    (Some(a), Some(b), _, _) => (
-                        word_similarity(a, b),
-                        Check::ShortText,
-                        self.config.short_similarity,
-                    ),
-                    (_, _, Some(a), Some(b)) => {
-                        (a.similarity(b), Check::Sketch, self.config.min_similarity)
-                    }
-                    _ => continue,
-                };
-            if similarity >= threshold {
-                // A fingerprint moves many bits with a line added to a
-                // short page: a near-identical text stands in for it, and
-                // for a short text so does the same (non-empty) name.
-                let names = self.names(&this.record, directories, &other.record)?;
-                let sure = match check {
-                    Check::Sketch => SKETCH_ALONE,
-                    _ => NEAR_IDENTICAL,
-                };
-                let close =
-                    distance <= k || similarity >= sure || (short_pair && names == Names::Same);
-                let named_alike = match names {
-                    Names::Different => false,
-                    // One item under two paths has one text.
-                    Names::Qualified => similarity >= NEAR_IDENTICAL,
-                    Names::Same | Names::Unknown => true,
-                };
-                if close && named_alike {
-                    return Ok(Some(Verdict::Near {
-                        of: other.doc,
-                        distance,
-                        similarity,
-                        check,
-                    }));
-                }
+            match self.compare(
+                this,
+                directories,
+                (slot, &other),
+                candidates,
+                &mut kept,
+                live,
+            )? {
+                Compared::Copy(verdict) => return Ok(Some(verdict)),
+                // A template's pages come first (they share its bands):
+                // they are no verification of a copy, and the page's own
+                // original may follow.
+                Compared::SharesCommonText => continue,
+                Compared::Unlike => {}
             }
             verified += 1;
             if verified == self.config.max_candidates {
@@ -613,6 +610,95 @@ impl Deduper {
             }
         }
         Ok(None)
+    }
+
+    /// What a candidate (`other`, in its slot) is of the page judged.
+    /// `kept` holds the sketches of the page's candidates once read.
+    fn compare(
+        &mut self,
+        this: &SlotRecord,
+        directories: u64,
+        (slot, other): (u32, &SlotRecord),
+        candidates: &[Candidate],
+        kept: &mut Option<Vec<(u32, Sketch)>>,
+        live: &impl Fn(u64) -> bool,
+    ) -> Result<Compared, IndexError> {
+        let k = self.config.index.k;
+        let distance = this.fingerprint.distance(other.fingerprint);
+        let (a, b) = (&this.record.text, &other.record.text);
+        // Short texts word by word; a long one with a long one, or with a
+        // short one near the line, by sketch; a long text and a short one
+        // far from it are not copies of each other.
+        let short_pair = a.words().is_some() || b.words().is_some();
+        let (similarity, check, threshold) = match (a.words(), b.words(), a.sketch(), b.sketch()) {
+            (Some(a), Some(b), _, _) => (
+                word_similarity(a, b),
+                Check::ShortText,
+                self.config.short_similarity,
+            ),
+            (_, _, Some(a), Some(b)) => {
+                (a.similarity(b), Check::Sketch, self.config.min_similarity)
+            }
+            _ => return Ok(Compared::Unlike),
+        };
+        if similarity < threshold {
+            return Ok(Compared::Unlike);
+        }
+        // A fingerprint moves many bits with a line added to a short page:
+        // a near-identical text stands in for it, and for a short text so
+        // does the same (non-empty) name.
+        let names = self.names(&this.record, directories, &other.record)?;
+        let sure = match check {
+            Check::Sketch => SKETCH_ALONE,
+            _ => NEAR_IDENTICAL,
+        };
+        let close = distance <= k || similarity >= sure || (short_pair && names == Names::Same);
+        let named_alike = match names {
+            Names::Different => false,
+            // One item under two paths has one text.
+            Names::Qualified => similarity >= NEAR_IDENTICAL,
+            Names::Same | Names::Unknown => true,
+        };
+        if !close || !named_alike {
+            return Ok(Compared::Unlike);
+        }
+        if let (Check::Sketch, Some((a, b))) = (check, a.sketch().zip(b.sketch())) {
+            let kept = match kept {
+                Some(kept) => kept,
+                None => kept.insert(self.kept_sketches(candidates, live)?),
+            };
+            if own_text_held(a, b, slot, kept).is_some_and(|held| held < threshold) {
+                return Ok(Compared::SharesCommonText);
+            }
+        }
+        Ok(Compared::Copy(Verdict::Near {
+            of: other.doc,
+            distance,
+            similarity,
+            check,
+        }))
+    }
+
+    /// The sketches of the first [`COMMON_PROBES`] live candidates that
+    /// share text with the page judged (at least [`SHARING_BANDS`] band
+    /// keys), with their slots.
+    fn kept_sketches(
+        &self,
+        candidates: &[Candidate],
+        live: &impl Fn(u64) -> bool,
+    ) -> Result<Vec<(u32, Sketch)>, IndexError> {
+        let mut kept = Vec::new();
+        let sharing = candidates.iter().filter(|c| c.bands >= SHARING_BANDS);
+        for c in sharing.take(COMMON_PROBES * READS_PER_CANDIDATE) {
+            let record = self.slot_record(c.slot)?;
+            if let (true, Some(sketch)) = (live(record.doc), record.record.text.sketch()) {
+                kept.push((c.slot, sketch.clone()));
+                if kept.len() == COMMON_PROBES {
+                    break;
+                }
+            }
+        }
+        Ok(kept)
     }
 
     /// What the titles of `a` (the page judged, whose title words in
@@ -821,6 +907,29 @@ fn stored_settings(db: &sled::Db, config: &DedupConfig) -> Result<Stored, IndexE
             requested: wanted,
         }),
     }
+}
+
+/// How much of a kept page's own text (`other`, in `slot`) a page
+/// (`this`) holds: its text that no other kept page of `kept` holds
+/// (candidates of the page: those it shares text with). Text that other
+/// kept pages hold too (a template, a shop's notice, a shared background
+/// paragraph) is no page's own, and holding it makes no page a copy: a
+/// shop's third product page holds none of the first's own text, however
+/// much of the two the template is, while a copy of the first, with a
+/// banner added or words changed, holds most of it. This only takes
+/// evidence away: the pair must be alike in all its text as well. `None`
+/// when no other kept page shares text with the page, or fewer than
+/// [`MIN_OWN_BINS`] bins are the kept page's own (its text is all other
+/// kept pages', as when two kept pages have one text and their names tell
+/// them apart): the pair is judged on all its text.
+fn own_text_held(this: &Sketch, other: &Sketch, slot: u32, kept: &[(u32, Sketch)]) -> Option<f32> {
+    let mut others = kept.iter().filter(|(s, _)| *s != slot).peekable();
+    // No other kept page shares text with the page: all of the kept
+    // page's text is its own, and the pair has been judged on it.
+    others.peek()?;
+    let elsewhere = others.fold(0u128, |bins, (_, k)| bins | other.agreeing_bins(k));
+    let (share, bins) = this.share_held(other, !elsewhere);
+    (bins >= MIN_OWN_BINS).then_some(share)
 }
 
 /// How much of the shorter text the longer one holds in order: the longest

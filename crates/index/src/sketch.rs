@@ -150,6 +150,46 @@ impl Sketch {
         (agree[0] as f32 + narrow) / either as f32
     }
 
+    /// Of `bins` (bit i for bin i) that are filled in `other`, the share
+    /// where this sketch holds the same value, chance agreements of narrow
+    /// bins taken out as in [`similarity`](Sketch::similarity); and how
+    /// many bins that is. A bin agrees when the smallest shingle of `other`
+    /// there is this text's smallest too: over the bins whose smallest
+    /// shingle is of one part of `other`, it estimates the share of that
+    /// part this text holds, less what its own shingles push out (a text
+    /// holding all of `other` and a tenth more reads 0.9).
+    pub fn share_held(&self, other: &Sketch, bins: u128) -> (f32, u32) {
+        let mut filled = 0u32;
+        let mut agree = [0u32; 2];
+        let mut disagree = 0u32;
+        for (i, (&a, &b)) in self.values.iter().zip(&other.values).enumerate() {
+            if bins >> i & 1 == 0 || b == EMPTY {
+                continue;
+            }
+            let narrow = usize::from(i >= WIDE_BINS);
+            filled += 1;
+            agree[narrow] += u32::from(a == b);
+            disagree += u32::from(narrow == 1 && a != EMPTY && a != b);
+        }
+        if filled == 0 {
+            return (0.0, 0);
+        }
+        let chance = disagree as f32 / ((1u32 << NARROW_BITS) - 2) as f32;
+        let narrow = (agree[1] as f32 - chance).max(0.0);
+        ((agree[0] as f32 + narrow) / filled as f32, filled)
+    }
+
+    /// The bins where the two sketches hold the same value (bit i for bin
+    /// i): where, but for chance, their texts hold the same shingle.
+    pub fn agreeing_bins(&self, other: &Sketch) -> u128 {
+        self.values
+            .iter()
+            .zip(&other.values)
+            .enumerate()
+            .filter(|(_, (a, b))| **a != EMPTY && a == b)
+            .fold(0, |bits, (i, _)| bits | 1 << i)
+    }
+
     /// The sketch's LSH band keys: band b is bins 2b and 2b + 1 side by
     /// side, so two sketches share it with probability about J² (J their
     /// Jaccard similarity), and share at least one of [`BANDS`] with
@@ -277,6 +317,23 @@ mod tests {
         let (unrelated, half) = (unrelated / pairs as f64, half / pairs as f64);
         assert!(unrelated < 0.004, "unrelated pairs read {unrelated}");
         assert!((half - 0.5).abs() < 0.005, "pairs at J = 0.5 read {half}");
+    }
+
+    #[test]
+    fn share_held_reads_the_bins_asked() {
+        // Other: a part of 300 shingles shared with this text, a part of
+        // 300 its own; this text holds the first part and 30 more.
+        let other = set(0..600);
+        let this = Sketch::of((0..300).chain(10_000..10_030).map(fmix64));
+        let first_part = Sketch::of((0..300).map(fmix64));
+        let own = !first_part.agreeing_bins(&other);
+        let (all, n) = this.share_held(&other, u128::MAX);
+        assert!(n > 120, "{n}");
+        assert!((all - 300.0 / 630.0).abs() < 0.1, "{all}");
+        let (held, _) = this.share_held(&first_part, !own);
+        assert!(held > 0.8, "{held}");
+        let (held, n) = this.share_held(&other, own);
+        assert!(held < 0.05 && n > 40, "{held} over {n}");
     }
 
     #[test]

@@ -751,3 +751,49 @@ fn exact_copies_find_their_page_whatever_the_band_tables_hold() {
     );
     assert_eq!(copy.unwrap().decision.verdict, Verdict::Exact { of: 102 });
 }
+
+/// One shop template (400 words) around products' own text (60 words
+/// each): texts at Jaccard 0.77 that, but for the template, share
+/// nothing. Text alone cannot tell the first products apart (the first
+/// pair is joined, and so is the next as long as only one of them is
+/// kept); once two are kept, the template is text two kept pages hold, and
+/// no later product is a copy of another for holding it, on the shop's
+/// host or on a white-label shop's. A copy of a product with three words
+/// changed still is, and so is a plain copy.
+#[test]
+fn text_two_kept_pages_share_makes_no_page_a_copy() {
+    let dir = tempdir("template");
+    let mut d = Deduper::open(&dir, DedupConfig::default()).unwrap();
+    let template = words(500_000, 400);
+    let product = |i: u64| format!("{}\n{template}", words(i * 1_000, 60));
+    let mut kept = Vec::new();
+    for i in 0..40 {
+        let host = format!("shop{}.example", i % 2);
+        let text = product(i);
+        let doc = Doc {
+            text: &text,
+            title: None,
+            host: Some(&host),
+            url: None,
+        };
+        let verdict = d.check_insert(i, doc).unwrap().verdict;
+        if kept.len() >= 2 {
+            assert_eq!(verdict, Verdict::New, "product {i}, kept {kept:?}");
+        }
+        if verdict == Verdict::New {
+            kept.push(i);
+        }
+    }
+    assert!(kept.len() > 30, "{kept:?}");
+    let last = *kept.last().unwrap();
+    let mut copy: Vec<String> = product(last).split(' ').map(String::from).collect();
+    for i in [10, 30, 50] {
+        copy[i] = "changed".into();
+    }
+    let copy = copy.join(" ");
+    let v = d.check_insert(100, copy.as_str()).unwrap().verdict;
+    assert!(matches!(v, Verdict::Near { of, .. } if of == last), "{v:?}");
+    let v = d.check_insert(101, product(last).as_str()).unwrap().verdict;
+    assert_eq!(v, Verdict::Exact { of: last });
+    let _ = std::fs::remove_dir_all(&dir);
+}
