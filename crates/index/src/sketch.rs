@@ -158,7 +158,7 @@ impl Sketch {
     /// shingle is of one part of `other`, it estimates the share of that
     /// part this text holds, less what its own shingles push out (a text
     /// holding all of `other` and a tenth more reads 0.9).
-    pub fn share_held(&self, other: &Sketch, bins: u128) -> (f32, u32) {
+    pub(crate) fn share_held(&self, other: &Sketch, bins: u128) -> (f32, u32) {
         let mut filled = 0u32;
         let mut agree = [0u32; 2];
         let mut disagree = 0u32;
@@ -181,7 +181,7 @@ impl Sketch {
 
     /// The bins where the two sketches hold the same value (bit i for bin
     /// i): where, but for chance, their texts hold the same shingle.
-    pub fn agreeing_bins(&self, other: &Sketch) -> u128 {
+    pub(crate) fn agreeing_bins(&self, other: &Sketch) -> u128 {
         self.values
             .iter()
             .zip(&other.values)
