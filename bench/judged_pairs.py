@@ -167,7 +167,9 @@ def build(arts, wcxb, seed):
     products = [k for k, v in sorted(wcxb.items()) if v["pageType"] == "product" and len(v["articleBody"].split()) >= 40]
     services = [k for k, v in sorted(wcxb.items()) if v["pageType"] == "service" and len(v["articleBody"].split()) >= 150]
     rng.shuffle(products)
+    used = set()  # wcxb pages the shops are made of
     for t, s in enumerate(services[: len(products) // 5]):
+        used.add(s)
         template_words = wcxb[s]["articleBody"].split()[: rng.randrange(120, 300)]
         template = " ".join(template_words)
         part = part_of("t" + s)
@@ -180,11 +182,11 @@ def build(arts, wcxb, seed):
                     break
                 own.append(para)
                 words += len(para.split())
+            used.add(p)
             host = f"shop{t}.example" if t % 2 == 0 else f"shop{t}-{j}.example"
             docs.append(dict(id=f"t{s}-{p}", host=host, title=own[0][:80], text=text(own + [template]),
                              part=part, role=("neg", "template")))
     # Pages of one host in wcxb-dev, in id order, but those the shops use.
-    used = {d["id"].split("-")[1] for d in docs if d["id"].startswith("t")} | {d["id"][1:].split("-")[0] for d in docs if d["id"].startswith("t")}
     for k, v in sorted(wcxb.items()):
         if not v["articleBody"].strip() or k in used:
             continue

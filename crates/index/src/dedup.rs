@@ -630,17 +630,22 @@ impl Deduper {
         // short one near the line, by sketch; a long text and a short one
         // far from it are not copies of each other.
         let short_pair = a.words().is_some() || b.words().is_some();
-        let (similarity, check, threshold) = match (a.words(), b.words(), a.sketch(), b.sketch()) {
-            (Some(a), Some(b), _, _) => (
-                word_similarity(a, b),
-                Check::ShortText,
-                self.config.short_similarity,
-            ),
-            (_, _, Some(a), Some(b)) => {
-                (a.similarity(b), Check::Sketch, self.config.min_similarity)
-            }
-            _ => return Ok(Compared::Unlike),
-        };
+        let (similarity, check, threshold, sketches) =
+            match (a.words(), b.words(), a.sketch(), b.sketch()) {
+                (Some(a), Some(b), _, _) => (
+                    word_similarity(a, b),
+                    Check::ShortText,
+                    self.config.short_similarity,
+                    None,
+                ),
+                (_, _, Some(a), Some(b)) => (
+                    a.similarity(b),
+                    Check::Sketch,
+                    self.config.min_similarity,
+                    Some((a, b)),
+                ),
+                _ => return Ok(Compared::Unlike),
+            };
         if similarity < threshold {
             return Ok(Compared::Unlike);
         }
@@ -662,7 +667,7 @@ impl Deduper {
         if !close || !named_alike {
             return Ok(Compared::Unlike);
         }
-        if let (Check::Sketch, Some((a, b))) = (check, a.sketch().zip(b.sketch())) {
+        if let Some((a, b)) = sketches {
             let kept = match kept {
                 Some(kept) => kept,
                 None => kept.insert(self.kept_sketches(candidates, live)?),
