@@ -220,7 +220,7 @@ fn records(outs: &[PathBuf], prefix: &str) -> Vec<serde_json::Value> {
 
 #[test]
 fn three_workers_one_killed_twice_and_a_redis_node_killed_count_every_page_once() {
-    let mut cluster = Cluster::start(3);
+    let mut cluster = Cluster::start_durable(3);
     let (i0, s0) = (Instant::now(), std::time::SystemTime::now());
     let wall = move |t: Instant| {
         (s0 + (t - i0))

@@ -227,7 +227,7 @@ fn workers_judging_at_once_agree_with_one_machine_in_log_order() {
 
 #[test]
 fn a_node_killed_and_restarted_while_workers_judge_changes_nothing() {
-    let mut cluster = Cluster::start(3);
+    let mut cluster = Cluster::start_durable(3);
     let tmp = tempdir("shared-gate-kill");
     let docs = planted(150);
     let workers = judge_on_workers(cluster.urls(), tmp.clone(), docs);
