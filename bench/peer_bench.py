@@ -240,6 +240,12 @@ def run_one(who, r, tmp, seed, binary):
         by_stage = ", ".join(f"{k} {1000 * v / max(pages, 1):.3f}" for k, v in stages.items()
                              if isinstance(v, (int, float)))
         print(f"{'':10} ms/page by stage: {by_stage}", flush=True)
+        lock = stats.get("this_run", {}).get("core_lock")
+        if lock:
+            # How much of the crawl is serial: the store's lock held, and
+            # the time threads waited for it (summed over threads).
+            print(f"{'':10} core lock: held {lock['held_secs']:.2f} s, "
+                  f"waited {lock['waited_secs']:.2f} s", flush=True)
     shutil.rmtree(out, ignore_errors=True)
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 //! What the embedded store's lock guards: the state (frontier, documents,
-//! counts), the duplicate index and the outputs, which move together; and
-//! the recovery and checkpoints that keep them in line.
+//! counts) and the duplicate index, which move together; and the recovery
+//! and checkpoints that keep them in line with the outputs. The outputs
+//! (the sink) are the loop's alone: it writes a group's outcomes after the
+//! group's batch, outside the lock, while fetch tasks judge pages.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,7 +21,6 @@ use crate::traps::TrapDetector;
 pub(crate) struct Core {
     pub state: State,
     pub dedup: Deduper,
-    pub sink: Box<dyn Sink>,
     pub traps: TrapDetector,
     /// Documents judged new whose pages are not committed yet, by id: the
     /// gate counts them (the next page is judged against them), and their
@@ -77,17 +78,13 @@ impl Core {
     /// unclean stop, then checkpoints: the outputs are cut back to the last
     /// checkpoint and the outcomes committed since are written again; the
     /// index gets the documents committed since its last flush.
-    pub fn recover(&mut self) -> Result<(), CrawlError> {
+    pub fn recover(&mut self, sink: &mut dyn Sink) -> Result<(), CrawlError> {
         let Core {
-            state,
-            dedup,
-            sink,
-            dust,
-            ..
+            state, dedup, dust, ..
         } = self;
         let Some(cp) = state.checkpoint()? else {
             sink.rewind(&serde_json::Value::Null)?;
-            return self.checkpoint();
+            return self.checkpoint(sink);
         };
         sink.rewind(&cp.sink)?;
         let (mut replayed, mut restored) = (0usize, 0usize);
@@ -112,7 +109,7 @@ impl Core {
                 restored += 1;
             }
             for o in block.outcomes {
-                o.send(sink.as_mut())?;
+                o.send(sink)?;
                 replayed += 1;
             }
         }
@@ -124,15 +121,16 @@ impl Core {
             "resuming: outputs cut back to the last checkpoint, {replayed} outcomes written again, \
              {restored} documents restored to the index"
         );
-        self.checkpoint()
+        self.checkpoint(sink)
     }
 
     /// Makes the outputs durable, then the index, then the state that says
     /// both are: a crash in between leaves the previous checkpoint in
-    /// charge. Call with nothing waiting to be committed.
-    pub fn checkpoint(&mut self) -> Result<(), CrawlError> {
+    /// charge. Call with nothing waiting to be committed, and every
+    /// committed outcome sent to `sink`.
+    pub fn checkpoint(&mut self, sink: &mut dyn Sink) -> Result<(), CrawlError> {
         let t = Instant::now();
-        let position = self.sink.checkpoint()?;
+        let position = sink.checkpoint()?;
         self.dedup.flush()?;
         // The rules saw the commits this checkpoint covers, no more.
         let rules = self.dust.read().unwrap().to_bytes();

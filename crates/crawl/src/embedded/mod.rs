@@ -9,8 +9,11 @@
 //! - `outbox`: outcomes committed but not yet in the outputs.
 //!
 //! Everything a group of finished URLs changes is committed in one batch
-//! under one lock with the duplicate index and the sink, so the three
-//! always agree; fetching and extraction, the slow parts, run outside it.
+//! under one lock with the duplicate index, so the two always agree;
+//! fetching and extraction, the slow parts, run outside it. The group's
+//! outcomes go to the sink after the lock is released: only the loop
+//! writes them, in commit order, and the outbox holds them until the next
+//! checkpoint, so a crash in between loses none.
 
 mod core;
 mod error;
@@ -32,6 +35,7 @@ use nearcrawl_index::Deduper;
 use url::Url;
 
 use self::core::{Core, CoreLock};
+use self::outbox::PackedOutcomes;
 use self::sitemaps::{Queued, SitemapQueue};
 use crate::config::Config;
 use crate::embedded::frontier::{Additions, Popped, Pushed, Turns};
@@ -73,6 +77,8 @@ const IDLE: Duration = Duration::from_millis(20);
 /// The crawl's state in sled, for the loop.
 pub struct EmbeddedStore {
     core: Arc<CoreLock>,
+    /// The outputs: written by the loop alone (commits, checkpoints).
+    sink: Box<dyn Sink>,
     pages: Arc<EmbeddedPages>,
     stages: Arc<Stages>,
     sitemaps: SitemapQueue,
@@ -91,7 +97,7 @@ impl EmbeddedStore {
     fn open(
         config: Config,
         seeds: &[Url],
-        sink: Box<dyn Sink>,
+        mut sink: Box<dyn Sink>,
     ) -> Result<(EmbeddedStore, Arc<Stages>), CrawlError> {
         let state_dir: PathBuf = config.output.dir.join("state");
         if !state_dir.exists() {
@@ -124,24 +130,20 @@ impl EmbeddedStore {
         let mut core = Core {
             state,
             dedup,
-            sink,
             traps: TrapDetector::new(config.dedup.trap_window, config.dedup.trap_share.0),
             pending_docs: Default::default(),
             remembered: Remembered::open(&config.dedup.remembered(&config.recrawl))?,
             dust: Default::default(),
         };
         *core.dust.write().unwrap() = url_rules::open(&core.state)?;
-        core.recover()?;
+        core.recover(sink.as_mut())?;
         requeue_after_crash(&mut core)?;
         core.remember()?;
         core.state.frontier.set_limits(
             u32::try_from(config.politeness.per_host_concurrency.0).unwrap_or(u32::MAX),
             config.scope.max_hosts,
         );
-        let capture_headers = core
-            .sink
-            .wants_captures()
-            .then(|| fetcher.request_headers());
+        let capture_headers = sink.wants_captures().then(|| fetcher.request_headers());
         let earlier = crate::recrawl::open_earlier(&config)?;
         let seeds = crate::recrawl::seeds_to_queue(seeds, earlier.as_ref());
         let fingerprinter = core.dedup.fingerprinter();
@@ -161,6 +163,7 @@ impl EmbeddedStore {
         let stages = Arc::new(Stages::new(config, fetcher, pages));
         let store = EmbeddedStore {
             core,
+            sink,
             pages: embedded_pages,
             stages: stages.clone(),
             sitemaps: SitemapQueue::default(),
@@ -169,15 +172,37 @@ impl EmbeddedStore {
     }
 
     /// One batch for the group: its URLs done, documents, links, counts
-    /// and the outbox entry of its outcomes; then the outcomes go to the
-    /// sink. It never waits but for the store's lock.
+    /// and the outbox entry of its outcomes; then, with the store's lock
+    /// released, the outcomes go to the sink. It never waits but for the
+    /// lock.
     fn commit_now(&mut self, group: Vec<Done<EmbeddedClaim>>) -> Result<(), CrawlError> {
+        let outcomes = self.commit_batch(group)?;
+        for o in &outcomes {
+            // On failure the outcome is still in the state's outbox: the
+            // next checkpoint would record a position past a hole, so the
+            // crawl stops and the next run rewinds and writes it again.
+            o.send(self.sink.as_mut()).map_err(|e| {
+                std::io::Error::new(e.kind(), format!("writing output failed: {e}"))
+            })?;
+        }
+        Ok(())
+    }
+
+    /// The group's batch, under the store's lock; its outcomes: the
+    /// pages', packed for the outbox before the lock is taken, then the
+    /// duplicate traps the group's verdicts made.
+    fn commit_batch(
+        &mut self,
+        group: Vec<Done<EmbeddedClaim>>,
+    ) -> Result<Vec<Outcome>, CrawlError> {
+        let group: Vec<_> = group.into_iter().filter(|d| !d.again).collect();
+        let pages = PackedOutcomes::pack(group.iter().flat_map(|d| &d.outcomes))?;
         let core_lock = self.core.clone();
         let mut guard = core_lock.lock();
         let core = &mut *guard;
         let mut c = GroupCommit::default();
         url_rules::requeue_retired(core, &mut c.writes, &mut c.adds, false)?;
-        for done in group.into_iter().filter(|d| !d.again) {
+        for done in group {
             self.commit_one(core, &mut c, done);
         }
         if let Some(e) = c.failed.take() {
@@ -187,16 +212,10 @@ impl EmbeddedStore {
             core.state.put_host(&mut c.writes, host);
         }
         core.state.put_stats(&mut c.writes);
-        core.state.commit(c.writes, c.adds, &c.outcomes)?;
-        for o in &c.outcomes {
-            // On failure the outcome is still in the state's outbox: the
-            // next checkpoint would record a position past a hole, so the
-            // crawl stops and the next run rewinds and writes it again.
-            o.send(core.sink.as_mut()).map_err(|e| {
-                std::io::Error::new(e.kind(), format!("writing output failed: {e}"))
-            })?;
-        }
-        Ok(())
+        let traps = PackedOutcomes::pack(&c.traps)?;
+        core.state.commit(c.writes, c.adds, &[pages, traps])?;
+        c.outcomes.append(&mut c.traps);
+        Ok(c.outcomes)
     }
 
     /// Adds one finished URL to the group's commit.
@@ -356,7 +375,7 @@ impl CrawlStore for EmbeddedStore {
     }
 
     async fn checkpoint(&mut self) -> Result<(), CrawlError> {
-        self.core.lock().checkpoint()
+        self.core.lock().checkpoint(self.sink.as_mut())
     }
 
     async fn over(&mut self, stopping: bool) -> Result<bool, CrawlError> {
@@ -395,7 +414,7 @@ impl CrawlStore for EmbeddedStore {
     /// filled in).
     async fn finish(&mut self, stats: &Stats) -> Result<(), CrawlError> {
         let mut core = self.core.lock();
-        core.checkpoint()?;
+        core.checkpoint(self.sink.as_mut())?;
         let mut file = StatsFile::new(stats);
         file.this_run["core_lock"] = self.core.times();
         self.stages.add_times(&mut file.this_run);
@@ -404,7 +423,8 @@ impl CrawlStore for EmbeddedStore {
         file.this_run["gate_memory_bytes"] = core.dedup.memory_bytes().into();
         file.top_hosts = core.state.top_hosts(TOP_HOSTS)?;
         file.url_rules = crate::stats::UrlRule::listed(&core.dust.read().unwrap());
-        core.sink.finish(&file)?;
+        drop(core);
+        self.sink.finish(&file)?;
         Ok(())
     }
 }
@@ -422,7 +442,10 @@ fn requeue_after_crash(core: &mut Core) -> Result<(), StoreError> {
 struct GroupCommit {
     writes: Writes,
     adds: Additions,
+    /// The pages' outcomes, in the group's order.
     outcomes: Vec<Outcome>,
+    /// The records of the duplicate traps the group's verdicts made.
+    traps: Vec<Outcome>,
     hosts: HashSet<String>,
     /// The first error queuing links met: the group is not committed.
     failed: Option<StoreError>,
@@ -469,7 +492,7 @@ fn note_host_verdict(
         return;
     };
     let (record, listed) = crate::traps::trap_record(url, &trap);
-    c.outcomes.push(record);
+    c.traps.push(record);
     core.state.trap_section(&mut c.writes, listed);
 }
 

@@ -30,13 +30,9 @@ use crate::sink::Outcome;
 /// they reach the compressor; large ones (a body) go straight through.
 const SMALL_WRITES: usize = 64 << 10;
 
-/// A block's uncompressed bytes, as [`next_block`] reads them.
-fn write_block(
-    out: &mut impl Write,
-    docs: &[NewDoc],
-    tails: &[Tail],
-    outcomes: &[Outcome],
-) -> io::Result<()> {
+/// A block's uncompressed head, as [`next_block`] reads it: the documents
+/// and the tails; its outcomes follow ([`PackedOutcomes`]).
+fn write_head<W: Write + ?Sized>(out: &mut W, docs: &[NewDoc], tails: &[Tail]) -> io::Result<()> {
     out.write_all(&(docs.len() as u32 | WITH_URLS | WITH_TAILS).to_be_bytes())?;
     for d in docs {
         out.write_all(&d.doc.to_be_bytes())?;
@@ -53,11 +49,52 @@ fn write_block(
         out.write_all(&(t.bytes.len() as u32).to_be_bytes())?;
         out.write_all(&t.bytes)?;
     }
-    let mut json = Vec::new();
-    for o in outcomes {
-        o.encode(out, &mut json)?;
-    }
     Ok(())
+}
+
+/// Outcomes encoded and compressed for the outbox, as one zstd frame: made
+/// before the store's lock is taken, since they are most of a block's
+/// bytes and all but all of its compression, and fetch tasks wait for that
+/// lock to judge pages. A block's frames are concatenated, and zstd reads
+/// concatenated frames as their bytes one after the other.
+#[derive(Debug, Default)]
+pub(crate) struct PackedOutcomes {
+    raw_len: usize,
+    frame: Vec<u8>,
+}
+
+impl PackedOutcomes {
+    pub(crate) fn pack<'a>(outcomes: impl IntoIterator<Item = &'a Outcome>) -> io::Result<Self> {
+        let mut outcomes = outcomes.into_iter().peekable();
+        if outcomes.peek().is_none() {
+            return Ok(PackedOutcomes::default());
+        }
+        let (raw_len, frame) = zstd_frame(0, |out| {
+            let mut json = Vec::new();
+            outcomes.try_for_each(|o| o.encode(&mut &mut *out, &mut json))
+        })?;
+        Ok(PackedOutcomes { raw_len, frame })
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.raw_len == 0
+    }
+}
+
+/// What `write` writes, compressed into one zstd frame after `reserve`
+/// bytes (zeros, for a header); the uncompressed length and the bytes.
+/// Compressed as it is written: a group with a large page was held whole
+/// (its body and text), then compressed, then framed: ~50 MB at the peak
+/// for a 10 MB page, most of a crawl's memory on such a site.
+fn zstd_frame(
+    reserve: usize,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<(usize, Vec<u8>)> {
+    let packer = zstd::stream::Encoder::new(vec![0u8; reserve], 1)?;
+    let mut raw = io::BufWriter::with_capacity(SMALL_WRITES, Counted::new(packer));
+    write(&mut raw)?;
+    let counted = raw.into_inner().map_err(io::IntoInnerError::into_error)?;
+    Ok((counted.written, counted.inner.finish()?))
 }
 
 /// A writer that counts the bytes it passes on.
@@ -122,26 +159,20 @@ impl Outbox {
         Ok(Outbox { file })
     }
 
-    /// Appends a block of `docs`, `tails` and `outcomes` (zstd-compressed:
-    /// page texts are most of it), durable on return; the outbox's length
-    /// after.
+    /// Appends a block of `docs`, `tails` and `outcomes`, in that order
+    /// (zstd-compressed), durable on return; the outbox's length after.
     pub(crate) fn append(
         &mut self,
         docs: &[NewDoc],
         tails: &[Tail],
-        outcomes: &[Outcome],
+        outcomes: &[PackedOutcomes],
     ) -> io::Result<u64> {
-        // Compressed as it is written, into the frame it goes out in: a
-        // group with a large page was held whole (its body and text), then
-        // compressed, then framed: ~50 MB at the peak for a 10 MB page,
-        // most of a crawl's memory on such a site. The frame's two lengths
-        // are filled in at the end.
-        let packer = zstd::stream::Encoder::new(vec![0u8; 8], 1)?;
-        let mut raw = io::BufWriter::with_capacity(SMALL_WRITES, Counted::new(packer));
-        write_block(&mut raw, docs, tails, outcomes)?;
-        let counted = raw.into_inner().map_err(io::IntoInnerError::into_error)?;
-        let raw_len = counted.written;
-        let mut framed = counted.inner.finish()?;
+        // The block's two lengths are filled in at the end.
+        let (mut raw_len, mut framed) = zstd_frame(8, |out| write_head(out, docs, tails))?;
+        for packed in outcomes {
+            raw_len += packed.raw_len;
+            framed.extend_from_slice(&packed.frame);
+        }
         let packed_len = framed.len() - 8;
         framed[..4].copy_from_slice(&(raw_len as u32).to_be_bytes());
         framed[4..8].copy_from_slice(&(packed_len as u32).to_be_bytes());
@@ -244,12 +275,38 @@ mod tests {
     use super::*;
     use crate::sink::ErrorRecord;
 
+    fn pack(outcomes: &[Outcome]) -> [PackedOutcomes; 1] {
+        [PackedOutcomes::pack(outcomes).unwrap()]
+    }
+
     fn error(n: u32) -> Outcome {
         Outcome::Error(ErrorRecord {
             url: format!("http://a.example/{n}"),
             kind: "status".into(),
             detail: "404".into(),
         })
+    }
+
+    #[test]
+    fn outcomes_packed_apart_read_back_as_one_block_in_order() {
+        let path =
+            std::env::temp_dir().join(format!("nearcrawl-outbox-packs-{}", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let mut o = Outbox::open(&path, 0).unwrap();
+        let docs = vec![NewDoc {
+            doc: 4,
+            judgement: vec![9; 40],
+            url: None,
+        }];
+        let packs = [&[error(1), error(2)][..], &[], &[error(3)]]
+            .map(|outcomes| PackedOutcomes::pack(outcomes).unwrap());
+        o.append(&docs, &[], &packs).unwrap();
+        o.append(&[], &[], &[]).unwrap();
+        let blocks = o.read_all().unwrap();
+        assert_eq!(blocks[0].docs[0].doc, 4);
+        assert_eq!(blocks[0].outcomes, vec![error(1), error(2), error(3)]);
+        assert_eq!(blocks[1], Block::default());
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]
@@ -272,14 +329,14 @@ mod tests {
         };
         let mut o = Outbox::open(&dir, 0).unwrap();
         let a = block(vec![doc(7, b"judgement")], vec![error(1), error(2)]);
-        let first = o.append(&a.docs, &a.tails, &a.outcomes).unwrap();
-        o.append(&[], &[], &[error(3)]).unwrap();
+        let first = o.append(&a.docs, &a.tails, &pack(&a.outcomes)).unwrap();
+        o.append(&[], &[], &pack(&[error(3)])).unwrap();
         drop(o);
         // The second block's batch never made it: the store names `first`.
         let mut o = Outbox::open(&dir, first).unwrap();
         assert_eq!(o.read_all().unwrap(), vec![a]);
         let d = block(vec![doc(8, &[]), doc(9, &[1, 2])], vec![]);
-        let second = o.append(&d.docs, &d.tails, &d.outcomes).unwrap();
+        let second = o.append(&d.docs, &d.tails, &pack(&d.outcomes)).unwrap();
         assert_eq!(o.read_all().unwrap()[1], d);
         o.clear().unwrap();
         assert!(o.read_all().unwrap().is_empty());
@@ -341,8 +398,8 @@ mod tests {
             url: Some("http://a.example/big".into()),
         }];
         let mut outbox = Outbox::open(&path, 0).unwrap();
-        let first = outbox.append(&docs, &[], &outcomes).unwrap();
-        let end = outbox.append(&[], &[], &[error(3)]).unwrap();
+        let first = outbox.append(&docs, &[], &pack(&outcomes)).unwrap();
+        let end = outbox.append(&[], &[], &pack(&[error(3)])).unwrap();
         assert!(first < end);
         let blocks = outbox.read_all().unwrap();
         assert_eq!(blocks.len(), 2);

@@ -32,10 +32,10 @@ use url::Url;
 
 use crate::doc_urls::{DocUrls, Length};
 use crate::embedded::frontier::{Additions, Frontier};
-use crate::embedded::outbox::{Block, NewDoc, Outbox};
+use crate::embedded::outbox::{Block, NewDoc, Outbox, PackedOutcomes};
 use crate::embedded::store::{Store, StoreError, Writes, be_u64, io_error, key};
 use crate::scope::{page_budget_spent, registrable_domain};
-use crate::sink::{Outcome, Position};
+use crate::sink::Position;
 use crate::stats::{HostFigures, Stats, TrappedHost};
 
 use crate::embedded::store::tag::{
@@ -335,24 +335,25 @@ impl State {
     }
 
     /// Commits a group: appends what `adds` adds to the frontier's files,
-    /// then its bytes, the outcomes and the documents put since the last
-    /// commit (their judgements and URLs) to the outbox, durably; then
-    /// applies `batch`, naming the outbox's new length (see
-    /// [`crate::embedded::outbox`]); then the frontier takes `adds` in. On an error
-    /// the files are cut back to where they were: the group is gone (its
-    /// URLs stay in flight, to be fetched again), and the next group's
-    /// bytes follow the last committed group's.
-    pub fn commit(
+    /// then its bytes, the documents put since the last commit (their
+    /// judgements and URLs) and the group's outcomes (packed before the
+    /// lock was taken) to the outbox, durably; then applies `batch`,
+    /// naming the outbox's new length (see [`crate::embedded::outbox`]);
+    /// then the frontier takes `adds` in. On an error the files are cut
+    /// back to where they were: the group is gone (its URLs stay in
+    /// flight, to be fetched again), and the next group's bytes follow the
+    /// last committed group's.
+    pub(crate) fn commit(
         &mut self,
         mut batch: Writes,
         mut adds: Additions,
-        outcomes: &[Outcome],
+        outcomes: &[PackedOutcomes],
     ) -> Result<(), StoreError> {
         let tails = self.frontier.write(&mut adds).map_err(io_error)?;
         let docs = std::mem::take(&mut self.new_docs);
         let outbox_was = self.outbox.len();
         let mut committed = Ok(());
-        if !(docs.is_empty() && outcomes.is_empty() && tails.is_empty()) {
+        if !(docs.is_empty() && outcomes.iter().all(PackedOutcomes::is_empty) && tails.is_empty()) {
             committed = (self.outbox.append(&docs, &tails, outcomes))
                 .map(|len| batch.insert(meta("outbox_len"), len.to_be_bytes()))
                 .map_err(io_error);
@@ -650,7 +651,7 @@ mod tests {
 
     #[test]
     fn outbox_entries_of_earlier_versions_are_read_then_gone() {
-        use crate::sink::ErrorRecord;
+        use crate::sink::{ErrorRecord, Outcome};
         let (_db, store, dir) = store_and_dir("old-outbox");
         let error = |n: u32| {
             Outcome::Error(ErrorRecord {
@@ -669,7 +670,8 @@ mod tests {
             .unwrap();
 
         let mut state = State::open_in(store.clone(), &dir).unwrap();
-        (state.commit(Writes::default(), Additions::default(), &[error(2)])).unwrap();
+        let outcomes = [PackedOutcomes::pack(&[error(2)]).unwrap()];
+        (state.commit(Writes::default(), Additions::default(), &outcomes)).unwrap();
         let outcomes: Vec<Outcome> = state
             .outbox()
             .unwrap()
