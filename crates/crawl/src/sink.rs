@@ -234,7 +234,11 @@ impl Outcome {
     /// Writes a self-delimiting encoding: tag, lengths, JSON (and, for a
     /// capture, the body after the JSON). The JSON is written into `json`
     /// first, for its length; pass the same vector for each outcome.
-    pub fn encode(&self, out: &mut impl io::Write, json: &mut Vec<u8>) -> io::Result<()> {
+    pub fn encode(
+        &self,
+        out: &mut (impl io::Write + ?Sized),
+        json: &mut Vec<u8>,
+    ) -> io::Result<()> {
         json.clear();
         let (tag, written) = match self {
             Outcome::Page(p) => (b'P', serde_json::to_writer(&mut *json, p)),

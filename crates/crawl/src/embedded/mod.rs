@@ -193,9 +193,9 @@ impl EmbeddedStore {
     /// duplicate traps the group's verdicts made.
     fn commit_batch(
         &mut self,
-        group: Vec<Done<EmbeddedClaim>>,
+        mut group: Vec<Done<EmbeddedClaim>>,
     ) -> Result<Vec<Outcome>, CrawlError> {
-        let group: Vec<_> = group.into_iter().filter(|d| !d.again).collect();
+        group.retain(|d| !d.again);
         let pages = PackedOutcomes::pack(group.iter().flat_map(|d| &d.outcomes))?;
         let core_lock = self.core.clone();
         let mut guard = core_lock.lock();

@@ -71,7 +71,7 @@ impl PackedOutcomes {
         }
         let (raw_len, frame) = zstd_frame(0, |out| {
             let mut json = Vec::new();
-            outcomes.try_for_each(|o| o.encode(&mut &mut *out, &mut json))
+            outcomes.try_for_each(|o| o.encode(out, &mut json))
         })?;
         Ok(PackedOutcomes { raw_len, frame })
     }
