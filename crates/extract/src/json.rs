@@ -8,8 +8,8 @@ use url::Url;
 use crate::{ContentPath, EncodingSource, Link, LinkKind, Page, Robots, iso_639_1};
 
 /// The page as JSON: title, lang, language, canonical, published,
-/// description, robots, path, encoding, text, links, and markdown when
-/// the page has it.
+/// description, robots, path, encoding, text, links, and markdown and
+/// `app_shell` when the page has them.
 pub fn page_to_json(page: &Page) -> Value {
     let links: Vec<Value> = (page.links.iter())
         .map(|l| json!({"url": l.url.as_str(), "text": l.text, "nofollow": l.nofollow}))
@@ -34,6 +34,9 @@ pub fn page_to_json(page: &Page) -> Value {
     });
     if let Some(markdown) = &page.markdown {
         record["markdown"] = json!(markdown);
+    }
+    if page.app_shell {
+        record["app_shell"] = json!(true);
     }
     record
 }
@@ -76,6 +79,7 @@ pub fn page_from_json(row: &Value, encoding: &'static str) -> Option<Page> {
         markdown: text("markdown"),
         path,
         links,
+        app_shell: row["app_shell"].as_bool().unwrap_or(false),
         encoding,
         encoding_source: EncodingSource::Declared,
     })

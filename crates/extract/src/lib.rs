@@ -165,6 +165,7 @@ mod plain;
 mod prestrip;
 mod render;
 mod repair;
+mod shell;
 mod stream;
 mod tokenize;
 
@@ -253,6 +254,9 @@ pub struct Page {
     pub markdown: Option<String>,
     pub path: ContentPath,
     pub links: Vec<Link>,
+    /// The served HTML is an app shell: it shows next to no text and loads
+    /// the script that builds the page (see `shell.rs` for the rule).
+    pub app_shell: bool,
     /// The encoding the bytes were read in, and why.
     pub encoding: &'static str,
     pub encoding_source: EncodingSource,
@@ -349,11 +353,14 @@ pub fn extract_timed(bytes: &[u8], input: &Input<'_>, lap: &mut dyn FnMut(Stage)
             };
         }
     }
+    let app_shell = text.path != ContentPath::MainContent && shell::is_app_shell(&doc);
     lap(Stage::Extract);
     // Dropping the tree is part of what parsing costs.
     drop(doc);
     lap(Stage::Parse);
-    page(meta, text, links, input, (enc, encoding_source), lap)
+    let mut page = page(meta, text, links, input, (enc, encoding_source), lap);
+    page.app_shell = app_shell;
+    page
 }
 
 /// What reading a tree needs besides the tree: the page's title and what
@@ -586,6 +593,7 @@ fn page(
         markdown: text.markdown,
         path: text.path,
         links,
+        app_shell: false,
         encoding: enc.name(),
         encoding_source,
     }

@@ -118,6 +118,7 @@ fn read_pdf(bytes: &[u8], input: &Input<'_>) -> Result<Page, PdfError> {
         markdown,
         path: ContentPath::FullText,
         links,
+        app_shell: false,
         encoding: "PDF",
         encoding_source: EncodingSource::Declared,
     })
