@@ -6,6 +6,7 @@
 //! `cargo test -p nearcrawl-tests` never runs a stale binary.
 //! `NEARCRAWL_BIN` overrides the path and skips the build.
 
+pub mod app_site;
 pub mod dns;
 pub mod dust_site;
 pub mod nginx;

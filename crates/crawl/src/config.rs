@@ -35,6 +35,66 @@ pub struct Config {
     pub cluster: Cluster,
     pub recrawl: Recrawl,
     pub content: Content,
+    pub render: Render,
+}
+
+/// Pages built by script, rendered in headless Chromium (see
+/// [`crate::render`]).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Render {
+    /// Which pages are rendered.
+    pub mode: RenderMode,
+    /// Hosts with a mode of their own: `hosts = { "app.example.com" =
+    /// "always" }`.
+    pub hosts: std::collections::BTreeMap<String, RenderMode>,
+    /// The Chromium binary.
+    pub browser: PathBuf,
+    /// Pages rendered at once.
+    pub tabs: Positive,
+    /// The most a page may take in the browser, from its navigation to
+    /// its DOM read.
+    pub page_timeout_secs: Positive,
+    /// The browser is started afresh after this many pages.
+    pub pages_per_browser: Positive,
+    /// Requests a rendered page makes to hosts out of the crawl's scope
+    /// (a CDN's scripts, another host's API) are fetched too, with the
+    /// same rules. Off: refused.
+    pub third_party: bool,
+}
+
+impl Default for Render {
+    fn default() -> Self {
+        Render {
+            mode: RenderMode::Auto,
+            hosts: Default::default(),
+            browser: PathBuf::from("chromium"),
+            tabs: Positive(2),
+            page_timeout_secs: Positive(15),
+            pages_per_browser: Positive(500),
+            third_party: false,
+        }
+    }
+}
+
+impl Render {
+    /// The mode of pages on `host`.
+    pub fn mode_of(&self, host: &str) -> RenderMode {
+        self.hosts.get(host).copied().unwrap_or(self.mode)
+    }
+}
+
+/// Which pages are rendered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RenderMode {
+    /// Pages whose served HTML is an app shell
+    /// ([`nearcrawl_extract::Page::app_shell`]).
+    Auto,
+    /// Every HTML page.
+    Always,
+    /// None: pages are read as served.
+    Never,
 }
 
 /// What a page's text becomes in the corpus, and which pages the corpus

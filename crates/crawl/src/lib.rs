@@ -40,6 +40,7 @@ pub mod pdf;
 mod phases;
 pub mod recrawl;
 pub mod remembered;
+pub mod render;
 pub mod run;
 pub mod scope;
 pub mod seeds;

@@ -208,9 +208,20 @@ impl Pipeline {
         fetched: Fetched,
         seen: impl Fn(&Url) -> bool,
     ) -> (ReadPage, Prepared) {
+        let page = self.extract(&fetched, None);
+        self.read_page(depth, fetched, page, seen)
+    }
+
+    /// The page `fetched` is: its body as served, or the DOM a browser
+    /// built from it (`rendered`, text whatever the body's charset).
+    pub fn extract(&self, fetched: &Fetched, rendered: Option<&str>) -> Page {
+        let (html, charset) = match rendered {
+            Some(dom) => (dom.as_bytes(), Some("utf-8")),
+            None => (&fetched.body[..], fetched.charset.as_deref()),
+        };
         let input = Input {
             url: Some(&fetched.final_url),
-            charset: fetched.charset.as_deref(),
+            charset,
             x_robots_tag: fetched.x_robots_tag.as_deref(),
             content_language: header(&fetched.headers, "content-language"),
             markdown: self.content.markdown(),
@@ -218,8 +229,13 @@ impl Pipeline {
             links_without_text: true,
         };
         let mut laps = Laps::start();
-        let page = extract_timed(&fetched.body, &input, &mut |s| laps.lap_extract(s));
-        self.read_page(depth, fetched, page, seen)
+        extract_timed(html, &input, &mut |s| laps.lap_extract(s))
+    }
+
+    /// Whether `host` is one the crawl may fetch from (the scope's hosts
+    /// and domains; paths, depths and patterns are for pages).
+    pub fn allows_host(&self, host: &str) -> bool {
+        self.scope.allows_host(host)
     }
 
     /// Whether a fetched body is a PDF (declared so, or by its header):

@@ -77,6 +77,9 @@ pub struct Stats {
     /// (`content.languages`).
     #[serde(default)]
     pub other_language: u64,
+    /// Pages built by script, and what their rendering did.
+    #[serde(default)]
+    pub render: RenderCounts,
     /// This run only.
     #[serde(skip)]
     pub fetched_this_run: u64,
@@ -125,6 +128,7 @@ impl Stats {
         add_counts(&mut self.depths, other.depths);
         add_counts(&mut self.visits, other.visits);
         add_counts(&mut self.languages, other.languages);
+        self.render.merge(other.render);
     }
 
     /// Counts a page read in `language` (`languages` in `stats.json`).
@@ -150,6 +154,43 @@ impl Stats {
         } else {
             0.0
         }
+    }
+}
+
+/// What rendering pages built by script did (`render` in `stats.json`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RenderCounts {
+    /// Pages whose served HTML was an app shell.
+    pub app_shells: u64,
+    /// Pages rendered in the browser.
+    pub rendered: u64,
+    /// Pages rendered whose DOM was read at the time limit, not settled.
+    pub unsettled: u64,
+    /// Requests the rendered pages made that the crawler fetched.
+    pub requests: u64,
+    /// Requests the crawl refused, by why: `kind` (styles, images, fonts,
+    /// media, beacons), `scope` (another host), `robots`, or the fetch
+    /// error's kind.
+    pub refused: BTreeMap<String, u64>,
+    /// Pages that needed rendering but were read as served, by the
+    /// error's kind (`render_unavailable`: no browser).
+    pub not_rendered: BTreeMap<String, u64>,
+}
+
+impl RenderCounts {
+    fn merge(&mut self, other: RenderCounts) {
+        self.app_shells += other.app_shells;
+        self.rendered += other.rendered;
+        self.unsettled += other.unsettled;
+        self.requests += other.requests;
+        add_counts(&mut self.refused, other.refused);
+        add_counts(&mut self.not_rendered, other.not_rendered);
+    }
+
+    /// Nothing was rendered nor needed rendering.
+    pub fn is_empty(&self) -> bool {
+        *self == RenderCounts::default()
     }
 }
 

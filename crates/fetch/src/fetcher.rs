@@ -484,6 +484,14 @@ impl Fetcher {
         self.fetch_as(url, ask, Wanted::Page).await
     }
 
+    /// Fetches what a rendered page asks for (its scripts, its data): like
+    /// [`fetch`](Fetcher::fetch), politeness, robots.txt and the address
+    /// guard included, but of any content type, and a page that refreshes
+    /// is not followed (the browser does that itself).
+    pub async fn fetch_resource(&self, url: &Url, ask: Ask<'_>) -> Result<Fetched, FetchError> {
+        self.fetch_as(url, ask, Wanted::Resource).await
+    }
+
     /// Fetches a sitemap (XML, plain text or gzip, which is decompressed):
     /// like [`fetch`](Fetcher::fetch), politeness and robots.txt included,
     /// but any content type is taken and bodies up to the sitemap protocol's
@@ -770,6 +778,7 @@ impl Fetcher {
             Wanted::Page if media == PDF => self.config.max_pdf_bytes,
             Wanted::Page => self.config.max_body_bytes,
             Wanted::Sitemap => self.config.max_body_bytes.max(SITEMAP_MAX_BYTES),
+            Wanted::Resource => self.config.max_body_bytes,
         };
         let body = self
             .read_body(resp, url.clone(), content_type, limit, deadline)
@@ -1124,6 +1133,8 @@ enum Hop {
 enum Wanted {
     Page,
     Sitemap,
+    /// What a rendered page asks for.
+    Resource,
 }
 
 /// Connections to a host are kept open between requests only when its

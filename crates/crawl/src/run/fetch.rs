@@ -318,18 +318,84 @@ async fn judge_page<P: PageStore>(
     let len = fetched.body.len();
     let turn = stages.extraction.enter(len).await;
     let t = stages.phases.add(Phase::ExtractionWait, t);
-    let read = if len <= INLINE_READ_BYTES {
-        Ok(stages.pages.read(depth, fetched, |c| store.seen(c)))
-    } else {
-        let (s, p) = (stages.clone(), store.clone());
-        tokio::task::spawn_blocking(move || s.pages.read(depth, fetched, |c| p.seen(c))).await
-    };
+    let read = in_turn(stages, store, len, move |s, p| {
+        let page = s.pages.extract(&fetched, None);
+        let render = s.renderer.as_ref();
+        if render.is_some_and(|r| r.wants(&fetched.final_url, &page)) {
+            return Err((fetched, page));
+        }
+        Ok(s.pages.read_page(depth, fetched, page, |c| p.seen(c)))
+    });
+    let read = read.await;
     drop(turn);
-    let Ok(read) = read else {
-        done.error("extract", "extraction panicked".into());
-        return;
+    let read = match read {
+        Some(Ok(read)) => {
+            done.stats.render.app_shells += u64::from(read.0.page.app_shell);
+            read
+        }
+        Some(Err((fetched, page))) => match render_page(stages, store, done, fetched, page).await {
+            Some(read) => read,
+            None => return,
+        },
+        None => {
+            done.error("extract", "extraction panicked".into());
+            return;
+        }
     };
     judge_read(stages, store, done, read, t).await;
+}
+
+/// Runs `work` on a page of `len` bytes: on this thread if it is small,
+/// else on a blocking thread (see [`INLINE_READ_BYTES`]). None: it
+/// panicked.
+async fn in_turn<P: PageStore, R: Send + 'static>(
+    stages: &Arc<Stages>,
+    store: &Arc<P>,
+    len: usize,
+    work: impl FnOnce(&Stages, &P) -> R + Send + 'static,
+) -> Option<R> {
+    if len <= INLINE_READ_BYTES {
+        return Some(work(stages, store));
+    }
+    let (s, p) = (stages.clone(), store.clone());
+    tokio::task::spawn_blocking(move || work(&s, &p)).await.ok()
+}
+
+/// Renders a page built by script and reads the DOM the browser built
+/// (the page as served when it cannot be rendered). None: the crawl
+/// stopped (the URL goes back), or reading failed (an error outcome).
+async fn render_page<P: PageStore>(
+    stages: &Arc<Stages>,
+    store: &Arc<P>,
+    done: &mut Done<P::Claim>,
+    fetched: Fetched,
+    page: nearcrawl_extract::Page,
+) -> Option<(crate::page::ReadPage, nearcrawl_index::Prepared)> {
+    let depth = done.claimed.depth;
+    done.stats.render.app_shells += u64::from(page.app_shell);
+    let renderer = stages.renderer.as_ref().expect("asked to render");
+    let rendered = tokio::select! {
+        r = renderer.render(stages, &fetched, depth, &mut done.stats.render) => r,
+        () = stages.stopped() => {
+            done.again = true;
+            return None;
+        }
+    };
+    let len = rendered.as_ref().map_or(0, String::len);
+    let turn = stages.extraction.enter(len).await;
+    let read = in_turn(stages, store, len, move |s, p| {
+        let page = match rendered {
+            Some(dom) => s.pages.extract(&fetched, Some(&dom)),
+            None => page,
+        };
+        s.pages.read_page(depth, fetched, page, |c| p.seen(c))
+    });
+    let read = read.await;
+    drop(turn);
+    if read.is_none() {
+        done.error("extract", "extraction panicked".into());
+    }
+    read
 }
 
 /// Reads a fetched PDF apart from the pages (see [`crate::pdf`]); a PDF

@@ -6,11 +6,12 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use nearcrawl_fetch::Fetcher;
 
-use crate::config::Config;
+use crate::config::{Config, RenderMode};
 use crate::latency::Latencies;
 use crate::page::Pipeline;
 use crate::pdf::PdfReader;
 use crate::phases::Phases;
+use crate::render::Renderer;
 use crate::slots::ExtractionSlots;
 
 /// What the fetch tasks of one crawl share, whatever the store.
@@ -21,6 +22,8 @@ pub struct Stages {
     pub pages: Pipeline,
     /// PDFs are read apart, a few at a time.
     pub pdfs: PdfReader,
+    /// Pages built by script are rendered; none when no page may be.
+    pub renderer: Option<Renderer>,
     /// Pages extracted at once, and bodies waiting for it.
     pub extraction: ExtractionSlots,
     pub latencies: Latencies,
@@ -39,8 +42,13 @@ impl std::fmt::Debug for Stages {
 
 impl Stages {
     pub fn new(config: Config, fetcher: Fetcher, pages: Pipeline) -> Stages {
+        let render = &config.render;
+        let may_render = std::iter::once(&render.mode)
+            .chain(render.hosts.values())
+            .any(|m| *m != RenderMode::Never);
         Stages {
             pdfs: PdfReader::new(&config.content),
+            renderer: may_render.then(|| Renderer::new(render)),
             config,
             fetcher,
             pages,
