@@ -202,7 +202,7 @@ impl DustSite {
 
     fn story_links(&self, n: usize) -> String {
         let source = SOURCES[n % SOURCES.len()];
-        let medium = if n % 2 == 0 { "rss" } else { "email" };
+        let medium = if n.is_multiple_of(2) { "rss" } else { "email" };
         let next = (n + 1) % (STORIES * self.scale);
         format!(
             "<p><a href=\"/news/story?id={n}\">Permalink</a> \

@@ -88,7 +88,7 @@ fn main() {
         f.done(&e, &Unpaced);
         e.finish(&mut adds);
         popped += 1;
-        if popped % 64 == 0 {
+        if popped.is_multiple_of(64) {
             f.apply(Writes::default(), std::mem::take(&mut adds))
                 .unwrap();
         }

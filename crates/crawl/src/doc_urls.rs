@@ -141,7 +141,7 @@ impl DocUrls {
     /// Counts a record of `bytes` bytes (head included) appended at the end.
     fn note(&mut self, bytes: usize, gap: bool) {
         let id = self.len.records;
-        if id % GROUP == 0 {
+        if id.is_multiple_of(GROUP) {
             self.group_starts.push(self.len.bytes);
         }
         if gap {

@@ -153,7 +153,7 @@ async fn handle(
                 }
             }
             "/429" => {
-                if n % 2 == 0 {
+                if n.is_multiple_of(2) {
                     let r = b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\nContent-Length: 0\r\n\r\n";
                     sock.write_all(r).await?;
                 } else {
@@ -161,7 +161,7 @@ async fn handle(
                 }
             }
             "/flap" => {
-                if n % 2 == 0 {
+                if n.is_multiple_of(2) {
                     respond(&mut sock, 503, "text/plain", b"busy").await?
                 } else {
                     respond(&mut sock, 200, html, b"<p>after 503</p>").await?

@@ -33,7 +33,7 @@ fn document(seed: u64) -> (Vec<u64>, u64) {
     let features = (0..FEATURES as u64)
         .map(|i| {
             let r = fmix64(seed.wrapping_mul(0x9e37_79b9) ^ i);
-            if r % 5 == 0 {
+            if r.is_multiple_of(5) {
                 fmix64(r % SHARED_POOL)
             } else {
                 r

@@ -230,7 +230,7 @@ const WORDS_AND_SKETCH: u8 = 3;
 
 /// Little-endian words of `width` bytes, each passed through `narrow`.
 fn words(b: &[u8], width: usize, narrow: impl Fn(u32) -> u32) -> Option<Vec<u32>> {
-    (b.len() % width == 0).then(|| {
+    b.len().is_multiple_of(width).then(|| {
         b.chunks_exact(width)
             .map(|c| {
                 let mut w = [0u8; 4];

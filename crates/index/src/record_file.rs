@@ -102,7 +102,7 @@ impl RecordLog {
             reader.read_exact(&mut length)?;
             record.resize(usize::from(u16::from_le_bytes(length)), 0);
             reader.read_exact(&mut record)?;
-            if self.len % GROUP == 0 {
+            if self.len.is_multiple_of(GROUP) {
                 self.group_starts.push(at);
             }
             f(self.len, &record);
@@ -121,7 +121,7 @@ impl RecordLog {
     pub(crate) fn push(&mut self, record: &[u8]) -> Result<u32, IndexError> {
         let length = u16::try_from(record.len())
             .map_err(|_| IndexError::Config(format!("a {}-byte gate record", record.len())))?;
-        if self.len % GROUP == 0 {
+        if self.len.is_multiple_of(GROUP) {
             self.group_starts.push(self.end());
         }
         self.buffer.extend_from_slice(&length.to_le_bytes());

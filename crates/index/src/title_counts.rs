@@ -131,7 +131,7 @@ impl TitleCounts {
     /// Counts of an earlier version's Misra-Gries summary (titles, then
     /// word and count pairs): underestimates, as these are.
     pub(crate) fn from_summary(b: &[u8]) -> Option<TitleCounts> {
-        if b.len() < 4 || (b.len() - 4) % 8 != 0 {
+        if b.len() < 4 || !(b.len() - 4).is_multiple_of(8) {
             return None;
         }
         let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());

@@ -195,7 +195,7 @@ impl Index {
             },
         )?;
         counts.short += u64::from(decision.short);
-        if self.kept && counts.documents % FLUSH_EVERY == 0 {
+        if self.kept && counts.documents.is_multiple_of(FLUSH_EVERY) {
             self.dedup.flush()?;
         }
         let Some((of, kind, distance, similarity)) = decision.verdict.duplicate_of() else {

@@ -322,7 +322,7 @@ async fn judge_page<P: PageStore>(
         let page = s.pages.extract(&fetched, None);
         let render = s.renderer.as_ref();
         if render.is_some_and(|r| r.wants(&fetched.final_url, &page)) {
-            return Err((fetched, page));
+            return Err(Box::new((fetched, page)));
         }
         Ok(s.pages.read_page(depth, fetched, page, |c| p.seen(c)))
     });
@@ -333,7 +333,7 @@ async fn judge_page<P: PageStore>(
             done.stats.render.app_shells += u64::from(read.0.page.app_shell);
             read
         }
-        Some(Err((fetched, page))) => match render_page(stages, store, done, fetched, page).await {
+        Some(Err(shell)) => match render_page(stages, store, done, *shell).await {
             Some(read) => read,
             None => return,
         },
@@ -368,8 +368,7 @@ async fn render_page<P: PageStore>(
     stages: &Arc<Stages>,
     store: &Arc<P>,
     done: &mut Done<P::Claim>,
-    fetched: Fetched,
-    page: nearcrawl_extract::Page,
+    (fetched, page): (Fetched, nearcrawl_extract::Page),
 ) -> Option<(crate::page::ReadPage, nearcrawl_index::Prepared)> {
     let depth = done.claimed.depth;
     done.stats.render.app_shells += u64::from(page.app_shell);

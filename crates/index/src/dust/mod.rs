@@ -243,7 +243,7 @@ impl DustRules {
             .max_by_key(|(id, _)| self.rules[*id].support);
         match best {
             None => Predicted::Fetch,
-            Some((rule, _)) if url_hash(url) % self.check_one_in(rule) == 0 => {
+            Some((rule, _)) if url_hash(url).is_multiple_of(self.check_one_in(rule)) => {
                 Predicted::Check { rule }
             }
             Some((rule, target)) => Predicted::Skip {
