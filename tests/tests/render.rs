@@ -126,7 +126,16 @@ fn app_shells_are_rendered_politely_and_pages_with_their_text_are_not() {
         render["refused"]["robots"].as_u64().unwrap() >= 3,
         "{render}"
     );
-    assert!(render["requests"].as_u64().unwrap() >= 12, "{render}");
+    // Each kind's script was asked once, then kept: the data of each page.
+    assert_eq!(render["requests"], 4 + 6, "{render}");
+    assert_eq!(render["scripts_kept"], 8, "{render}");
+    assert_eq!(
+        requests
+            .iter()
+            .filter(|(_, u)| u == "/assets/json.js")
+            .count(),
+        1
+    );
 }
 
 #[test]

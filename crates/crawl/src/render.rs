@@ -29,6 +29,51 @@ pub struct Renderer {
     config: config::Render,
     /// "No browser" is said once.
     said_unavailable: AtomicBool,
+    scripts: Mutex<Scripts>,
+}
+
+/// Scripts the rendered pages loaded, kept for the next pages: an app's
+/// bundle is the same on each of its pages, and asked once it takes no
+/// more of the host's turns. Bounded by [`SCRIPTS_KEPT_BYTES`], the oldest
+/// dropped first.
+#[derive(Debug, Default)]
+struct Scripts {
+    by_url: std::collections::HashMap<String, Arc<Script>>,
+    order: std::collections::VecDeque<String>,
+    bytes: usize,
+}
+
+#[derive(Debug)]
+struct Script {
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+/// What the kept scripts may hold.
+const SCRIPTS_KEPT_BYTES: usize = 16 << 20;
+
+impl Scripts {
+    fn get(&self, url: &Url) -> Option<Arc<Script>> {
+        self.by_url.get(url.as_str()).cloned()
+    }
+
+    fn keep(&mut self, url: &Url, script: Script) {
+        let len = script.body.len();
+        if len > SCRIPTS_KEPT_BYTES / 4 || self.by_url.contains_key(url.as_str()) {
+            return;
+        }
+        while self.bytes + len > SCRIPTS_KEPT_BYTES {
+            let Some(oldest) = self.order.pop_front() else {
+                break;
+            };
+            if let Some(s) = self.by_url.remove(&oldest) {
+                self.bytes -= s.body.len();
+            }
+        }
+        self.bytes += len;
+        self.order.push_back(url.to_string());
+        self.by_url.insert(url.to_string(), Arc::new(script));
+    }
 }
 
 impl Renderer {
@@ -44,6 +89,7 @@ impl Renderer {
             browser,
             config: config.clone(),
             said_unavailable: AtomicBool::new(false),
+            scripts: Mutex::default(),
         }
     }
 
@@ -81,6 +127,7 @@ impl Renderer {
         let result = self.browser.render(url, served, &requests).await;
         let asked = std::mem::take(&mut *requests.counts.lock().unwrap());
         counts.requests += asked.requests;
+        counts.scripts_kept += asked.scripts_kept;
         for (why, n) in asked.refused {
             *counts.refused.entry(why).or_default() += n;
         }
@@ -136,9 +183,22 @@ impl PageRequests {
         Answer::Refused("refused by the crawl")
     }
 
+    fn scripts(&self) -> &Mutex<Scripts> {
+        &(self.stages.renderer.as_ref().expect("rendering")).scripts
+    }
+
     async fn answer(self, url: Url, kind: ResourceKind) -> Answer {
         if !self.allows(&url) {
             return self.refused("scope");
+        }
+        let kept = (kind == ResourceKind::Script).then(|| self.scripts().lock().unwrap().get(&url));
+        if let Some(script) = kept.flatten() {
+            self.counts.lock().unwrap().scripts_kept += 1;
+            return Answer::Body {
+                status: 200,
+                headers: script.headers.clone(),
+                body: script.body.clone(),
+            };
         }
         let hop_ok = |hop: &Url| self.allows(hop);
         let answer = (self.stages.fetcher)
@@ -148,10 +208,18 @@ impl PageRequests {
         match answer {
             Ok(mut f) => {
                 self.counts.lock().unwrap().requests += 1;
+                let (headers, body) = (std::mem::take(&mut f.headers), std::mem::take(&mut f.body));
+                if kind == ResourceKind::Script && f.status == 200 {
+                    let script = Script {
+                        headers: headers.clone(),
+                        body: body.clone(),
+                    };
+                    self.scripts().lock().unwrap().keep(&url, script);
+                }
                 Answer::Body {
                     status: f.status,
-                    headers: std::mem::take(&mut f.headers),
-                    body: std::mem::take(&mut f.body),
+                    headers,
+                    body,
                 }
             }
             Err(FetchError::HttpStatus(status)) => {

@@ -169,6 +169,9 @@ pub struct RenderCounts {
     pub unsettled: u64,
     /// Requests the rendered pages made that the crawler fetched.
     pub requests: u64,
+    /// Requests for a script fetched for an earlier page, answered with
+    /// the crawl's copy.
+    pub scripts_kept: u64,
     /// Requests the crawl refused, by why: `kind` (styles, images, fonts,
     /// media, beacons), `scope` (another host), `robots`, or the fetch
     /// error's kind.
@@ -184,6 +187,7 @@ impl RenderCounts {
         self.rendered += other.rendered;
         self.unsettled += other.unsettled;
         self.requests += other.requests;
+        self.scripts_kept += other.scripts_kept;
         add_counts(&mut self.refused, other.refused);
         add_counts(&mut self.not_rendered, other.not_rendered);
     }
