@@ -11,6 +11,7 @@ use std::path::Path;
 
 use nearcrawl_tests::app_site::{self, Planted};
 use nearcrawl_tests::nginx::{Nginx, open_to_all};
+use nearcrawl_tests::warcio::index_differences;
 use nearcrawl_tests::{crawl_ok, fresh_dir, json_lines};
 
 const DELAY_MS: u64 = 40;
@@ -31,7 +32,7 @@ fn config(dir: &Path, port: u16, render: &str) {
         "[seeds]\nurls = [\"http://127.0.0.1:{port}/index.html\"]\n\
          [politeness]\ndelay_ms = {DELAY_MS}\nper_host_concurrency = 2\n\
          [fetch]\nallow_private_networks = true\n\
-         [output]\ndir = \"{}\"\n\
+         [output]\ndir = \"{}\"\nformats = [\"jsonl\", \"warc\"]\n\
          [render]\npage_timeout_secs = 5\n{render}",
         dir.join("out").display()
     );
@@ -136,6 +137,23 @@ fn app_shells_are_rendered_politely_and_pages_with_their_text_are_not() {
             .count(),
         1
     );
+    // The archive keeps each response as served, and each rendered DOM
+    // as a conversion record of it; the index is what webrecorder's
+    // indexer makes of the WARC.
+    let out = dir.join("out");
+    let warc = std::fs::read(out.join("crawl-00000.warc.gz")).unwrap();
+    let mut text = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&warc[..]), &mut text)
+        .unwrap();
+    let text = String::from_utf8_lossy(&text);
+    assert_eq!(text.matches("WARC-Type: conversion\r\n").count(), 15);
+    let fetched = stats["fetched"].as_u64().unwrap() as usize;
+    // (The router's routes serve one shell: revisits of the first.)
+    let captured =
+        ["response", "revisit"].map(|t| text.matches(&format!("WARC-Type: {t}\r\n")).count());
+    assert_eq!(captured.iter().sum::<usize>(), fetched);
+    let (differences, compared) = index_differences(&out);
+    assert!(differences.is_empty() && compared > 0, "{differences:?}");
 }
 
 #[test]

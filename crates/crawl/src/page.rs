@@ -636,6 +636,7 @@ fn capture(request_headers: Vec<(String, String)>, fetched: &mut Fetched, at: Du
         ip: fetched.remote_ip.map(|ip| ip.to_string()),
         not_modified_since_ms: None,
         digest: None,
+        rendered: None,
     }
 }
 

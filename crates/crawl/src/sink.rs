@@ -147,6 +147,10 @@ pub struct Capture {
     /// it (replay finds the payload by it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub digest: Option<String>,
+    /// The DOM a browser built from the body, when the page was rendered
+    /// (a WARC `conversion` record of the response).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rendered: Option<String>,
 }
 
 /// A payload's digest as WARC and CDX tools write and check them: `sha1:`
@@ -310,6 +314,7 @@ mod tests {
                 ip: None,
                 not_modified_since_ms: None,
                 digest: None,
+                rendered: Some("<html><p>built</p></html>".into()),
             }),
             Outcome::Page(PageRecord {
                 url: "http://a.example/".into(),

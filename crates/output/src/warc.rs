@@ -57,6 +57,30 @@ impl std::fmt::Debug for WarcSink {
 }
 
 impl WarcSink {
+    /// The DOM a browser built from a response (WARC 1.1, 6.8: a
+    /// `conversion` of the response it refers to). Replay tools index the
+    /// response, not this.
+    fn conversion(
+        &mut self,
+        c: &Capture,
+        dom: &str,
+        date: String,
+        response_id: String,
+    ) -> io::Result<()> {
+        let digest = sha1_digest(dom.as_bytes());
+        let headers = vec![
+            ("WARC-Type", "conversion".to_string()),
+            ("WARC-Record-ID", self.ids.next()),
+            ("WARC-Date", date),
+            ("WARC-Target-URI", c.url.clone()),
+            ("WARC-Refers-To", response_id),
+            ("Content-Type", "text/html; charset=utf-8".to_string()),
+            ("WARC-Payload-Digest", digest.clone()),
+            ("WARC-Block-Digest", digest),
+        ];
+        self.write_record(&headers, dom.as_bytes())
+    }
+
     /// Opens `crawl-NNNNN.warc.gz` files in `dir`, continuing after the
     /// last, starting a new one past `file_bytes`.
     pub fn open(dir: &Path, file_bytes: u64) -> io::Result<WarcSink> {
@@ -396,16 +420,20 @@ impl Sink for WarcSink {
         let headers = vec![
             ("WARC-Type", "request".to_string()),
             ("WARC-Record-ID", request_id),
-            ("WARC-Date", date),
+            ("WARC-Date", date.clone()),
             ("WARC-Target-URI", c.url.clone()),
-            ("WARC-Concurrent-To", response_id),
+            ("WARC-Concurrent-To", response_id.clone()),
             (
                 "Content-Type",
                 "application/http;msgtype=request".to_string(),
             ),
             ("WARC-Block-Digest", sha1_digest(request.as_bytes())),
         ];
-        self.write_record(&headers, request.as_bytes())
+        self.write_record(&headers, request.as_bytes())?;
+        match &c.rendered {
+            Some(dom) => self.conversion(c, dom, date, response_id),
+            None => Ok(()),
+        }
     }
 
     fn checkpoint(&mut self) -> io::Result<Position> {
@@ -550,6 +578,7 @@ mod tests {
             ip: Some("127.0.0.1".into()),
             not_modified_since_ms: None,
             digest: None,
+            rendered: (i == 2).then(|| "<html><p>built by script</p></html>".to_string()),
         };
         // A recrawl's 304 for the version first captured a week before.
         let not_modified = Capture {
@@ -623,8 +652,16 @@ mod tests {
             if kind == "response" {
                 last_response_id = field("WARC-Record-ID");
             }
+            if kind == "conversion" {
+                // The DOM a browser built, naming the response it came from.
+                assert_eq!(field("WARC-Refers-To"), last_response_id.clone());
+                assert_eq!(block, b"<html><p>built by script</p></html>");
+                assert_eq!(field("WARC-Payload-Digest"), Some(sha1_digest(block)));
+            }
             if kind != "warcinfo" {
                 assert_eq!(field("WARC-Block-Digest"), Some(sha1_digest(block)));
+            }
+            if !matches!(kind.as_str(), "warcinfo" | "conversion") {
                 let other = field("WARC-Concurrent-To").expect("names its pair");
                 assert!(text_contains(&text, &format!("WARC-Record-ID: {other}")));
             }
@@ -694,12 +731,21 @@ mod tests {
             kinds.push(kind);
             rest = &rest[end + 8 + len..];
         }
-        // Capture 1 was rewound away; 0 and 2 remain.
+        // Capture 1 was rewound away; 0 and 2 (rendered) remain.
         assert_eq!(
             kinds,
             [
-                "warcinfo", "response", "request", "metadata", "response", "request", "revisit",
-                "request", "revisit", "request"
+                "warcinfo",
+                "response",
+                "request",
+                "metadata",
+                "response",
+                "request",
+                "conversion",
+                "revisit",
+                "request",
+                "revisit",
+                "request"
             ]
         );
         let _ = std::fs::remove_dir_all(&dir);

@@ -373,6 +373,7 @@ mod tests {
                 ip: None,
                 not_modified_since_ms: None,
                 digest: None,
+                rendered: None,
             }),
             Outcome::Page(PageRecord {
                 url: "http://a.example/big".into(),

@@ -383,11 +383,16 @@ async fn render_page<P: PageStore>(
     let len = rendered.as_ref().map_or(0, String::len);
     let turn = stages.extraction.enter(len).await;
     let read = in_turn(stages, store, len, move |s, p| {
-        let page = match rendered {
-            Some(dom) => s.pages.extract(&fetched, Some(&dom)),
+        let page = match &rendered {
+            Some(dom) => s.pages.extract(&fetched, Some(dom)),
             None => page,
         };
-        s.pages.read_page(depth, fetched, page, |c| p.seen(c))
+        let mut read = s.pages.read_page(depth, fetched, page, |c| p.seen(c));
+        // The archive keeps the response as served, and the DOM beside it.
+        if let Some(capture) = &mut read.0.capture {
+            capture.rendered = rendered;
+        }
+        read
     });
     let read = read.await;
     drop(turn);
