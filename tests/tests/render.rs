@@ -166,7 +166,21 @@ fn without_a_browser_app_shells_are_read_as_served_and_counted() {
     );
     assert!(out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(stderr.matches("read as served").count(), 1, "{stderr}");
+    // Said once, and counted in the summary, the status and the report.
+    assert_eq!(stderr.matches("no browser:").count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("read as served: render_unavailable 8"),
+        "{stderr}"
+    );
+    let out_dir = dir.join("out");
+    let status = nearcrawl_tests::run(&["status", out_dir.to_str().unwrap()], b"");
+    let status = String::from_utf8_lossy(&status.stdout);
+    assert!(status.contains("8 app shells, 0 rendered"), "{status}");
+    let report = nearcrawl_tests::run(&["report", out_dir.to_str().unwrap()], b"");
+    assert!(report.status.success());
+    let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+    assert!(html.contains("<h2>Pages built by script</h2>"));
+    assert!(html.contains("read as served: render_unavailable</td><td>8"));
     let stats: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("out/stats.json")).unwrap())
             .unwrap();

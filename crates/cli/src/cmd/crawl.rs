@@ -305,6 +305,9 @@ fn summarize(stats: &Stats, out: &std::path::Path, run: Run) {
     if let Some(line) = languages_line(stats) {
         eprintln!("nearcrawl crawl: {line}");
     }
+    if let Some(line) = render_line(stats) {
+        eprintln!("nearcrawl crawl: {line}");
+    }
     if stats.predicted_duplicates > 0 {
         eprintln!(
             "nearcrawl crawl: {} predicted duplicates not fetched (URL rules: `nearcrawl status` lists them), {} queued again",
@@ -335,6 +338,30 @@ pub fn languages_line(stats: &Stats) -> Option<String> {
         n => format!("; {n} left out of the corpus for their language"),
     };
     Some(format!("languages: {}{more}{left_out}", shown.join(", ")))
+}
+
+/// Pages built by script: how many, how many rendered, what their
+/// requests did, and those read as served, by why.
+pub fn render_line(stats: &Stats) -> Option<String> {
+    let r = &stats.render;
+    if r.is_empty() {
+        return None;
+    }
+    let list = |counts: &std::collections::BTreeMap<String, u64>| {
+        let items: Vec<String> = counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        items.join(", ")
+    };
+    let mut line = format!(
+        "pages built by script: {} app shells, {} rendered ({} read at the time limit); their requests: {} fetched, {} scripts reused",
+        r.app_shells, r.rendered, r.unsettled, r.requests, r.scripts_kept
+    );
+    if !r.refused.is_empty() {
+        line.push_str(&format!(", refused: {}", list(&r.refused)));
+    }
+    if !r.not_rendered.is_empty() {
+        line.push_str(&format!("; read as served: {}", list(&r.not_rendered)));
+    }
+    Some(line)
 }
 
 /// Languages a languages line names; the others are counted.

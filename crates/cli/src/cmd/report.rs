@@ -58,6 +58,7 @@ fn render(dir: &Path, f: &Status, samples: &[Sample]) -> anyhow::Result<String> 
     totals(&mut h, f, samples.last());
     recrawl(&mut h, f);
     languages(&mut h, f);
+    rendering(&mut h, f);
     h.push_str("<h2>Over time</h2>\n");
     if samples.len() < 2 {
         h.push_str("<p class=\"note\">No time series: <code>series.jsonl</code> is missing or has a single sample (crawls by earlier versions, or shorter than a second).</p>\n");
@@ -205,6 +206,31 @@ fn recrawl(h: &mut String, f: &Status) {
     h.push_str("<h2>Recrawl</h2>\n<table>\n");
     for (name, value) in rows {
         let _ = writeln!(h, "<tr><td>{}</td><td>{}</td></tr>", esc(name), esc(&value));
+    }
+    h.push_str("</table>\n");
+}
+
+/// Pages built by script and their rendering (`[render]`).
+fn rendering(h: &mut String, f: &Status) {
+    let r = &f.stats.render;
+    if r.is_empty() {
+        return;
+    }
+    let mut rows = vec![
+        (
+            "app shells (served HTML built by script)".to_string(),
+            r.app_shells,
+        ),
+        ("rendered in the browser".into(), r.rendered),
+        ("rendered, read at the time limit".into(), r.unsettled),
+        ("their requests fetched".into(), r.requests),
+        ("scripts reused from an earlier page".into(), r.scripts_kept),
+    ];
+    rows.extend((r.refused.iter()).map(|(why, n)| (format!("requests refused: {why}"), *n)));
+    rows.extend((r.not_rendered.iter()).map(|(why, n)| (format!("read as served: {why}"), *n)));
+    h.push_str("<h2>Pages built by script</h2>\n<table>\n");
+    for (name, value) in rows {
+        let _ = writeln!(h, "<tr><td>{}</td><td>{value}</td></tr>", esc(&name));
     }
     h.push_str("</table>\n");
 }

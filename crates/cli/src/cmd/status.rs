@@ -261,6 +261,9 @@ fn as_text(dir: &Path, s: &Status) -> String {
     if let Some(languages) = super::crawl::languages_line(c) {
         line!(o, "  {languages}");
     }
+    if let Some(render) = super::crawl::render_line(c) {
+        line!(o, "  {render}");
+    }
     if let (Some(q), Some(known)) = (s.queued, s.known_hosts) {
         line!(
             o,
