@@ -40,7 +40,6 @@ pub mod pdf;
 mod phases;
 pub mod recrawl;
 pub mod remembered;
-pub mod render;
 pub mod run;
 pub mod scope;
 pub mod seeds;

@@ -14,40 +14,9 @@ use tokio::sync::{Mutex, Semaphore};
 use url::Url;
 
 use crate::cdp::Connection;
+use crate::config::BrowserConfig;
 use crate::page::{self, Served};
 use crate::{RenderError, Rendered, Resources};
-
-/// How the browser is run.
-#[derive(Debug, Clone)]
-pub struct BrowserConfig {
-    /// The Chromium binary.
-    pub program: PathBuf,
-    /// Pages rendered at once (a tab each).
-    pub tabs: usize,
-    /// The most a page may take, from navigation to its DOM read.
-    pub page_timeout: Duration,
-    /// A page is settled once nothing it waits for (requests, short
-    /// timers) has been pending for this long.
-    pub quiet: Duration,
-    /// The browser is started afresh after this many pages: what a long
-    /// crawl's pages leave behind (caches, leaks) stays bounded.
-    pub pages_per_browser: u32,
-    /// The most a page's JavaScript heap may hold, in MiB.
-    pub js_heap_mb: u32,
-}
-
-impl Default for BrowserConfig {
-    fn default() -> BrowserConfig {
-        BrowserConfig {
-            program: PathBuf::from("chromium"),
-            tabs: 2,
-            page_timeout: Duration::from_secs(15),
-            quiet: Duration::from_millis(300),
-            pages_per_browser: 500,
-            js_heap_mb: 256,
-        }
-    }
-}
 
 /// Renders pages in headless Chromium.
 ///
@@ -73,7 +42,7 @@ enum Running {
 /// took its place: then the process is closed.
 #[derive(Debug)]
 pub(crate) struct Instance {
-    pub conn: Connection,
+    conn: Connection,
     child: std::sync::Mutex<tokio::process::Child>,
     profile: PathBuf,
     rendered: AtomicU32,
@@ -108,7 +77,7 @@ impl Browser {
     ) -> Result<Rendered, RenderError> {
         let _tab = self.tabs.acquire().await.expect("semaphore open");
         let instance = self.instance().await?;
-        let result = page::render(&instance, &self.config, url, served, resources).await;
+        let result = page::render(&instance.conn, &self.config, url, served, resources).await;
         if matches!(result, Err(RenderError::Timeout(_) | RenderError::Crashed)) {
             // A page that stopped answering may hold its renderer busy:
             // later pages get a new browser.

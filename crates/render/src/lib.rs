@@ -31,6 +31,7 @@
 
 mod browser;
 mod cdp;
+mod config;
 mod page;
 
 use std::future::Future;
@@ -38,7 +39,8 @@ use std::time::Duration;
 
 use url::Url;
 
-pub use browser::{Browser, BrowserConfig};
+pub use browser::Browser;
+pub use config::BrowserConfig;
 pub use page::{SHORT_TIMER_MS, Served};
 
 /// A rendered page.

@@ -17,8 +17,8 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 use url::Url;
 
-use crate::browser::{BrowserConfig, Instance};
 use crate::cdp::{CallError, Connection, Event};
+use crate::config::BrowserConfig;
 use crate::{Answer, RenderError, Rendered, ResourceKind, Resources};
 
 /// The response the crawler fetched: given to the browser as the page's
@@ -60,14 +60,13 @@ const PRELUDE: &str = r#"(() => {
 const POLL: Duration = Duration::from_millis(100);
 
 pub(crate) async fn render<R: Resources>(
-    instance: &Instance,
+    conn: &Connection,
     config: &BrowserConfig,
     url: &Url,
     served: Served,
     resources: &R,
 ) -> Result<Rendered, RenderError> {
     let deadline = Instant::now() + config.page_timeout;
-    let conn = &instance.conn;
     let context = call(conn, None, "Target.createBrowserContext", json!({})).await?;
     let context = context["browserContextId"]
         .as_str()

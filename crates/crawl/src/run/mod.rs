@@ -24,6 +24,7 @@
 mod crawl;
 mod driver;
 mod fetch;
+mod render;
 mod stages;
 #[cfg(test)]
 mod tests;
@@ -40,6 +41,7 @@ use crate::stats::{Metrics, Stats};
 
 pub use crawl::Crawl;
 pub use driver::run;
+pub use render::Renderer;
 pub use stages::Stages;
 
 /// A URL a store handed out to be fetched.

@@ -6,12 +6,12 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use nearcrawl_fetch::Fetcher;
 
+use super::render::Renderer;
 use crate::config::{Config, RenderMode};
 use crate::latency::Latencies;
 use crate::page::Pipeline;
 use crate::pdf::PdfReader;
 use crate::phases::Phases;
-use crate::render::Renderer;
 use crate::slots::ExtractionSlots;
 
 /// What the fetch tasks of one crawl share, whatever the store.

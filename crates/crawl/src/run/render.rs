@@ -18,8 +18,8 @@ use nearcrawl_fetch::{Ask, FetchError, Fetched};
 use nearcrawl_render::{Answer, Browser, BrowserConfig, ResourceKind, Resources, Served};
 use url::Url;
 
+use super::Stages;
 use crate::config::{self, RenderMode};
-use crate::run::Stages;
 use crate::stats::RenderCounts;
 
 /// Renders the pages that need it, in one browser started on first use.
