@@ -118,14 +118,12 @@ impl ResourceKind {
         }
     }
 
-    /// What a page may need to build its text: frames, scripts and data.
-    /// Styles, images, fonts, media, beacons, sockets and the rest are
-    /// refused.
+    /// What a page needs to build its text: scripts and data. Styles,
+    /// images, fonts, media, beacons, sockets and the rest are refused,
+    /// and so are documents other than the page's own (frames, whose text
+    /// is not the page's DOM, and navigations away from it).
     pub fn is_needed(self) -> bool {
-        matches!(
-            self,
-            ResourceKind::Document | ResourceKind::Script | ResourceKind::Data
-        )
+        matches!(self, ResourceKind::Script | ResourceKind::Data)
     }
 
     pub fn name(self) -> &'static str {

@@ -104,6 +104,10 @@ async fn in_context<R: Resources>(
     let session = call(conn, None, "Target.attachToTarget", attach).await?;
     let session = session["sessionId"].as_str().unwrap_or("").to_string();
     let events = conn.subscribe(&session);
+    let _subscribed = Subscribed {
+        conn,
+        session: &session,
+    };
     let s = Some(session.as_str());
     let patterns = json!({"patterns": [{"urlPattern": "*", "requestStage": "Request"}]});
     call(conn, s, "Fetch.enable", patterns).await?;
@@ -139,8 +143,20 @@ async fn in_context<R: Resources>(
         .await
         .map_err(|_| RenderError::Timeout(config.page_timeout))??;
     rendered.html = dom["result"]["value"].as_str().unwrap_or("").to_string();
-    conn.unsubscribe(&session);
     Ok(rendered)
+}
+
+/// A page's events are routed to it until this is dropped, however its
+/// render ends.
+struct Subscribed<'a> {
+    conn: &'a Connection,
+    session: &'a str,
+}
+
+impl Drop for Subscribed<'_> {
+    fn drop(&mut self) {
+        self.conn.unsubscribe(self.session);
+    }
 }
 
 /// A page being rendered: its paused requests answered, its state watched.

@@ -148,11 +148,11 @@ async fn content_shown_after_a_short_timer_is_waited_for() {
 }
 
 #[tokio::test]
-async fn dialogs_and_popups_do_not_stall_a_page() {
+async fn dialogs_popups_and_frames_do_not_stall_a_page_nor_are_fetched() {
     let body = r#"<div id=out></div><script>
       alert('hello'); confirm('sure?'); window.open('/popup');
       out.textContent = 'went on';
-    </script>"#;
+    </script><iframe src="/frame.html"></iframe>"#;
     let site = Site::default();
     let browser = browser(Duration::from_secs(15));
     let page = browser.render(&url("/d"), html(body), &site).await.unwrap();
