@@ -49,8 +49,10 @@ def children(pid):
         p = todo.pop()
         tree.append(p)
         try:
-            with open(f"/proc/{p}/task/{p}/children") as f:
-                todo.extend(int(c) for c in f.read().split())
+            # Children hang under the thread that started them.
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as f:
+                    todo.extend(int(c) for c in f.read().split())
         except OSError:
             pass
     return tree
@@ -133,6 +135,8 @@ def main():
         with open(config, "w") as f:
             f.write(f"""[seeds]
 urls = ["http://127.0.0.1:{port}/index.html"]
+[scope]
+max_depth = 1000
 [politeness]
 delay_ms = {args.delay_ms}
 per_host_concurrency = 4
