@@ -7,11 +7,12 @@
 //! framework builds the page in (`<div id="root">`, `#app`, `#__next`,
 //! `[ng-app]`, `<app-root>`, ...), or its body holds fewer than
 //! [`MIN_SHOWN_CHARS`] characters of text in all (menus and footers
-//! included, `<noscript>` not) and no `<h1>`. A short page that carries
-//! its text has its site's menus around it (a javadoc "No usage of"
-//! page), or at least a heading that names it (a rustdoc constant, whose
-//! menus are built by script: 3.5% of rustdoc's pages without the
-//! heading clause); a page without script has nothing more to show.
+//! included, `<noscript>` not), no `<h1>` and no `<pre>`. A short page
+//! that carries its text has its site's menus around it (a javadoc "No
+//! usage of" page), or at least a heading that names it (a rustdoc
+//! constant, whose menus are built by script: 3.5% of rustdoc's pages
+//! without the heading clause) or a block of code (rustdoc's view of a
+//! short source file); a page without script has nothing more to show.
 
 use scraper::{Html, Node};
 
@@ -42,15 +43,15 @@ const EMPTY_MOUNT_CHARS: usize = 40;
 /// Whether a page where no main text stood out is an app shell.
 pub(crate) fn is_app_shell(doc: &Html) -> bool {
     let root = doc.tree.root();
-    let (mut has_script, mut empty_mount, mut has_h1) = (false, false, false);
+    let (mut has_script, mut empty_mount, mut names_itself) = (false, false, false);
     for node in root.descendants() {
         let Node::Element(e) = node.value() else {
             continue;
         };
         if e.name() == "script" && runs(e.attr("type")) {
             has_script = true;
-        } else if e.name() == "h1" {
-            has_h1 = true;
+        } else if matches!(e.name(), "h1" | "pre") {
+            names_itself = true;
         } else if is_mount(e) && !empty_mount {
             empty_mount = text_chars(node, EMPTY_MOUNT_CHARS) < EMPTY_MOUNT_CHARS;
         }
@@ -61,7 +62,7 @@ pub(crate) fn is_app_shell(doc: &Html) -> bool {
             .find(|n| matches!(n.value(), Node::Element(e) if e.name() == "body"));
         body.map_or(0, |b| text_chars(b, MIN_SHOWN_CHARS))
     };
-    has_script && (empty_mount || (!has_h1 && body() < MIN_SHOWN_CHARS))
+    has_script && (empty_mount || (!names_itself && body() < MIN_SHOWN_CHARS))
 }
 
 /// A script of this `type` runs (JSON and templates do not).
