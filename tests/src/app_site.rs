@@ -40,7 +40,6 @@ pub struct Planted {
 
 /// Writes the site under `root`; the planted pages.
 pub fn write(root: &Path, per_kind: usize) -> Vec<Planted> {
-    let mut planted = Vec::new();
     let file = |path: &str, body: &str| {
         let p = root.join(path.trim_start_matches('/'));
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -50,127 +49,75 @@ pub fn write(root: &Path, per_kind: usize) -> Vec<Planted> {
     file("/private/secret.json", r#"{"secret": true}"#);
     file("/assets/app.css", "body { font-family: serif }");
     file("/assets/logo.png", "not really a png");
-    file("/assets/json.js", JSON_JS);
-    file("/assets/blob.js", BLOB_JS);
-    file("/assets/router.js", ROUTER_JS);
-    file("/assets/timer.js", TIMER_JS);
-    file("/assets/analytics.js", "window.dataLayer = [];");
-    let text = |kind: &str, n: usize| {
-        let seed = kind.bytes().map(u64::from).sum::<u64>() * 1_000 + n as u64;
-        let words = made_up_words(seed, WORDS, 20_000);
-        let title = format!("{kind} page {n}");
-        (title, words)
-    };
-    let mut links = Vec::new();
-    for n in 0..per_kind {
-        let next = (n + 1 < per_kind).then_some(n + 1);
-        // json: the data endpoint holds the text and the next link.
-        let (title, words) = text("json", n);
-        let data = json!({"title": title, "paragraphs": paragraphs(&words), "next": next.map(|m| format!("/json/{m}.html"))});
-        file(&format!("/api/json/{n}.json"), &data.to_string());
-        file(
-            &format!("/json/{n}.html"),
-            &shell("root", &title, "/assets/json.js", ""),
-        );
-        planted.push(Planted {
-            path: format!("/json/{n}.html"),
-            kind: "json",
-            title,
-            text: words,
-        });
-        // blob: the data is in the page.
-        let (title, words) = text("blob", n);
-        let data = json!({"props": {"pageProps": {"title": title, "paragraphs": paragraphs(&words), "next": next.map(|m| format!("/blob/{m}.html"))}}});
-        let blob = format!(r#"<script id="__NEXT_DATA__" type="application/json">{data}</script>"#);
-        file(
-            &format!("/blob/{n}.html"),
-            &shell("__next", &title, "/assets/blob.js", &blob),
-        );
-        planted.push(Planted {
-            path: format!("/blob/{n}.html"),
-            kind: "blob",
-            title,
-            text: words,
-        });
-        // router: one shell for every route; the route's data by fetch().
-        let (title, words) = text("router", n);
-        let data = json!({"title": title, "paragraphs": paragraphs(&words), "next": next.map(|m| format!("/app/{m}"))});
-        file(&format!("/api/routes/{n}.json"), &data.to_string());
-        planted.push(Planted {
-            path: format!("/app/{n}"),
-            kind: "router",
-            title,
-            text: words,
-        });
-        // timer: the text is in the script's data, shown after a delay.
-        let (title, words) = text("timer", n);
-        let data = json!({"title": title, "paragraphs": paragraphs(&words), "next": next.map(|m| format!("/timer/{m}.html"))});
-        let inline = format!("<script>window.PAGE = {data};</script>");
-        file(
-            &format!("/timer/{n}.html"),
-            &shell("app", "Loading", "/assets/timer.js", &inline),
-        );
-        planted.push(Planted {
-            path: format!("/timer/{n}.html"),
-            kind: "timer",
-            title,
-            text: words,
-        });
-        // static: the text as served.
-        let (title, words) = text("static", n);
-        let script = if n % 2 == 0 {
-            r#"<script src="/assets/analytics.js"></script>"#
-        } else {
-            ""
-        };
-        let next_link = next.map_or(String::new(), |m| {
-            format!(r#"<p><a href="/static/{m}.html">Next</a></p>"#)
-        });
-        let body = format!(
-            "<!doctype html><html><head><title>{title}</title>{script}</head><body><main><h1>{title}</h1>{}{next_link}</main></body></html>",
-            paragraphs(&words)
-                .iter()
-                .map(|p| format!("<p>{p}</p>"))
-                .collect::<String>()
-        );
-        file(&format!("/static/{n}.html"), &body);
-        planted.push(Planted {
-            path: format!("/static/{n}.html"),
-            kind: "static",
-            title,
-            text: words,
-        });
+    for (name, script) in [
+        ("json", JSON_JS),
+        ("blob", BLOB_JS),
+        ("router", ROUTER_JS),
+        ("timer", TIMER_JS),
+    ] {
+        file(&format!("/assets/{name}.js"), &format!("{DRAW}{script}"));
     }
+    file("/assets/analytics.js", "window.dataLayer = [];");
     file(
         "/app/shell.html",
         &shell("root", "App", "/assets/router.js", ""),
     );
+    let mut planted = Vec::new();
+    for n in 0..per_kind {
+        for kind in ["json", "blob", "router", "timer", "static"] {
+            let page = Planted::new(kind, n);
+            let next = (n + 1 < per_kind).then(|| Planted::new(kind, n + 1).path);
+            let data =
+                json!({"title": page.title, "paragraphs": paragraphs(&page.text), "next": next});
+            match kind {
+                // The data endpoint holds the text and the next link.
+                "json" => file(&format!("/api/json/{n}.json"), &data.to_string()),
+                // One shell for every route (nginx falls back to it).
+                "router" => file(&format!("/api/routes/{n}.json"), &data.to_string()),
+                _ => {}
+            }
+            let body = match kind {
+                "json" => shell("root", &page.title, "/assets/json.js", ""),
+                "blob" => {
+                    let data = json!({"props": {"pageProps": data}});
+                    let blob = format!(
+                        r#"<script id="__NEXT_DATA__" type="application/json">{data}</script>"#
+                    );
+                    shell("__next", &page.title, "/assets/blob.js", &blob)
+                }
+                "timer" => {
+                    let inline = format!("<script>window.PAGE = {data};</script>");
+                    shell("app", "Loading", "/assets/timer.js", &inline)
+                }
+                "static" => static_page(&page, n, next.as_deref()),
+                _ => String::new(),
+            };
+            if !body.is_empty() {
+                file(&page.path, &body);
+            }
+            planted.push(page);
+        }
+    }
+    let mut links = Vec::new();
     for (name, script) in HOSTILE {
         let body = format!(
             r#"<!doctype html><html><head><title>Hostile {name}</title></head><body><div id="root"></div><script>{script}</script></body></html>"#
         );
-        file(&format!("/hostile/{name}.html"), &body);
+        let path = format!("/hostile/{name}.html");
+        file(&path, &body);
+        links.push(path.clone());
         planted.push(Planted {
-            path: format!("/hostile/{name}.html"),
+            path,
             kind: "hostile",
             title: String::new(),
             text: String::new(),
         });
-        links.push(format!("/hostile/{name}.html"));
     }
     file(
         "/hostile/popup-target.html",
         "<p>a popup's page: never asked for</p>",
     );
-    for kind in [
-        "json/0.html",
-        "blob/0.html",
-        "app/0",
-        "timer/0.html",
-        "static/0.html",
-    ] {
-        links.push(format!("/{kind}"));
-    }
+    links.extend(["json", "blob", "router", "timer", "static"].map(|k| Planted::new(k, 0).path));
     let index: String = links
         .iter()
         .map(|l| format!(r#"<li><a href="{l}">{l}</a></li>"#))
@@ -182,6 +129,43 @@ pub fn write(root: &Path, per_kind: usize) -> Vec<Planted> {
         ),
     );
     planted
+}
+
+impl Planted {
+    /// Page `n` of `kind`, with its text.
+    fn new(kind: &'static str, n: usize) -> Planted {
+        let seed = kind.bytes().map(u64::from).sum::<u64>() * 1_000 + n as u64;
+        let path = match kind {
+            "router" => format!("/app/{n}"),
+            _ => format!("/{kind}/{n}.html"),
+        };
+        Planted {
+            path,
+            kind,
+            title: format!("{kind} page {n}"),
+            text: made_up_words(seed, WORDS, 20_000),
+        }
+    }
+}
+
+/// A page that carries its text; every other one loads a script.
+fn static_page(page: &Planted, n: usize, next: Option<&str>) -> String {
+    let script = if n % 2 == 0 {
+        r#"<script src="/assets/analytics.js"></script>"#
+    } else {
+        ""
+    };
+    let next = next.map_or(String::new(), |p| {
+        format!(r#"<p><a href="{p}">Next</a></p>"#)
+    });
+    let text: String = paragraphs(&page.text)
+        .iter()
+        .map(|p| format!("<p>{p}</p>"))
+        .collect();
+    let title = &page.title;
+    format!(
+        "<!doctype html><html><head><title>{title}</title>{script}</head><body><main><h1>{title}</h1>{text}{next}</main></body></html>"
+    )
 }
 
 /// `words` as paragraphs of 40 words.
@@ -197,7 +181,8 @@ fn shell(mount: &str, title: &str, script: &str, head: &str) -> String {
     )
 }
 
-const JSON_JS: &str = r#"
+/// Writes a page's data into `el`: the start of each kind's script.
+const DRAW: &str = r#"
 function draw(el, d) {
   document.title = d.title;
   let html = '<article><h1>' + d.title + '</h1>';
@@ -205,30 +190,20 @@ function draw(el, d) {
   if (d.next) html += '<a href="' + d.next + '" data-link>Next</a>';
   el.innerHTML = html + '</article>';
 }
+"#;
+
+const JSON_JS: &str = r#"
 fetch('/private/secret.json').catch(() => {});
 const n = location.pathname.match(/(\d+)\.html$/)[1];
 fetch('/api/json/' + n + '.json').then(r => r.json()).then(d => draw(document.getElementById('root'), d));
 "#;
 
 const BLOB_JS: &str = r#"
-function draw(el, d) {
-  let html = '<article><h1>' + d.title + '</h1>';
-  for (const p of d.paragraphs) html += '<p>' + p + '</p>';
-  if (d.next) html += '<a href="' + d.next + '">Next</a>';
-  el.innerHTML = html + '</article>';
-}
 const data = JSON.parse(document.getElementById('__NEXT_DATA__').textContent);
 draw(document.getElementById('__next'), data.props.pageProps);
 "#;
 
 const ROUTER_JS: &str = r#"
-function draw(el, d) {
-  document.title = d.title;
-  let html = '<article><h1>' + d.title + '</h1>';
-  for (const p of d.paragraphs) html += '<p>' + p + '</p>';
-  if (d.next) html += '<a href="' + d.next + '" data-link>Next</a>';
-  el.innerHTML = html + '</article>';
-}
 function route() {
   const n = location.pathname.split('/').pop();
   fetch('/api/routes/' + n + '.json').then(r => r.json()).then(d => draw(document.getElementById('root'), d));
@@ -242,14 +217,7 @@ route();
 "#;
 
 const TIMER_JS: &str = r#"
-setTimeout(() => {
-  const d = window.PAGE, el = document.getElementById('app');
-  document.title = d.title;
-  let html = '<article><h1>' + d.title + '</h1>';
-  for (const p of d.paragraphs) html += '<p>' + p + '</p>';
-  if (d.next) html += '<a href="' + d.next + '">Next</a>';
-  el.innerHTML = html + '</article>';
-}, 800);
+setTimeout(() => draw(document.getElementById('app'), window.PAGE), 800);
 "#;
 
 /// Scripts a crawl must survive.
