@@ -150,7 +150,7 @@ impl Planted {
 
 /// A page that carries its text; every other one loads a script.
 fn static_page(page: &Planted, n: usize, next: Option<&str>) -> String {
-    let script = if n % 2 == 0 {
+    let script = if n.is_multiple_of(2) {
         r#"<script src="/assets/analytics.js"></script>"#
     } else {
         ""
