@@ -28,36 +28,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from localsite import nginx  # noqa: E402
+from proctree import children, rss_kib  # noqa: E402
 
 CAP = 20 << 20
-
-
-def rss_kb(pid):
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
-def children(pid):
-    """The children of every thread of `pid` (a reader is started from
-    whichever thread of the crawl's runtime asked for it)."""
-    found = []
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return found
-    for task in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{task}/children") as f:
-                found += [int(c) for c in f.read().split()]
-        except OSError:
-            pass
-    return found
 
 
 def main():
@@ -110,11 +83,11 @@ def main():
                 crawl = children(p.pid)
                 together = 0
                 for c in crawl:
-                    own = rss_kb(c)
+                    own = rss_kib(c)
                     peaks["crawl"] = max(peaks["crawl"], own)
                     together += own
                     for reader in children(c):
-                        r = rss_kb(reader)
+                        r = rss_kib(reader)
                         peaks["child"] = max(peaks["child"], r)
                         together += r
                 peaks["together"] = max(peaks["together"], together)

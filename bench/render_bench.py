@@ -38,41 +38,15 @@ import time
 import zlib
 
 import localsite
+from proctree import pss_kib, tree as process_tree
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def children(pid):
-    """Every process under `pid`, itself included."""
-    tree, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        tree.append(p)
-        try:
-            # Children hang under the thread that started them.
-            for task in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{task}/children") as f:
-                    todo.extend(int(c) for c in f.read().split())
-        except OSError:
-            pass
-    return tree
-
-
-def pss_kib(pid):
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as f:
-            for line in f:
-                if line.startswith("Pss:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
 
 
 def watch_memory(proc, peak):
     """Samples the process tree's summed PSS until `proc` ends."""
     while proc.poll() is None:
-        tree = children(proc.pid)
+        tree = process_tree(proc.pid)
         total = sum(pss_kib(p) for p in tree)
         if total > peak["kib"]:
             peak.update(kib=total, processes=len(tree))

@@ -182,7 +182,8 @@ pub struct RenderCounts {
 }
 
 impl RenderCounts {
-    fn merge(&mut self, other: RenderCounts) {
+    /// Adds `other`'s counts to these (a page's render to its URL's).
+    pub fn merge(&mut self, other: RenderCounts) {
         self.app_shells += other.app_shells;
         self.rendered += other.rendered;
         self.unsettled += other.unsettled;

@@ -44,11 +44,14 @@ const EMPTY_MOUNT_CHARS: usize = 40;
 pub(crate) fn is_app_shell(doc: &Html) -> bool {
     let root = doc.tree.root();
     let (mut has_script, mut empty_mount, mut names_itself) = (false, false, false);
+    let mut body = None;
     for node in root.descendants() {
         let Node::Element(e) = node.value() else {
             continue;
         };
-        if e.name() == "script" && runs(e.attr("type")) {
+        if e.name() == "body" {
+            body = Some(node);
+        } else if e.name() == "script" && runs(e.attr("type")) {
             has_script = true;
         } else if matches!(e.name(), "h1" | "pre") {
             names_itself = true;
@@ -56,13 +59,8 @@ pub(crate) fn is_app_shell(doc: &Html) -> bool {
             empty_mount = text_chars(node, EMPTY_MOUNT_CHARS) < EMPTY_MOUNT_CHARS;
         }
     }
-    let body = || {
-        let body = root
-            .descendants()
-            .find(|n| matches!(n.value(), Node::Element(e) if e.name() == "body"));
-        body.map_or(0, |b| text_chars(b, MIN_SHOWN_CHARS))
-    };
-    has_script && (empty_mount || (!names_itself && body() < MIN_SHOWN_CHARS))
+    let shown = || body.map_or(0, |b| text_chars(b, MIN_SHOWN_CHARS));
+    has_script && (empty_mount || (!names_itself && shown() < MIN_SHOWN_CHARS))
 }
 
 /// A script of this `type` runs (JSON and templates do not).

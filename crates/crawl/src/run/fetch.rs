@@ -374,7 +374,7 @@ async fn render_page<P: PageStore>(
     done.stats.render.app_shells += u64::from(page.app_shell);
     let renderer = stages.renderer.as_ref().expect("asked to render");
     let rendered = tokio::select! {
-        r = renderer.render(stages, &fetched, depth, &mut done.stats.render) => r,
+        r = renderer.render(stages, &fetched, &mut done.stats.render) => r,
         () = stages.stopped() => {
             done.again = true;
             return None;

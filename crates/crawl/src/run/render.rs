@@ -108,14 +108,12 @@ impl Renderer {
         &self,
         stages: &Arc<Stages>,
         fetched: &Fetched,
-        depth: u32,
         counts: &mut RenderCounts,
     ) -> Option<String> {
         let url = &fetched.final_url;
         let requests = PageRequests {
             stages: stages.clone(),
             page_host: url.host_str().unwrap_or("").to_string(),
-            depth,
             third_party: self.config.third_party,
             counts: Arc::default(),
         };
@@ -125,12 +123,7 @@ impl Renderer {
             body: fetched.body.clone(),
         };
         let result = self.browser.render(url, served, &requests).await;
-        let asked = std::mem::take(&mut *requests.counts.lock().unwrap());
-        counts.requests += asked.requests;
-        counts.scripts_kept += asked.scripts_kept;
-        for (why, n) in asked.refused {
-            *counts.refused.entry(why).or_default() += n;
-        }
+        counts.merge(std::mem::take(&mut *requests.counts.lock().unwrap()));
         match result {
             Ok(page) => {
                 counts.rendered += 1;
@@ -160,7 +153,6 @@ impl Renderer {
 struct PageRequests {
     stages: Arc<Stages>,
     page_host: String,
-    depth: u32,
     third_party: bool,
     counts: Arc<Mutex<RenderCounts>>,
 }
@@ -204,7 +196,7 @@ impl PageRequests {
         let answer = (self.stages.fetcher)
             .fetch_resource(&url, Ask::new(&hop_ok))
             .await;
-        tracing::trace!(%url, kind = kind.name(), depth = self.depth, "a rendered page's request");
+        tracing::trace!(%url, kind = kind.name(), "a rendered page's request");
         match answer {
             Ok(mut f) => {
                 self.counts.lock().unwrap().requests += 1;
