@@ -13,8 +13,8 @@
 //!   writes `pushState` links;
 //! - `timer`: `#app` filled 800 ms after load;
 //! - `static`: pages that carry their text, half of them with a script;
-//! - `hostile`: a script that never ends, one that polls forever, dialogs
-//!   and a popup.
+//! - `hostile`: a script that never ends, one that polls forever, dialogs,
+//!   a popup, and a flood of 30 requests one after another.
 //!
 //! Every shell also asks for an image, a style sheet and a URL robots.txt
 //! forbids (`/private/`): none may reach the server.
@@ -234,5 +234,9 @@ const HOSTILE: &[(&str, &str)] = &[
     (
         "popup",
         "window.open('/hostile/popup-target.html'); document.getElementById('root').textContent = 'after the popup';",
+    ),
+    (
+        "flood",
+        "(async () => { for (let i = 0; i < 30; i++) await fetch('/api/flood/' + i + '.json').catch(() => {}); document.getElementById('root').textContent = 'after the flood'; })();",
     ),
 ];

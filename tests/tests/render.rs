@@ -3,7 +3,7 @@
 //! request: app shells are rendered in Chromium (installed by `tests/run`)
 //! and yield the text a browser shows, pages that carry their text are
 //! not rendered, the browser's requests keep the host's delay and
-//! robots.txt, hostile scripts do not stop the crawl; without a browser
+//! robots.txt and a page's request budget, hostile scripts do not stop the crawl; without a browser
 //! the crawl goes on and says so.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -80,7 +80,7 @@ fn word_f1(got: &str, want: &str) -> f64 {
 #[test]
 fn app_shells_are_rendered_politely_and_pages_with_their_text_are_not() {
     let (dir, planted, nginx) = site("render");
-    config(&dir, nginx.port, "");
+    config(&dir, nginx.port, "requests_per_page = 10\n");
     let stats = crawl_ok(&dir);
     let render = &stats["render"];
     let texts = texts(&dir, nginx.port);
@@ -93,16 +93,20 @@ fn app_shells_are_rendered_politely_and_pages_with_their_text_are_not() {
         let f1 = word_f1(text, &format!("{} {}", p.title, p.text));
         assert!(f1 >= 0.9, "{} ({}): F1 {f1:.2}: {text:?}", p.path, p.kind);
     }
-    // Rendered: the 12 shells and 3 hostile pages; the one that never
+    // Rendered: the 12 shells and 4 hostile pages; the one that never
     // ends is a timeout. The static pages (half with a script) were not.
-    assert_eq!(render["app_shells"], 16, "{render}");
-    assert_eq!(render["rendered"], 15, "{render}");
+    assert_eq!(render["app_shells"], 17, "{render}");
+    assert_eq!(render["rendered"], 16, "{render}");
     assert_eq!(render["not_rendered"]["render_timeout"], 1, "{render}");
     assert!(
         render["unsettled"].as_u64().unwrap() >= 1,
         "the poll: {render}"
     );
     assert_eq!(texts["/hostile/dialogs.html"].trim(), "after the dialogs");
+    // The flood's 30 requests: 10 sent, the rest refused, and the page
+    // read once its script had been told no.
+    assert_eq!(texts["/hostile/flood.html"].trim(), "after the flood");
+    assert_eq!(render["refused"]["budget"], 20, "{render}");
     // What the server saw: no style, image, popup or forbidden URL; every
     // request at least the delay after the one before, the browser's
     // included.
@@ -129,8 +133,9 @@ fn app_shells_are_rendered_politely_and_pages_with_their_text_are_not() {
         render["refused"]["robots"].as_u64().unwrap() >= 3,
         "{render}"
     );
-    // Each kind's script was asked once, then kept: the data of each page.
-    assert_eq!(render["requests"], 4 + 6, "{render}");
+    // Each kind's script was asked once, then kept: the data of each page,
+    // and the flood's first 10.
+    assert_eq!(render["requests"], 4 + 6 + 10, "{render}");
     assert_eq!(render["scripts_kept"], 8, "{render}");
     assert_eq!(
         requests
@@ -148,7 +153,7 @@ fn app_shells_are_rendered_politely_and_pages_with_their_text_are_not() {
     std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&warc[..]), &mut text)
         .unwrap();
     let text = String::from_utf8_lossy(&text);
-    assert_eq!(text.matches("WARC-Type: conversion\r\n").count(), 15);
+    assert_eq!(text.matches("WARC-Type: conversion\r\n").count(), 16);
     let fetched = stats["fetched"].as_u64().unwrap() as usize;
     // (The router's routes serve one shell: revisits of the first.)
     let captured =
@@ -171,26 +176,26 @@ fn without_a_browser_app_shells_are_read_as_served_and_counted() {
     // Said once, and counted in the summary, the status and the report.
     assert_eq!(stderr.matches("no browser:").count(), 1, "{stderr}");
     assert!(
-        stderr.contains("read as served: render_unavailable 8"),
+        stderr.contains("read as served: render_unavailable 9"),
         "{stderr}"
     );
     let out_dir = dir.join("out");
     let status = nearcrawl_tests::run(&["status", out_dir.to_str().unwrap()], b"");
     let status = String::from_utf8_lossy(&status.stdout);
-    assert!(status.contains("8 app shells, 0 rendered"), "{status}");
+    assert!(status.contains("9 app shells, 0 rendered"), "{status}");
     let report = nearcrawl_tests::run(&["report", out_dir.to_str().unwrap()], b"");
     assert!(report.status.success());
     let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
     assert!(html.contains("<h2>Pages built by script</h2>"));
-    assert!(html.contains("read as served: render_unavailable</td><td>8"));
+    assert!(html.contains("read as served: render_unavailable</td><td>9"));
     let stats: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("out/stats.json")).unwrap())
             .unwrap();
     let render = &stats["render"];
     // The first page of each chain and the hostile pages: nothing rendered,
     // so no chain goes further.
-    assert_eq!(render["app_shells"], 8, "{render}");
-    assert_eq!(render["not_rendered"]["render_unavailable"], 8, "{render}");
+    assert_eq!(render["app_shells"], 9, "{render}");
+    assert_eq!(render["not_rendered"]["render_unavailable"], 9, "{render}");
     assert_eq!(render["rendered"], 0);
     let asked: BTreeSet<String> = nginx.requests().into_iter().map(|(_, u)| u).collect();
     assert!(!asked.contains("/json/1.html") && !asked.contains("/api/json/0.json"));

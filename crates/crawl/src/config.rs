@@ -57,6 +57,10 @@ pub struct Render {
     pub page_timeout_secs: Positive,
     /// The browser is started afresh after this many pages.
     pub pages_per_browser: Positive,
+    /// Requests one rendered page may send to servers; the rest are
+    /// refused (scripts kept from earlier pages are not sent, so do not
+    /// count). A render costs its hosts at most this beyond the page.
+    pub requests_per_page: Positive,
     /// Requests a rendered page makes to hosts out of the crawl's scope
     /// (a CDN's scripts, another host's API) are fetched too, with the
     /// same rules. Off: refused.
@@ -72,6 +76,7 @@ impl Default for Render {
             tabs: Positive(2),
             page_timeout_secs: Positive(15),
             pages_per_browser: Positive(500),
+            requests_per_page: Positive(100),
             third_party: false,
         }
     }

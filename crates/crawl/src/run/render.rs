@@ -9,7 +9,7 @@
 //! A page that needs rendering and cannot be rendered (no browser, a
 //! timeout) is read as served, and counted by why.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -115,6 +115,8 @@ impl Renderer {
             stages: stages.clone(),
             page_host: url.host_str().unwrap_or("").to_string(),
             third_party: self.config.third_party,
+            sent: Arc::default(),
+            most: self.config.requests_per_page.0,
             counts: Arc::default(),
         };
         let served = Served {
@@ -154,6 +156,9 @@ struct PageRequests {
     stages: Arc<Stages>,
     page_host: String,
     third_party: bool,
+    /// Requests sent to servers, against the `most` allowed.
+    sent: Arc<AtomicUsize>,
+    most: usize,
     counts: Arc<Mutex<RenderCounts>>,
 }
 
@@ -191,6 +196,9 @@ impl PageRequests {
                 headers: script.headers.clone(),
                 body: script.body.clone(),
             };
+        }
+        if self.sent.fetch_add(1, Ordering::Relaxed) >= self.most {
+            return self.refused("budget");
         }
         let hop_ok = |hop: &Url| self.allows(hop);
         let answer = (self.stages.fetcher)
