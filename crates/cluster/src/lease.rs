@@ -217,6 +217,15 @@ impl Partitions {
         }
     }
 
+    /// Renews `lease` once a third of its term has passed since it was
+    /// set or last renewed; false if it was lost.
+    pub async fn keep_alive(&mut self, lease: &mut Lease) -> Result<bool, ClusterError> {
+        if lease.usable(self.ttl * 2 / 3) {
+            return Ok(true);
+        }
+        self.renew(lease).await
+    }
+
     /// Renews every lease in `held` (all at once), dropping the lost ones.
     async fn renew_all(&mut self, held: &mut Vec<Lease>) -> Result<(), ClusterError> {
         let start = Instant::now();

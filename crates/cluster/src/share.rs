@@ -137,12 +137,16 @@ impl Share {
     }
 
     /// Releases (or gives) drained partitions once nothing of theirs is in
-    /// flight.
+    /// flight. Until then their leases are renewed like held ones: a page
+    /// may take longer than a lease (a render, a PDF), and a lapsed lease
+    /// would let another worker fetch it again.
     async fn release_drained(&mut self, partitions: &mut Partitions) -> Result<(), ClusterError> {
         let mut kept = Vec::new();
-        for (lease, to) in std::mem::take(&mut self.draining) {
+        for (mut lease, to) in std::mem::take(&mut self.draining) {
             if self.in_flight.get(&lease.partition).copied().unwrap_or(0) > 0 {
-                kept.push((lease, to));
+                if partitions.keep_alive(&mut lease).await? {
+                    kept.push((lease, to));
+                }
                 continue;
             }
             match to {
