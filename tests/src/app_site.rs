@@ -168,6 +168,28 @@ fn static_page(page: &Planted, n: usize, next: Option<&str>) -> String {
     )
 }
 
+/// Word F1 of `got` against `want` (bags of words).
+pub fn word_f1(got: &str, want: &str) -> f64 {
+    let bag = |s: &str| {
+        let mut b: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+        for w in s.split_whitespace() {
+            *b.entry(w.to_string()).or_default() += 1;
+        }
+        b
+    };
+    let (g, w) = (bag(got), bag(want));
+    let common: usize = g
+        .iter()
+        .map(|(k, n)| (*n).min(*w.get(k).unwrap_or(&0)))
+        .sum();
+    let (gn, wn) = (g.values().sum::<usize>(), w.values().sum::<usize>());
+    if common == 0 {
+        return 0.0;
+    }
+    let (p, r) = (common as f64 / gn as f64, common as f64 / wn as f64);
+    2.0 * p * r / (p + r)
+}
+
 /// `words` as paragraphs of 40 words.
 fn paragraphs(words: &str) -> Vec<String> {
     let words: Vec<&str> = words.split(' ').collect();

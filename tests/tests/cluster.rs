@@ -21,6 +21,9 @@
 //! gone and new pages told apart. And two workers crawling a mirror of an
 //! embedded crawl's site on another host against that crawl
 //! (`dedup.remember`): every mirror page a duplicate of its original there.
+//! And two workers on a site of pages built by script: each rendered once
+//! over both, the browsers' requests under the host's delay, robots.txt
+//! and a page's request budget.
 //!
 //! Needs `redis-server`, `redis-cli` and dnsmasq (installed by `.ci/run`).
 
@@ -30,12 +33,13 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+use nearcrawl_tests::app_site::{self, word_f1};
 use nearcrawl_tests::dns::Dnsmasq;
-use nearcrawl_tests::nginx::Nginx;
+use nearcrawl_tests::nginx::{Nginx, open_to_all};
 use nearcrawl_tests::redis_cluster::Cluster;
 use nearcrawl_tests::site::{PAGES as SITE_PAGES, Site};
 use nearcrawl_tests::{
-    TimedLog, json_lines, made_up_words, nearcrawl_bin, serve_named, serve_timed,
+    TimedLog, fresh_dir, json_lines, made_up_words, nearcrawl_bin, serve_named, serve_timed,
 };
 
 const HOSTS: usize = 6;
@@ -862,5 +866,71 @@ fn workers_crawling_a_mirror_against_an_earlier_crawl_drop_every_copy() {
         assert_eq!(d["crawl"], first.to_str().unwrap());
     }
     assert!(records(&outs, "pages").is_empty());
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+#[test]
+fn two_workers_render_each_app_shell_once_with_the_browsers_requests_under_the_rules() {
+    let cluster = Cluster::start(3);
+    let tmp = fresh_dir("cluster-render");
+    let root = tmp.join("site");
+    let planted = app_site::write(&root, 3);
+    for d in [&tmp, &root] {
+        open_to_all(d);
+    }
+    let nginx = Nginx::serve_app(&root);
+    let base = format!("http://127.0.0.1:{}", nginx.port);
+    let render = "[render]\ntabs = 1\npage_timeout_secs = 5\nrequests_per_page = 10\n";
+    let seeds = [format!("{base}/index.html")];
+    let outs = two_workers(&tmp, &cluster.urls(), &seeds, "render", render);
+
+    // Every page built by script written once over both workers, with the
+    // text a browser shows: the links each script wrote were followed.
+    let mut written: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for p in records(&outs, "pages") {
+        let path = p["url"].as_str().unwrap().trim_start_matches(&base);
+        let text = p["text"].as_str().unwrap_or("").to_string();
+        written.entry(path.to_string()).or_default().push(text);
+    }
+    for p in planted.iter().filter(|p| p.kind != "hostile") {
+        let texts = &written[&p.path];
+        assert_eq!(texts.len(), 1, "{} written {} times", p.path, texts.len());
+        let f1 = word_f1(&texts[0], &format!("{} {}", p.title, p.text));
+        assert!(f1 >= 0.9, "{} ({}): F1 {f1:.2}", p.path, p.kind);
+    }
+    let stats = stats_of(&outs);
+    let sum = |key: &str| -> u64 {
+        (stats.iter())
+            .map(|s| s["render"][key].as_u64().unwrap_or(0))
+            .sum()
+    };
+    assert_eq!((sum("app_shells"), sum("rendered")), (17, 16));
+
+    // What the server saw: each page asked once, each script at most once
+    // a worker, the flood cut at the page's budget, nothing forbidden or
+    // never fetched, and the host's delay between any two requests (the
+    // browsers' of both workers included; nginx's log is to the ms).
+    let requests = nginx.requests();
+    let times = |path: &str| requests.iter().filter(|(_, u)| u == path).count();
+    for p in &planted {
+        assert_eq!(times(&p.path), 1, "{}", p.path);
+    }
+    assert!(times("/assets/json.js") <= 2);
+    let flood = requests
+        .iter()
+        .filter(|(_, u)| u.starts_with("/api/flood/"));
+    assert_eq!(flood.count(), 10);
+    for never in [
+        "/assets/app.css",
+        "/assets/logo.png",
+        "/private/secret.json",
+    ] {
+        assert_eq!(times(never), 0, "{never}");
+    }
+    let least = (requests.windows(2))
+        .map(|w| w[1].0 - w[0].0)
+        .fold(f64::MAX, f64::min);
+    assert!(least >= 0.003, "two requests {least:.4} s apart");
+    drop(nginx);
     let _ = std::fs::remove_dir_all(&tmp);
 }

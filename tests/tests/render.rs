@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use nearcrawl_tests::app_site::{self, Planted};
+use nearcrawl_tests::app_site::{self, Planted, word_f1};
 use nearcrawl_tests::nginx::{Nginx, open_to_all};
 use nearcrawl_tests::warcio::index_differences;
 use nearcrawl_tests::{crawl_ok, fresh_dir, json_lines};
@@ -53,28 +53,6 @@ fn texts(dir: &Path, port: u16) -> BTreeMap<String, String> {
             (url, p["text"].as_str().unwrap_or("").to_string())
         })
         .collect()
-}
-
-/// Word F1 of `got` against `want` (bags of words).
-fn word_f1(got: &str, want: &str) -> f64 {
-    let bag = |s: &str| {
-        let mut b: BTreeMap<String, usize> = BTreeMap::new();
-        for w in s.split_whitespace() {
-            *b.entry(w.to_string()).or_default() += 1;
-        }
-        b
-    };
-    let (g, w) = (bag(got), bag(want));
-    let common: usize = g
-        .iter()
-        .map(|(k, n)| (*n).min(*w.get(k).unwrap_or(&0)))
-        .sum();
-    let (gn, wn) = (g.values().sum::<usize>(), w.values().sum::<usize>());
-    if common == 0 {
-        return 0.0;
-    }
-    let (p, r) = (common as f64 / gn as f64, common as f64 / wn as f64);
-    2.0 * p * r / (p + r)
 }
 
 #[test]
