@@ -160,6 +160,8 @@ mod links;
 mod markdown;
 mod meta;
 mod node_map;
+#[cfg(test)]
+mod parse_floor;
 mod pdf;
 mod plain;
 mod prestrip;
