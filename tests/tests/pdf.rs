@@ -173,7 +173,7 @@ fn damaged_pdfs_are_pages_or_errors() {
     }
     .bytes();
     let input = nearcrawl_extract::Input::default();
-    assert!(nearcrawl_extract::extract_pdf(&pdf, &input).is_ok());
+    assert!(nearcrawl_extract::extract_pdf(&pdf[..], &input).is_ok());
     let mut x = 0x2545_f491_4f6c_dd1du64;
     let mut next = move || {
         x ^= x << 13;
@@ -192,7 +192,7 @@ fn damaged_pdfs_are_pages_or_errors() {
                 damaged[at] ^= 1 << (next() % 8);
             }
         }
-        match nearcrawl_extract::extract_pdf(&damaged, &input) {
+        match nearcrawl_extract::extract_pdf(damaged, &input) {
             Ok(_) => pages += 1,
             Err(_) => errors += 1,
         }

@@ -11,7 +11,7 @@ fn main() {
     let print_text = std::env::args().any(|a| a == "--text");
     let bytes = std::fs::read(&path).expect("reads the file");
     let input = nearcrawl_extract::Input::default();
-    match nearcrawl_extract::extract_pdf(&bytes, &input) {
+    match nearcrawl_extract::extract_pdf(bytes, &input) {
         Ok(page) if print_text => println!("{}", page.text),
         Ok(page) => println!("{} characters of text", page.text.len()),
         Err(e) => eprintln!("error: {e}"),

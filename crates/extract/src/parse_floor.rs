@@ -45,7 +45,10 @@ impl TokenSink for NullSink {
 const NONE: u32 = u32::MAX;
 
 #[derive(Clone, Copy)]
-#[expect(dead_code, reason = "built as a tree would keep them: the measure is of building it")]
+#[expect(
+    dead_code,
+    reason = "built as a tree would keep them: the measure is of building it"
+)]
 enum Kind {
     Document,
     Element { name: u32, attrs: (u32, u32) },

@@ -55,8 +55,11 @@ pub fn is_pdf(bytes: &[u8]) -> bool {
 
 /// Reads a PDF's text, title, links and language. Never panics: the
 /// parser's panics (on damaged files) are caught and reported as
-/// [`PdfError::Corrupt`].
-pub fn extract_pdf(bytes: &[u8], input: &Input<'_>) -> Result<Page, PdfError> {
+/// [`PdfError::Corrupt`]. The parser keeps the bytes: give them as a
+/// `Vec` when they are not needed after, and they are not copied (a
+/// slice is).
+pub fn extract_pdf(bytes: impl Into<Vec<u8>>, input: &Input<'_>) -> Result<Page, PdfError> {
+    let bytes = bytes.into();
     let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read_pdf(bytes, input)));
     read.unwrap_or_else(|panic| {
         let why = (panic.downcast_ref::<&str>().map(|s| s.to_string()))
@@ -69,8 +72,8 @@ pub fn extract_pdf(bytes: &[u8], input: &Input<'_>) -> Result<Page, PdfError> {
     })
 }
 
-fn read_pdf(bytes: &[u8], input: &Input<'_>) -> Result<Page, PdfError> {
-    let doc = PdfDocument::from_bytes(bytes.to_vec())
+fn read_pdf(bytes: Vec<u8>, input: &Input<'_>) -> Result<Page, PdfError> {
+    let doc = PdfDocument::from_bytes(bytes)
         .map_err(|e| PdfError::Corrupt(first_line(&e.to_string())))?;
     if doc.is_encrypted() && !doc.authenticate(b"").unwrap_or(false) {
         return Err(PdfError::Encrypted);

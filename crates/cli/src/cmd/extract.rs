@@ -56,7 +56,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let mut failed = 0usize;
     for path in &args.files {
-        let bytes = match read_input(path) {
+        let mut bytes = match read_input(path) {
             Ok(b) => b,
             Err(e) => {
                 eprintln!("nearcrawl: {}: {e:#}", path.display());
@@ -66,7 +66,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         };
         let name = path.display().to_string();
         let page = if is_pdf(&bytes) {
-            match extract_pdf(&bytes, &input) {
+            // Given, not copied (unless --full reads them again): a
+            // reader's memory holds the PDF once.
+            let given = if args.full {
+                bytes.clone()
+            } else {
+                std::mem::take(&mut bytes)
+            };
+            match extract_pdf(given, &input) {
                 Ok(page) => page,
                 Err(e) => {
                     eprintln!("nearcrawl: {name}: PDF {e}");
