@@ -11,7 +11,8 @@ many HTML pages (each with a paragraph of its own), served by nginx on
 127.0.0.1; crawls it with config/local.toml (64 in flight, no delay),
 and prints the crawl's peak RSS (/usr/bin/time), the largest RSS any PDF
 reader (child process) reached and the most the crawl alone and the crawl
-and its readers held at once (sampled from /proc every 20 ms), the PDFs written and the errors
+and its readers held at once, as summed RSS and as summed PSS (sampled
+from /proc every 20 ms), the PDFs written and the errors
 by kind, the attempts tried again, and the PDFs requested more than
 once (nginx's access log).
 """
@@ -28,7 +29,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from localsite import nginx  # noqa: E402
-from proctree import children, rss_kib  # noqa: E402
+from proctree import children, pss_kib, rss_kib  # noqa: E402
 
 CAP = 20 << 20
 
@@ -75,22 +76,25 @@ def main():
                "--out", out, f"http://127.0.0.1:{port}/index.html"]
         start = time.time()
         p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
-        peaks = {"child": 0, "together": 0, "crawl": 0}
+        peaks = {"child": 0, "together": 0, "crawl": 0, "pss": 0}
         done = threading.Event()
 
         def sample():
             while not done.is_set():
                 crawl = children(p.pid)
-                together = 0
+                together = pss = 0
                 for c in crawl:
                     own = rss_kib(c)
                     peaks["crawl"] = max(peaks["crawl"], own)
                     together += own
+                    pss += pss_kib(c)
                     for reader in children(c):
                         r = rss_kib(reader)
                         peaks["child"] = max(peaks["child"], r)
                         together += r
+                        pss += pss_kib(reader)
                 peaks["together"] = max(peaks["together"], together)
+                peaks["pss"] = max(peaks["pss"], pss)
                 time.sleep(0.02)
 
         t = threading.Thread(target=sample)
@@ -122,7 +126,8 @@ def main():
     print(f"peak RSS: crawl {peak / 1024:.0f} MiB (its own, sampled: {peaks['crawl'] / 1024:.0f}); "
           f"a PDF reader at most "
           f"{peaks['child'] / 1024:.0f} MiB; crawl and readers together at most "
-          f"{peaks['together'] / 1024:.0f} MiB (sampled)")
+          f"{peaks['together'] / 1024:.0f} MiB summed RSS, {peaks['pss'] / 1024:.0f} MiB summed PSS "
+          f"(the binary's pages, shared by the crawl and its readers, counted once) (sampled)")
     kinds = {}
     for line in open(os.path.join(out, "errors.jsonl")):
         e = json.loads(line)
