@@ -11,6 +11,11 @@
 //! with none decided yet gives no evidence: the page is not kept).
 //! `"keep"` keeps every undecided page, `"drop"` none.
 //!
+//! A language read from a text more code than words
+//! ([`Page::language_from_code`](nearcrawl_extract::Page::language_from_code):
+//! C++ signatures read as French) is weak evidence: a kept one keeps the
+//! page, another leaves it undecided, and neither is tallied.
+//!
 //! The tallies are this process's (a cluster worker's: a host lives in
 //! one worker's partitions), for the first [`MAX_HOSTS`] hosts met.
 
@@ -49,11 +54,17 @@ impl LanguageFilter {
     }
 
     /// Whether the corpus keeps a page of `host` in `language` (none:
-    /// undecided); a decided page is tallied for its host.
-    pub fn keeps(&self, host: &str, language: Option<&str>) -> bool {
+    /// undecided; `from_code`: read from a text more code than words); a
+    /// decided page is tallied for its host.
+    pub fn keeps(&self, host: &str, language: Option<&str>, from_code: bool) -> bool {
         if self.languages.0.is_empty() {
             return true;
         }
+        let language = match language {
+            Some(l) if from_code && self.languages.0.contains(&l) => return true,
+            Some(_) if from_code => None,
+            language => language,
+        };
         let mut hosts = self.hosts.lock().unwrap();
         match (language, self.undecided) {
             (Some(l), _) => {
@@ -88,38 +99,61 @@ mod tests {
     fn an_undecided_page_takes_its_hosts_language() {
         let f = filter(Undecided::Host);
         // Nothing decided yet: no evidence for it.
-        assert!(!f.keeps("a.test", None));
-        assert!(f.keeps("a.test", Some("en")));
-        assert!(!f.keeps("b.test", Some("de")));
-        assert!(f.keeps("a.test", None));
-        assert!(!f.keeps("b.test", None));
+        assert!(!f.keeps("a.test", None, false));
+        assert!(f.keeps("a.test", Some("en"), false));
+        assert!(!f.keeps("b.test", Some("de"), false));
+        assert!(f.keeps("a.test", None, false));
+        assert!(!f.keeps("b.test", None, false));
         // Most decided pages must be in a kept language: a tie is not.
-        assert!(f.keeps("a.test", Some("en")));
-        assert!(!f.keeps("a.test", Some("fr")));
-        assert!(f.keeps("a.test", None));
-        assert!(!f.keeps("a.test", Some("fr")));
-        assert!(!f.keeps("a.test", None));
-        assert!(!f.keeps("c.test", None));
+        assert!(f.keeps("a.test", Some("en"), false));
+        assert!(!f.keeps("a.test", Some("fr"), false));
+        assert!(f.keeps("a.test", None, false));
+        assert!(!f.keeps("a.test", Some("fr"), false));
+        assert!(!f.keeps("a.test", None, false));
+        assert!(!f.keeps("c.test", None, false));
+    }
+
+    #[test]
+    fn a_language_read_from_code_is_weak_evidence() {
+        let f = filter(Undecided::Host);
+        // Not tallied: the host has nothing decided yet.
+        assert!(f.keeps("a.test", Some("en"), true));
+        assert!(!f.keeps("a.test", Some("fr"), true));
+        // On an English host, French read from code is the host's English.
+        assert!(f.keeps("a.test", Some("en"), false));
+        assert!(f.keeps("a.test", Some("fr"), true));
+        assert!(f.keeps("a.test", Some("fr"), true));
+        assert!(f.keeps("a.test", None, false));
+        // From prose it is French.
+        assert!(!f.keeps("a.test", Some("fr"), false));
+        // A kept language from code keeps the page even when undecided
+        // pages are dropped; another is then dropped.
+        let drop = filter(Undecided::Drop);
+        assert!(drop.keeps("a.test", Some("en"), true));
+        assert!(!drop.keeps("a.test", Some("fr"), true));
     }
 
     #[test]
     fn undecided_pages_can_be_kept_or_dropped_and_no_filter_keeps_all() {
-        assert!(filter(Undecided::Keep).keeps("a.test", None));
+        assert!(filter(Undecided::Keep).keeps("a.test", None, false));
         let drop = filter(Undecided::Drop);
-        drop.keeps("a.test", Some("en"));
-        assert!(!drop.keeps("a.test", None));
+        drop.keeps("a.test", Some("en"), false);
+        assert!(!drop.keeps("a.test", None, false));
         let all = LanguageFilter::new(Languages::default(), Undecided::Drop);
-        assert!(all.keeps("a.test", None) && all.keeps("a.test", Some("de")));
+        assert!(all.keeps("a.test", None, false) && all.keeps("a.test", Some("de"), false));
     }
 
     #[test]
     fn hosts_past_the_bound_are_not_tallied() {
         let f = filter(Undecided::Host);
         for i in 0..MAX_HOSTS {
-            f.keeps(&format!("h{i}.test"), Some("en"));
+            f.keeps(&format!("h{i}.test"), Some("en"), false);
         }
-        assert!(f.keeps("late.test", Some("en")));
-        assert!(!f.keeps("late.test", None), "no tally: nothing decided");
+        assert!(f.keeps("late.test", Some("en"), false));
+        assert!(
+            !f.keeps("late.test", None, false),
+            "no tally: nothing decided"
+        );
         assert_eq!(f.hosts.lock().unwrap().len(), MAX_HOSTS);
     }
 }

@@ -392,9 +392,13 @@ impl Pipeline {
     ) -> Result<Judged, ReadPage> {
         let earlier = self.earlier_of(url);
         let host = url.host_str().unwrap_or("");
-        if !self.languages.keeps(host, read.page.language) {
+        let page = &read.page;
+        if !(self.languages).keeps(host, page.language, page.language_from_code) {
             stats.other_language += 1;
-            let follow = self.content.follow_other_languages || read.page.language.is_none();
+            // An undecided page's links are followed: it is no evidence of
+            // another language.
+            let undecided = page.language.is_none() || page.language_from_code;
+            let follow = self.content.follow_other_languages || undecided;
             let change = Change::of_text(earlier, read.text_hash);
             return Ok(self.settled(url, depth, read, change, follow, stats));
         }

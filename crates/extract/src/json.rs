@@ -7,7 +7,8 @@ use url::Url;
 
 use crate::{ContentPath, EncodingSource, Link, LinkKind, Page, Robots, iso_639_1};
 
-/// The page as JSON: title, lang, language, canonical, published,
+/// The page as JSON: title, lang, language (`language_from_code` when
+/// so), canonical, published,
 /// description, robots, path, encoding, text, links, and markdown and
 /// `app_shell` when the page has them.
 pub fn page_to_json(page: &Page) -> Value {
@@ -34,6 +35,9 @@ pub fn page_to_json(page: &Page) -> Value {
     });
     if let Some(markdown) = &page.markdown {
         record["markdown"] = json!(markdown);
+    }
+    if page.language_from_code {
+        record["language_from_code"] = json!(true);
     }
     if page.app_shell {
         record["app_shell"] = json!(true);
@@ -69,6 +73,7 @@ pub fn page_from_json(row: &Value, encoding: &'static str) -> Option<Page> {
         description: text("description"),
         lang: text("lang"),
         language: row["language"].as_str().and_then(iso_639_1),
+        language_from_code: row["language_from_code"].as_bool().unwrap_or(false),
         canonical: row["canonical"].as_str().and_then(|u| Url::parse(u).ok()),
         published: text("published"),
         robots: Robots {

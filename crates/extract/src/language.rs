@@ -35,27 +35,44 @@ const OVERRULING_BYTES: usize = 200;
 /// when neither the declaration nor the detector names one, or the
 /// language has no ISO 639-1 code.
 pub fn page_language(declared: Option<&str>, text: &str) -> Option<&'static str> {
-    decide(declared, text).0
+    decide(declared, text).language
 }
 
-/// The page's language (see [`page_language`]), and the ISO 639-3 code
-/// detected in its first characters, if the detector was sure.
-pub(crate) fn decide(
-    declared: Option<&str>,
-    text: &str,
-) -> (Option<&'static str>, Option<&'static str>) {
+/// What [`decide`] found.
+pub(crate) struct Decided {
+    /// See [`page_language`].
+    pub language: Option<&'static str>,
+    /// The ISO 639-3 code detected in the first characters, if the
+    /// detector was sure.
+    pub detected: Option<&'static str>,
+    /// The language was detected, not declared, in a text whose tokens
+    /// are more code than words (see [`crate::Page::language_from_code`]).
+    pub from_code: bool,
+}
+
+/// The page's language (see [`page_language`]), what was detected, and
+/// whether the detection read more code than words.
+pub(crate) fn decide(declared: Option<&str>, text: &str) -> Decided {
     let declared = declared.and_then(iso_639_1);
     if declared.is_some() && text.len() < OVERRULING_BYTES {
         // Too little text to overrule the declaration: nothing to detect.
-        return (declared, None);
+        return Decided {
+            language: declared,
+            detected: None,
+            from_code: false,
+        };
     }
-    let detected = detect(text);
+    let (detected, mostly_code) = detect(text);
     let language = match (declared, detected.and_then(iso_639_1)) {
         (Some(d), Some(t)) if d != t && !holds(text, d) => Some(t),
         (Some(d), _) => Some(d),
         (None, t) => t,
     };
-    (language, detected)
+    Decided {
+        language,
+        detected,
+        from_code: mostly_code && language.is_some() && language != declared,
+    }
 }
 
 /// Whether `language` holds a tenth of what `text` says in languages the
@@ -71,7 +88,7 @@ fn holds(text: &str, language: &str) -> bool {
         if read > CHECKED_BYTES {
             break;
         }
-        let words = words_of(line, line.len());
+        let (words, _) = words_of(line, line.len());
         let Some(info) = whatlang::detect(&words).filter(|i| i.is_reliable()) else {
             continue;
         };
@@ -84,23 +101,30 @@ fn holds(text: &str, language: &str) -> bool {
 }
 
 /// The ISO 639-3 code of `text`'s language, when whatlang is sure of it,
-/// read from its first words (about [`SAMPLE_CHARS`] bytes of them).
-fn detect(text: &str) -> Option<&'static str> {
-    whatlang::detect(&words_of(text, SAMPLE_CHARS))
+/// read from its first words (about [`SAMPLE_CHARS`] bytes of them); and
+/// whether the tokens read to find them were more code than words.
+fn detect(text: &str) -> (Option<&'static str>, bool) {
+    let (words, mostly_code) = words_of(text, SAMPLE_CHARS);
+    let detected = whatlang::detect(&words)
         .filter(|i| i.is_reliable())
-        .map(|i| i.lang().code())
+        .map(|i| i.lang().code());
+    (detected, mostly_code)
 }
 
 /// The words of `text` (see [`is_code`]), joined by spaces, up to about
-/// `max` bytes of them, from its first [`CHECKED_BYTES`].
-fn words_of(text: &str, max: usize) -> String {
+/// `max` bytes of them, from its first [`CHECKED_BYTES`]; and whether
+/// more of the tokens read were code than words.
+fn words_of(text: &str, max: usize) -> (String, bool) {
     let mut words = String::with_capacity(max.min(text.len()) + 32);
+    let (mut code, mut read) = (0usize, 0usize);
     for token in text.split_whitespace() {
         let at = token.as_ptr() as usize - text.as_ptr() as usize;
         if words.len() >= max || at > CHECKED_BYTES {
             break;
         }
+        read += 1;
         if is_code(token) {
+            code += 1;
             continue;
         }
         if !words.is_empty() {
@@ -108,7 +132,7 @@ fn words_of(text: &str, max: usize) -> String {
         }
         words.push_str(token);
     }
-    words
+    (words, code * 2 > read)
 }
 
 /// Whether a whitespace-separated token is an identifier, code or a number
@@ -244,7 +268,7 @@ mod tests {
         }
         assert_eq!(
             words_of("Class java.lang.Object extends getValue() the end", 100),
-            "Class extends the end"
+            ("Class extends the end".to_string(), false)
         );
         // An API page: its identifiers do not make it another language.
         let api = "Class Hierarchy\njava.lang.Object\njava.lang.Boolean (implements \
@@ -253,6 +277,16 @@ mod tests {
             + "This class provides the methods that all objects share, and every other class \
             extends it. The methods are described below, with the exceptions they throw.";
         assert_eq!(page_language(None, &api), Some("en"));
+        // Its tokens are more code than words: the language it was given
+        // is weak evidence, unless the page declared it.
+        assert!(decide(None, &api).from_code);
+        assert!(!decide(Some("en"), &api).from_code);
+        let prose = "This class provides the methods that all objects share, and every \
+            other class extends it. The methods are described below, with the exceptions \
+            they throw, and java.lang.Object is their root.";
+        let decided = decide(None, prose);
+        assert_eq!(decided.language, Some("en"));
+        assert!(!decided.from_code);
     }
 
     #[test]

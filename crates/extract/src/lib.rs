@@ -244,6 +244,13 @@ pub struct Page {
     /// The language the text is in, as an ISO 639-1 code: detected when
     /// the detector is sure, else declared (see [`page_language`]).
     pub language: Option<&'static str>,
+    /// `language` was detected, not declared, in a text whose first
+    /// tokens are more identifiers, code and numbers than words: the
+    /// words between them (keywords, fragments) are weak evidence, and
+    /// C++ signatures read as French or Latin. The crawl's language
+    /// filter lets the page's host decide such a page, as it does one
+    /// whose language is unknown.
+    pub language_from_code: bool,
     pub canonical: Option<Url>,
     /// As declared (`article:published_time`, `datePublished`, ...), not
     /// parsed.
@@ -579,11 +586,12 @@ fn page(
         .map(|l| l.trim().to_ascii_lowercase())
         .filter(|l| !l.is_empty());
     let declared = meta.lang.or(header);
-    let (language, detected) = language::decide(declared.as_deref(), &text.plain);
+    let decided = language::decide(declared.as_deref(), &text.plain);
     lap(Stage::Language);
     Page {
-        language,
-        lang: declared.or_else(|| detected.map(str::to_string)),
+        language: decided.language,
+        language_from_code: decided.from_code,
+        lang: declared.or_else(|| decided.detected.map(str::to_string)),
         title: meta.title,
         heading: meta.heading,
         site_name: meta.site_name,

@@ -103,13 +103,14 @@ fn read_pdf(bytes: Vec<u8>, input: &Input<'_>) -> Result<Page, PdfError> {
     // The parser's caches span the document (tens of MB on a manual of a
     // thousand pages): let go of them before the text is worked on.
     drop(doc);
-    let (language, detected) = crate::language::decide(declared.as_deref(), &text);
+    let decided = crate::language::decide(declared.as_deref(), &text);
     let markdown = input
         .markdown
         .map(|_| crate::markdown::MarkdownWriter::paragraphs(&text));
     Ok(Page {
-        lang: declared.or_else(|| detected.map(str::to_string)),
-        language,
+        lang: declared.or_else(|| decided.detected.map(str::to_string)),
+        language: decided.language,
+        language_from_code: decided.from_code,
         heading: None,
         site_name: None,
         description,
