@@ -393,7 +393,10 @@ impl Pipeline {
         let earlier = self.earlier_of(url);
         let host = url.host_str().unwrap_or("");
         let page = &read.page;
-        if !(self.languages).keeps(host, page.language, page.language_from_code) {
+        if !self
+            .languages
+            .keeps(host, page.language, page.language_from_code)
+        {
             stats.other_language += 1;
             // An undecided page's links are followed: it is no evidence of
             // another language.

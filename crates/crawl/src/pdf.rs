@@ -140,9 +140,6 @@ impl PdfReader {
         }
         command
             .arg("-")
-            // The reader is this binary, on jemalloc: memory it frees goes
-            // back to the system at once, not after the crawl's 200 ms
-            // (a reader lives for one PDF, and its peak is what counts).
             .env(READER_MALLOC_CONF.0, READER_MALLOC_CONF.1)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

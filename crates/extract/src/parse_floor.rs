@@ -129,37 +129,44 @@ impl Compact {
         self.nodes[sibling as usize].prev = id;
     }
 
-    /// Text after `at` (a node, or none): joined to it when it is text.
+    /// Text after `at` (a node, or `NONE`): joined to it when it is text
+    /// (none returned), else a new text node.
     fn text_node(&mut self, at: u32, text: &str) -> Option<u32> {
-        if at != NONE {
-            if let Kind::Text { start, len } = self.nodes[at as usize].kind {
-                let end = (start + len) as usize;
-                if end == self.text.len() {
-                    self.text.push_str(text);
-                } else {
-                    let old = self.text[start as usize..end].to_string();
-                    let start = self.text.len() as u32;
-                    self.text.push_str(&old);
-                    self.text.push_str(text);
-                    self.nodes[at as usize].kind = Kind::Text {
-                        start,
-                        len: (self.text.len() - start as usize) as u32,
-                    };
-                    return None;
-                }
-                self.nodes[at as usize].kind = Kind::Text {
-                    start,
-                    len: len + text.len() as u32,
-                };
-                return None;
+        let joined = match self.nodes.get(at as usize).map(|n| n.kind) {
+            Some(Kind::Text { start, len }) => Some((start as usize, len as usize)),
+            _ => None,
+        };
+        let start = match joined {
+            // The arena's last text grows in place; another moves to its end.
+            Some((start, len)) if start + len == self.text.len() => start,
+            Some((start, len)) => {
+                let old = self.text[start..start + len].to_string();
+                let moved = self.text.len();
+                self.text.push_str(&old);
+                moved
             }
-        }
-        let start = self.text.len() as u32;
+            None => self.text.len(),
+        };
         self.text.push_str(text);
-        Some(self.push(Kind::Text {
-            start,
-            len: text.len() as u32,
-        }))
+        let kind = Kind::Text {
+            start: start as u32,
+            len: (self.text.len() - start) as u32,
+        };
+        match joined {
+            Some(_) => {
+                self.nodes[at as usize].kind = kind;
+                None
+            }
+            None => Some(self.push(kind)),
+        }
+    }
+
+    /// The node `child` places after `at`; none when its text joined `at`.
+    fn placed(&mut self, at: u32, child: NodeOrText<u32>) -> Option<u32> {
+        match child {
+            NodeOrText::AppendNode(id) => Some(id),
+            NodeOrText::AppendText(text) => self.text_node(at, &text),
+        }
     }
 }
 
@@ -212,17 +219,10 @@ impl TreeSink for CompactSink {
     }
     fn append(&self, parent: &u32, child: NodeOrText<u32>) {
         let mut c = self.0.borrow_mut();
-        let id = match child {
-            NodeOrText::AppendNode(id) => id,
-            NodeOrText::AppendText(text) => {
-                let last = c.nodes[*parent as usize].last;
-                match c.text_node(last, &text) {
-                    Some(id) => id,
-                    None => return,
-                }
-            }
-        };
-        c.append(*parent, id);
+        let last = c.nodes[*parent as usize].last;
+        if let Some(id) = c.placed(last, child) {
+            c.append(*parent, id);
+        }
     }
     fn append_based_on_parent_node(&self, element: &u32, prev: &u32, child: NodeOrText<u32>) {
         if self.0.borrow().nodes[*element as usize].parent != NONE {
@@ -252,17 +252,10 @@ impl TreeSink for CompactSink {
         if c.nodes[*sibling as usize].parent == NONE {
             return;
         }
-        let id = match new_node {
-            NodeOrText::AppendNode(id) => id,
-            NodeOrText::AppendText(text) => {
-                let prev = c.nodes[*sibling as usize].prev;
-                match c.text_node(prev, &text) {
-                    Some(id) => id,
-                    None => return,
-                }
-            }
-        };
-        c.insert_before(*sibling, id);
+        let prev = c.nodes[*sibling as usize].prev;
+        if let Some(id) = c.placed(prev, new_node) {
+            c.insert_before(*sibling, id);
+        }
     }
     fn add_attrs_if_missing(&self, _target: &u32, _attrs: Vec<Attribute>) {}
     fn remove_from_parent(&self, target: &u32) {
