@@ -176,6 +176,21 @@ impl<T: Tokenizer> Simhasher<T> {
         self.for_each_feature_batch(text, |fs| fs.iter().for_each(|&f| sink(f)))
     }
 
+    /// [`features`](Simhasher::features), each with what it weighs: the
+    /// token's length in characters for unigrams without stop words (see
+    /// [`Tokenizer::tokenize_measured`]), 1 for shingles or with stop words.
+    pub fn features_measured(&mut self, text: &str, mut sink: impl FnMut(u64, u32)) -> u32 {
+        if self.options.shingle > 1 || !self.stop_tokens.is_empty() {
+            return self.features(text, |f| sink(f, 1));
+        }
+        let mut n = 0;
+        self.tokenizer.tokenize_measured(text, |t, chars| {
+            n += 1;
+            sink(fmix64(t), chars);
+        });
+        n
+    }
+
     /// Calls `sink` with batches of finalized feature hashes, in text
     /// order; returns how many.
     ///
@@ -299,6 +314,29 @@ mod tests {
 
     fn opts(shingle: usize, weighting: Weighting) -> Options {
         Options { shingle, weighting }
+    }
+
+    #[test]
+    fn measured_features_are_the_features_with_each_tokens_characters() {
+        let text = "Uses of java.io.ByteArrayOutputStream: 中文 Ünïcode ok, ภาษาไทย";
+        let mut h = Simhasher::default();
+        let mut plain = Vec::new();
+        h.features(text, |f| plain.push(f));
+        let mut measured = Vec::new();
+        h.features_measured(text, |f, chars| measured.push((f, chars)));
+        let features: Vec<u64> = measured.iter().map(|m| m.0).collect();
+        assert_eq!(features, plain);
+        let chars: Vec<u32> = measured.iter().map(|m| m.1).collect();
+        // Thai gives a token per pair of adjacent letters.
+        assert_eq!(chars[..9], [4, 2, 4, 2, 21, 1, 1, 7, 2]);
+        assert!(chars[9..].iter().all(|&c| c == 2), "{chars:?}");
+        // Shingles weigh 1 each.
+        let mut h = Simhasher::new(Options {
+            shingle: 3,
+            weighting: Weighting::Tf,
+        })
+        .unwrap();
+        h.features_measured(text, |_, chars| assert_eq!(chars, 1));
     }
 
     #[test]

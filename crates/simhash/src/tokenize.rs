@@ -19,6 +19,14 @@ use crate::hash::FnvHasher;
 pub trait Tokenizer {
     /// Calls `emit` with the hash of every token of `text`, in order.
     fn tokenize<F: FnMut(u64)>(&mut self, text: &str, emit: F);
+
+    /// [`tokenize`](Tokenizer::tokenize), with each token's length in
+    /// characters: what a token weighs when short texts are compared by
+    /// how much of them they share (a Chinese character is one, a Java
+    /// class name twenty). Tokenizers that do not know weigh every token 1.
+    fn tokenize_measured<F: FnMut(u64, u32)>(&mut self, text: &str, mut emit: F) {
+        self.tokenize(text, |t| emit(t, 1));
+    }
 }
 
 /// Words for space-separated scripts, single characters for Chinese and
@@ -89,6 +97,11 @@ static CLASS: [u8; 256] = {
 
 impl Tokenizer for StandardTokenizer {
     fn tokenize<F: FnMut(u64)>(&mut self, text: &str, mut emit: F) {
+        // The lengths are dead code here, and compiled out.
+        self.tokenize_measured(text, |t, _| emit(t));
+    }
+
+    fn tokenize_measured<F: FnMut(u64, u32)>(&mut self, text: &str, mut emit: F) {
         let bytes = text.as_bytes();
         let n = bytes.len();
         let mut i = 0;
@@ -154,7 +167,7 @@ impl Tokenizer for StandardTokenizer {
                 i += 1;
             }
             if ascii_word {
-                emit(h);
+                emit(h, (i - start) as u32);
                 continue;
             }
             // The word holds non-ASCII text: redo it, up to the next ASCII
@@ -211,7 +224,7 @@ fn non_letter_bytes(x: u64) -> u64 {
 /// are handled on the spot; the pieces between them are checked with the
 /// cheap NFKC quick check and normalized only when it fails. Chinese text is
 /// thus tokenized in one pass with no normalization work.
-fn unicode_region<F: FnMut(u64)>(region: &str, emit: &mut F) {
+fn unicode_region<F: FnMut(u64, u32)>(region: &str, emit: &mut F) {
     let mut state = TokenState::default();
     let mut piece_start = 0;
     for (pos, c) in region.char_indices() {
@@ -235,7 +248,7 @@ fn unicode_region<F: FnMut(u64)>(region: &str, emit: &mut F) {
     state.separator(emit);
 }
 
-fn normalize_piece<F: FnMut(u64)>(piece: &str, state: &mut TokenState, emit: &mut F) {
+fn normalize_piece<F: FnMut(u64, u32)>(piece: &str, state: &mut TokenState, emit: &mut F) {
     if two_byte::all_stable(piece) || is_nfkc_quick(piece.chars()) == IsNormalized::Yes {
         for c in piece.chars() {
             state.push(c, emit);
@@ -251,6 +264,8 @@ fn normalize_piece<F: FnMut(u64)>(piece: &str, state: &mut TokenState, emit: &mu
 #[derive(Default)]
 struct TokenState {
     word: Option<FnvHasher>,
+    /// Characters of the current word.
+    word_chars: u32,
     /// The previous letter of the current run of Thai-like letters.
     pair_prev: Option<char>,
     /// How many letters that run has had.
@@ -259,7 +274,7 @@ struct TokenState {
 
 impl TokenState {
     #[inline]
-    fn push<F: FnMut(u64)>(&mut self, c: char, emit: &mut F) {
+    fn push<F: FnMut(u64, u32)>(&mut self, c: char, emit: &mut F) {
         if let Some(props) = two_byte::props(c) {
             // The alphabets of two-byte characters, from a table: what
             // `push_general` gives them, without its table searches.
@@ -275,13 +290,13 @@ impl TokenState {
     }
 
     /// [`push`](Self::push) for any character.
-    fn push_general<F: FnMut(u64)>(&mut self, c: char, emit: &mut F) {
+    fn push_general<F: FnMut(u64, u32)>(&mut self, c: char, emit: &mut F) {
         if is_single_char_script(c) {
             self.single(c.encode_utf8(&mut [0u8; 4]).as_bytes(), emit);
         } else if is_pair_script(c) {
             self.end_word(emit);
             if let Some(p) = self.pair_prev {
-                emit(hash_chars(&[p, c]));
+                emit(hash_chars(&[p, c]), 2);
             }
             self.pair_prev = Some(c);
             self.pair_run += 1;
@@ -300,9 +315,10 @@ impl TokenState {
 
     /// A character of a word, given as its lowercase form.
     #[inline]
-    fn word_char<F: FnMut(u64)>(&mut self, lower: impl Iterator<Item = char>, emit: &mut F) {
+    fn word_char<F: FnMut(u64, u32)>(&mut self, lower: impl Iterator<Item = char>, emit: &mut F) {
         self.end_pair_run(emit);
         let h = self.word.get_or_insert_with(FnvHasher::default);
+        self.word_chars += 1;
         let mut buf = [0u8; 4];
         for lc in lower {
             h.write(lc.encode_utf8(&mut buf).as_bytes());
@@ -311,31 +327,31 @@ impl TokenState {
 
     /// A character that is a token by itself, given as its UTF-8 bytes.
     #[inline]
-    fn single<F: FnMut(u64)>(&mut self, utf8: &[u8], emit: &mut F) {
+    fn single<F: FnMut(u64, u32)>(&mut self, utf8: &[u8], emit: &mut F) {
         self.separator(emit);
         let mut h = FnvHasher::default();
         h.write(utf8);
-        emit(h.finish());
+        emit(h.finish(), 1);
     }
 
     #[inline]
-    fn separator<F: FnMut(u64)>(&mut self, emit: &mut F) {
+    fn separator<F: FnMut(u64, u32)>(&mut self, emit: &mut F) {
         self.end_word(emit);
         self.end_pair_run(emit);
     }
 
     #[inline]
-    fn end_word<F: FnMut(u64)>(&mut self, emit: &mut F) {
+    fn end_word<F: FnMut(u64, u32)>(&mut self, emit: &mut F) {
         if let Some(h) = self.word.take() {
-            emit(h.finish());
+            emit(h.finish(), std::mem::take(&mut self.word_chars));
         }
     }
 
     #[inline]
-    fn end_pair_run<F: FnMut(u64)>(&mut self, emit: &mut F) {
+    fn end_pair_run<F: FnMut(u64, u32)>(&mut self, emit: &mut F) {
         if self.pair_run == 1 {
             if let Some(p) = self.pair_prev {
-                emit(hash_chars(&[p]));
+                emit(hash_chars(&[p]), 1);
             }
         }
         self.pair_prev = None;
@@ -572,7 +588,7 @@ mod tests {
             "\u{2027}\u{2010}",
         ] {
             let mut unicode = Vec::new();
-            unicode_region(text, &mut |t| unicode.push(t));
+            unicode_region(text, &mut |t, _| unicode.push(t));
             assert_eq!(tokens(text), unicode, "{text:?}");
         }
         assert_eq!(
@@ -611,9 +627,9 @@ mod tests {
             let mut general = Vec::new();
             let mut state = TokenState::default();
             for c in text.nfkc() {
-                state.push_general(c, &mut |t| general.push(t));
+                state.push_general(c, &mut |t, _| general.push(t));
             }
-            state.separator(&mut |t| general.push(t));
+            state.separator(&mut |t, _| general.push(t));
             assert_eq!(tokens(text), general, "{text:?}");
         }
     }
