@@ -13,13 +13,14 @@
 //! CHECKS more (default 200,000) are judged and recorded as the crawl does:
 //! half new documents, half edited copies of a recorded one (1 to 40% of
 //! shingles replaced, the fingerprint 0 to 8 bits away). A copy whose
-//! sketch similarity to its original passes the gate's threshold must be
-//! found: the share that is, is the recall of the candidate stage (the
-//! verification is exact given the candidates).
+//! sketch similarity to its original is what the gate needs at that
+//! distance (`DedupConfig::similarity_needed`) must be found: the share
+//! that is, is the recall of the candidate stage (the verification is
+//! exact given the candidates).
 
 use std::time::Instant;
 
-use nearcrawl_index::{DedupConfig, Deduper, Prepared, Sketch, Verdict};
+use nearcrawl_index::{Check, DedupConfig, Deduper, Prepared, Sketch, Verdict};
 use nearcrawl_simhash::hash::fmix64;
 
 mod common;
@@ -111,10 +112,11 @@ fn main() {
                 docs.push((None, document(next_seed), next_seed));
             } else {
                 let of = salt % n;
-                let (features, fp) = copy_of(of, 10 + salt % 390, (salt >> 32) as u32 % 9, salt);
+                let bits = (salt >> 32) as u32 % 9;
+                let (features, fp) = copy_of(of, 10 + salt % 390, bits, salt);
                 let (original, _) = document(of);
                 let sim = Sketch::of(features.iter().copied()).similarity(&Sketch::of(original));
-                docs.push((Some((of, sim)), (features, fp), next_seed));
+                docs.push((Some((of, sim, bits)), (features, fp), next_seed));
             }
             next_seed += 1;
         }
@@ -141,11 +143,11 @@ fn main() {
             match planted {
                 None if of.is_some() => recall.wrong += 1,
                 None => {}
-                Some((original, sim)) => {
+                Some((original, sim, bits)) => {
                     if of.is_some_and(|of| of != *original) {
                         recall.wrong += 1;
                     }
-                    if *sim >= config.min_similarity {
+                    if *sim >= config.similarity_needed(Check::Sketch, *bits) {
                         let tenth = &mut recall.by_tenth[((sim * 10.0) as usize).min(9)];
                         tenth.1 += 1;
                         tenth.0 += u64::from(of == Some(*original));

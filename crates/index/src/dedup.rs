@@ -9,7 +9,9 @@ use crate::band_index::IndexConfig;
 use crate::candidates::{Candidate, Keys, Tables};
 use crate::error::IndexError;
 use crate::names::{self, Names, TitleModel};
-use crate::record::{DocRecord, Judgement, SlotRecord, TextSummary, short_word};
+use crate::record::{
+    DocRecord, Judgement, SlotRecord, TextSummary, short_word, word_chars, word_hash,
+};
 use crate::record_file::RecordLog;
 use crate::sketch::{SKETCH_BYTES, Sketch, SketchBuilder};
 use crate::verdict::{Check, Decision, Verdict};
@@ -28,14 +30,16 @@ pub struct DedupConfig {
     /// Tokens per shingle of the verification sketch.
     pub sketch_shingle: usize,
     /// A candidate is a near duplicate when the sketches' estimated Jaccard
-    /// similarity of shingle sets is at least this.
+    /// similarity of shingle sets is at least this, with fingerprints that
+    /// agree; more as they differ.
     pub min_similarity: f32,
     /// Texts with fewer tokens than this are short: their token sequence is
     /// kept and compared word by word instead of by sketch.
     pub short_features: u32,
     /// A short text is a near duplicate of a candidate when the longer of
-    /// the two holds at least this share of the shorter's words in order
-    /// (and is at most half as long again).
+    /// the two holds at least this share of the shorter's characters, in
+    /// whole words and in order (and is at most half as long again), with
+    /// fingerprints that agree; more as they differ.
     pub short_similarity: f32,
     /// Most candidates verified per document (closest first).
     pub max_candidates: usize,
@@ -218,7 +222,7 @@ impl Fingerprinter {
         let text = if short {
             let mut words = Vec::new();
             self.fingerprinter
-                .features(doc.text, |f| words.push(short_word(f)));
+                .features_measured(doc.text, |f, chars| words.push(short_word(f, chars)));
             // Within a third of the line, a line added takes a copy past
             // it: such a text keeps the sketch a long one is compared by.
             if simhash.features * 3 >= self.short_features * 2 {
@@ -258,20 +262,23 @@ impl Fingerprinter {
 ///   swapped in place are one item under two paths when the texts are near
 ///   identical; names on two hosts that differ are no evidence;
 /// - **the same text**: the same hash of the normalized token sequence
-///   (exact), or a simhash within k bits *and* a MinHash-estimated Jaccard
-///   similarity of word 3-shingles of at least `min_similarity` (near), or
-///   a sketch at [`SKETCH_ALONE`] (0.8) or more whatever the simhash. A
-///   short text near the line also keeps a sketch, and is compared with a
-///   long one by it.
+///   (exact), or a MinHash-estimated Jaccard similarity of word 3-shingles
+///   of at least `min_similarity` when the simhashes agree, rising evenly
+///   with their distance to [`SKETCH_ALONE`] (0.8) at 2k bits, which
+///   suffices whatever the simhash (near; `similarity_needed`). A short
+///   text near the line also keeps a sketch, and is compared with a long
+///   one by it.
 ///   A long text must also hold most of the earlier document's *own*
 ///   text, the text no other kept page holds: text kept pages share (a
 ///   template, a shop's notice) makes no page a copy (`own_text_held`).
 ///   Short texts (under `short_features` tokens), where simhash and
-///   sketches say little, are compared word by word instead: the longer
-///   must hold at least `short_similarity` of the shorter's words, in
-///   order, and the fingerprints be within k bits unless the two pages
-///   have the same non-empty name or are near identical (a line added to
-///   a 25-word page moves its fingerprint 10-20 bits).
+///   sketches say little, are compared word by word instead, each word
+///   weighing its length in characters (a CJK character is a word): the
+///   longer must hold at least `short_similarity` of the shorter's
+///   characters, in order, rising with the fingerprints' distance to
+///   [`NEAR_IDENTICAL`] (0.9) at 2k bits, unless the two pages have the
+///   same non-empty name (a line added to a 25-word page moves its
+///   fingerprint 10-20 bits).
 ///
 /// Candidates are the documents filed under one of the two rarest words of
 /// its name (the item's own words: a copy keeps them), then those found by
@@ -295,11 +302,12 @@ pub struct Deduper {
 /// match is given up.
 const MAX_EXACT_CANDIDATES: usize = 8;
 /// A text is a copy whatever its fingerprint when it is near identical:
-/// a short text whose words are at least this share of the other's, in
-/// order, or a long one whose sketch estimates this Jaccard similarity of
-/// shingles (at most about one in ten differs). A line added to a page of
-/// 100-300 words moves its 64-bit fingerprint 9-12 bits (doxygen pages
-/// with a one-line banner), past any k that keeps template pages apart.
+/// a short text that holds at least this share of the other's characters,
+/// in order ([`word_similarity`]), or, with names swapped in place, a long
+/// one whose sketch estimates this Jaccard similarity of shingles (at most
+/// about one in ten differs). A line added to a page of 100-300 words
+/// moves its 64-bit fingerprint 9-12 bits (doxygen pages with a one-line
+/// banner), past any k that keeps template pages apart.
 const NEAR_IDENTICAL: f32 = 0.9;
 /// A long text is a copy whatever its fingerprint when the sketches agree
 /// this much: at most a fifth of the larger text is its own. The
@@ -311,6 +319,43 @@ const NEAR_IDENTICAL: f32 = 0.9;
 /// another of two thirds its length is then a copy of the first (Jaccard
 /// 0.6), and the second article is lost.
 const SKETCH_ALONE: f32 = 0.8;
+
+/// The similarity a pair needs at a fingerprint `distance`: `floor` (the
+/// configured `min_similarity` or `short_similarity`) at 0 bits, rising
+/// evenly to `sure` ([`SKETCH_ALONE`], [`NEAR_IDENTICAL`]) at 2k bits
+/// (16 at the default k), which suffices at any distance. The fingerprint
+/// and the text's measure are two estimates of how alike two texts are:
+/// the further apart the fingerprints, the more of the text must agree;
+/// past 2k they are further apart than a template's other pages or a
+/// later story (13-14 bits at the median in `bench/judged_pairs.py`), and
+/// only a near-identical text is a copy. A cut edge at k let
+/// pairs just within it pass at the floor (a later story that reuses half
+/// of an earlier one: Jaccard 0.45-0.6 at 5-8 bits; two javadoc pages
+/// whose long package path outweighs the class names they differ in) and
+/// refused pairs just past it (edited copies: 0.6-0.8 at 9-15 bits;
+/// Chinese passages with five characters replaced).
+fn similarity_needed(floor: f32, sure: f32, distance: u32, k: u32) -> f32 {
+    let far = (distance as f32 / (2 * k.max(1)) as f32).min(1.0);
+    floor + (sure.max(floor) - floor) * far
+}
+
+impl DedupConfig {
+    /// The similarity a near duplicate needs, as `check` measures it, when
+    /// the two fingerprints are `distance` bits apart: `min_similarity` or
+    /// `short_similarity` when they agree, rising evenly to 0.8 or 0.9 at
+    /// 2k bits (see [`Deduper`]). Exact texts need none.
+    pub fn similarity_needed(&self, check: Check, distance: u32) -> f32 {
+        let k = self.index.k;
+        match check {
+            Check::Sketch => similarity_needed(self.min_similarity, SKETCH_ALONE, distance, k),
+            Check::ShortText => {
+                similarity_needed(self.short_similarity, NEAR_IDENTICAL, distance, k)
+            }
+            Check::ExactText => 1.0,
+        }
+    }
+}
+
 /// Candidates sharing at least this many band keys are read even when
 /// their fingerprints are past k: a pair at [`SKETCH_ALONE`] shares 10 of
 /// 16 bands on average (6 or more with probability 0.99), one at Jaccard
@@ -623,7 +668,6 @@ impl Deduper {
         kept: &mut Option<Vec<(u32, Sketch)>>,
         live: &impl Fn(u64) -> bool,
     ) -> Result<Compared, IndexError> {
-        let k = self.config.index.k;
         let distance = this.fingerprint.distance(other.fingerprint);
         let (a, b) = (&this.record.text, &other.record.text);
         // Short texts word by word; a long one with a long one, or with a
@@ -650,14 +694,10 @@ impl Deduper {
             return Ok(Compared::Unlike);
         }
         // A fingerprint moves many bits with a line added to a short page:
-        // a near-identical text stands in for it, and for a short text so
-        // does the same (non-empty) name.
+        // for a short text the same (non-empty) name stands in for it.
         let names = self.names(&this.record, directories, &other.record)?;
-        let sure = match check {
-            Check::Sketch => SKETCH_ALONE,
-            _ => NEAR_IDENTICAL,
-        };
-        let close = distance <= k || similarity >= sure || (short_pair && names == Names::Same);
+        let close = similarity >= self.config.similarity_needed(check, distance)
+            || (short_pair && names == Names::Same);
         let named_alike = match names {
             Names::Different => false,
             // One item under two paths has one text.
@@ -937,23 +977,37 @@ fn own_text_held(this: &Sketch, other: &Sketch, slot: u32, kept: &[(u32, Sketch)
     (bins >= MIN_OWN_BINS).then_some(share)
 }
 
-/// How much of the shorter text the longer one holds in order: the longest
-/// common subsequence of words over the shorter length, 0 when the longer
-/// is more than half as long again (then it is another page that quotes
-/// this one). A copy with a line added (a banner, a timestamp) or a few
-/// words changed scores high. Short texts only (a few hundred words at
-/// most): quadratic.
+/// How much of the shorter text the longer one holds in order, in
+/// characters: the heaviest common subsequence of words, each weighing its
+/// length, over the shorter text's length; 0 when the longer is more than
+/// half as long again (then it is another page that quotes this one). A
+/// copy with a line added (a banner, a timestamp) or a few words changed
+/// scores high; two pages of one template that differ in a name score by
+/// the name's length ("No usage of java.io.ByteArrayOutputStream" and
+/// "… BufferedOutputStream": 0.83 by words, under 0.5 by characters). In
+/// Chinese a character is a word. Records of earlier versions kept no
+/// lengths: a pair with one is compared word by word. Short texts only (a
+/// few hundred words at most): quadratic.
 fn word_similarity(a: &[u32], b: &[u32]) -> f32 {
-    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
-    if short.is_empty() || long.len() * 2 > short.len() * 3 {
+    let measured = a.iter().chain(b).all(|&w| word_chars(w) > 0);
+    let key = |w: u32| if measured { w } else { word_hash(w) };
+    let weight = |w: u32| if measured { word_chars(w) } else { 1 };
+    let length = |t: &[u32]| t.iter().map(|&w| weight(w)).sum::<u32>();
+    let (short, long) = if length(a) <= length(b) {
+        (a, b)
+    } else {
+        (b, a)
+    };
+    let (short_len, long_len) = (length(short), length(long));
+    if short_len == 0 || long_len * 2 > short_len * 3 {
         return 0.0;
     }
-    let mut row = vec![0usize; long.len() + 1];
-    for x in short {
+    let mut row = vec![0u32; long.len() + 1];
+    for &x in short {
         let mut diag = 0;
-        for (j, y) in long.iter().enumerate() {
-            let next = if x == y {
-                diag + 1
+        for (j, &y) in long.iter().enumerate() {
+            let next = if key(x) == key(y) {
+                diag + weight(x)
             } else {
                 row[j].max(row[j + 1])
             };
@@ -961,7 +1015,7 @@ fn word_similarity(a: &[u32], b: &[u32]) -> f32 {
             row[j + 1] = next;
         }
     }
-    row[long.len()] as f32 / short.len() as f32
+    row[long.len()] as f32 / short_len as f32
 }
 
 #[cfg(test)]
@@ -993,6 +1047,31 @@ mod tests {
             assert!(p.to_bytes().len() < 220, "{} bytes", p.to_bytes().len());
         }
         assert_eq!(Prepared::from_bytes(&[0; 20]), None);
+    }
+
+    #[test]
+    fn word_similarity_weighs_words_by_their_characters() {
+        let words = |text: &str| -> Vec<u32> {
+            let mut w = Vec::new();
+            Simhasher::default().features_measured(text, |f, chars| w.push(short_word(f, chars)));
+            w
+        };
+        let (a, b) = (
+            words(
+                "Uses of Class java.io.ByteArrayOutputStream No usage of java.io.ByteArrayOutputStream",
+            ),
+            words(
+                "Uses of Class java.io.BufferedOutputStream No usage of java.io.BufferedOutputStream",
+            ),
+        );
+        // 10 of 12 words; 32 characters of the shorter 72.
+        assert!((word_similarity(&a, &b) - 32.0 / 72.0).abs() < 1e-6);
+        let unmeasured: Vec<u32> = b.iter().map(|&w| word_hash(w)).collect();
+        assert!((word_similarity(&a, &unmeasured) - 10.0 / 12.0).abs() < 1e-6);
+        // Chinese: a character is a word.
+        let zh = words("如果没有给定文件，则编辑器会打开一个空的缓冲区。");
+        let edited = words("如果没有给出文件，则编辑器将打开一个空的缓冲区。");
+        assert!((word_similarity(&zh, &edited) - 20.0 / 22.0).abs() < 1e-6);
     }
 
     #[test]

@@ -78,12 +78,27 @@ fn varint(b: &[u8]) -> Option<(u64, &[u8])> {
 /// check finds the longest common run of words in order; between two
 /// unrelated 50-word texts chance matches add 0.04 of a word to it.
 const SHORT_WORD_BITS: u32 = 16;
+/// The longest a short text's word is counted, in characters (a byte).
+const MAX_WORD_CHARS: u32 = 255;
 
 /// A short text's word as the gate compares it: the low bits of its
 /// feature hash (hashes of earlier versions, 32 bits, are cut to it when
-/// read).
-pub(crate) fn short_word(feature: u64) -> u32 {
-    feature as u32 & ((1 << SHORT_WORD_BITS) - 1)
+/// read), and above them its length in characters, what it weighs in the
+/// word-by-word check (1 to 255; 0 in records of versions that did not
+/// keep it).
+pub(crate) fn short_word(feature: u64, chars: u32) -> u32 {
+    feature as u32 & ((1 << SHORT_WORD_BITS) - 1) | chars.min(MAX_WORD_CHARS) << SHORT_WORD_BITS
+}
+
+/// The hash of a short text's word ([`short_word`]).
+pub(crate) fn word_hash(word: u32) -> u32 {
+    word & ((1 << SHORT_WORD_BITS) - 1)
+}
+
+/// The length in characters of a short text's word ([`short_word`]); 0
+/// when its record did not keep it.
+pub(crate) fn word_chars(word: u32) -> u32 {
+    word >> SHORT_WORD_BITS
 }
 
 /// What the checks need of a recorded document: its host and title words
@@ -150,7 +165,7 @@ impl DocRecord {
         match &self.text {
             TextSummary::Sketch(s) => s.band_keys(),
             TextSummary::Words(words) | TextSummary::WordsAndSketch(words, _) => {
-                Sketch::of(words.iter().map(|&w| fmix64(u64::from(w)))).band_keys()
+                Sketch::of(words.iter().map(|&w| fmix64(u64::from(word_hash(w))))).band_keys()
             }
         }
     }
@@ -171,17 +186,13 @@ impl DocRecord {
                 b.extend_from_slice(&s.to_bytes());
             }
             TextSummary::Words(words) => {
-                b.push(NARROW_WORDS);
-                words
-                    .iter()
-                    .for_each(|&w| b.extend_from_slice(&(w as u16).to_le_bytes()));
+                b.push(MEASURED_WORDS);
+                put_measured(&mut b, words);
             }
             TextSummary::WordsAndSketch(words, s) => {
-                b.push(WORDS_AND_SKETCH);
+                b.push(MEASURED_WORDS_AND_SKETCH);
                 b.extend_from_slice(&(words.len() as u16).to_le_bytes());
-                words
-                    .iter()
-                    .for_each(|&w| b.extend_from_slice(&(w as u16).to_le_bytes()));
+                put_measured(&mut b, words);
                 b.extend_from_slice(&s.to_bytes());
             }
         }
@@ -204,12 +215,15 @@ impl DocRecord {
         let rest = b.get(9 + width * n..)?;
         let text = match *rest.first()? {
             SKETCH => TextSummary::Sketch(Box::new(Sketch::from_bytes(&rest[1..])?)),
-            WIDE_WORDS => TextSummary::Words(words(&rest[1..], 4, |w| short_word(w.into()))?),
+            WIDE_WORDS => TextSummary::Words(words(&rest[1..], 4, word_hash)?),
             NARROW_WORDS => TextSummary::Words(words(&rest[1..], 2, |w| w)?),
-            WORDS_AND_SKETCH => {
+            MEASURED_WORDS => TextSummary::Words(words(&rest[1..], 3, |w| w)?),
+            WORDS_AND_SKETCH | MEASURED_WORDS_AND_SKETCH => {
+                let width = if rest[0] == WORDS_AND_SKETCH { 2 } else { 3 };
                 let n = usize::from(u16::from_le_bytes(rest.get(1..3)?.try_into().ok()?));
-                let (w, s) = rest.get(3..)?.split_at_checked(2 * n)?;
-                TextSummary::WordsAndSketch(words(w, 2, |w| w)?, Box::new(Sketch::from_bytes(s)?))
+                let (w, s) = rest.get(3..)?.split_at_checked(width * n)?;
+                let words = words(w, width, |w| w)?;
+                TextSummary::WordsAndSketch(words, Box::new(Sketch::from_bytes(s)?))
             }
             _ => return None,
         };
@@ -219,14 +233,25 @@ impl DocRecord {
 
 /// Flags a title word count: the words take 3 bytes each.
 const NARROW_TITLE: u8 = 0x80;
-/// Kinds of text summary: a sketch; a short text's words in 4 bytes (as
-/// earlier versions wrote them) or in 2.
+/// Kinds of text summary: a sketch; a short text's words in 4 bytes or in
+/// 2 (as earlier versions wrote them, without lengths).
 const SKETCH: u8 = 0;
 const WIDE_WORDS: u8 = 1;
 const NARROW_WORDS: u8 = 2;
 /// A short text near the line: a word count (2 bytes), its words in 2
 /// bytes each, then its sketch.
 const WORDS_AND_SKETCH: u8 = 3;
+/// A short text's words in 3 bytes: 2 of hash, 1 of length in characters
+/// ([`short_word`]); and the same near the line, as `WORDS_AND_SKETCH`.
+const MEASURED_WORDS: u8 = 4;
+const MEASURED_WORDS_AND_SKETCH: u8 = 5;
+
+/// Short words as [`MEASURED_WORDS`] stores them.
+fn put_measured(b: &mut Vec<u8>, words: &[u32]) {
+    for &w in words {
+        b.extend_from_slice(&w.to_le_bytes()[..3]);
+    }
+}
 
 /// Little-endian words of `width` bytes, each passed through `narrow`.
 fn words(b: &[u8], width: usize, narrow: impl Fn(u32) -> u32) -> Option<Vec<u32>> {
@@ -400,6 +425,47 @@ mod tests {
     }
 
     #[test]
+    fn short_words_keep_their_lengths_and_earlier_narrow_ones_read_without() {
+        let words: Vec<u32> = (0..40u64)
+            .map(|i| short_word(fmix64(i), 1 + i as u32 * 7))
+            .collect();
+        assert_eq!(
+            word_chars(words[39]),
+            MAX_WORD_CHARS,
+            "a length is cut to a byte"
+        );
+        let sketch = Box::new(Sketch::of((0..80u64).map(fmix64)));
+        for text in [
+            TextSummary::Words(words.clone()),
+            TextSummary::WordsAndSketch(words.clone(), sketch.clone()),
+        ] {
+            let r = record(text);
+            assert_eq!(SlotRecord::from_bytes(&r.to_bytes()), Some(r));
+        }
+        // Earlier versions wrote 2 bytes a word, no length.
+        let unmeasured = record(TextSummary::Words(
+            words.iter().map(|&w| word_hash(w)).collect(),
+        ));
+        let mut narrow = unmeasured.to_bytes();
+        let at = narrow.len() - 3 * words.len() - 1;
+        narrow.truncate(at);
+        narrow.push(NARROW_WORDS);
+        words
+            .iter()
+            .for_each(|&w| narrow.extend_from_slice(&(w as u16).to_le_bytes()));
+        let read = SlotRecord::from_bytes(&narrow).unwrap();
+        assert_eq!(read, unmeasured);
+        assert!(
+            read.record
+                .text
+                .words()
+                .unwrap()
+                .iter()
+                .all(|&w| word_chars(w) == 0)
+        );
+    }
+
+    #[test]
     fn records_round_trip_and_earlier_wide_records_read_as_narrow() {
         // Full 32-bit hashes, as earlier versions kept them.
         let wide_title: Vec<u32> = (0..9u32).map(|i| 0xfe00_0000 | i << 20 | i).collect();
@@ -408,7 +474,7 @@ mod tests {
         for (text, wide) in [
             (TextSummary::Sketch(Box::new(sketch)), None),
             (
-                TextSummary::Words(wide_words.iter().map(|&w| short_word(w.into())).collect()),
+                TextSummary::Words(wide_words.iter().map(|&w| word_hash(w)).collect()),
                 Some(&wide_words[..]),
             ),
         ] {
