@@ -677,7 +677,7 @@ impl Deduper {
         let (similarity, check, threshold, sketches) =
             match (a.words(), b.words(), a.sketch(), b.sketch()) {
                 (Some(a), Some(b), _, _) => (
-                    word_similarity(a, b),
+                    word_similarity(a, b, Weigh::Characters),
                     Check::ShortText,
                     self.config.short_similarity,
                     None,
@@ -701,7 +701,13 @@ impl Deduper {
         let named_alike = match names {
             Names::Different => false,
             // One item under two paths has one text.
-            Names::Qualified => similarity >= NEAR_IDENTICAL,
+            // One item under two paths has one text, word for word: a
+            // path word swapped in the text (`f64` for `f32`, `net` for
+            // `rmi`) names another item, however few its characters.
+            Names::Qualified => match (a.words(), b.words()) {
+                (Some(a), Some(b)) => word_similarity(a, b, Weigh::Words) >= NEAR_IDENTICAL,
+                _ => similarity >= NEAR_IDENTICAL,
+            },
             Names::Same | Names::Unknown => true,
         };
         if !close || !named_alike {
@@ -977,9 +983,18 @@ fn own_text_held(this: &Sketch, other: &Sketch, slot: u32, kept: &[(u32, Sketch)
     (bins >= MIN_OWN_BINS).then_some(share)
 }
 
-/// How much of the shorter text the longer one holds in order, in
-/// characters: the heaviest common subsequence of words, each weighing its
-/// length, over the shorter text's length; 0 when the longer is more than
+/// What a word of a short text weighs in [`word_similarity`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Weigh {
+    /// Its length in characters.
+    Characters,
+    /// One.
+    Words,
+}
+
+/// How much of the shorter text the longer one holds in order, as `weigh`
+/// says (in characters, or in words): the heaviest common subsequence of
+/// words over the shorter text's weight; 0 when the longer is more than
 /// half as long again (then it is another page that quotes this one). A
 /// copy with a line added (a banner, a timestamp) or a few words changed
 /// scores high; two pages of one template that differ in a name score by
@@ -988,8 +1003,8 @@ fn own_text_held(this: &Sketch, other: &Sketch, slot: u32, kept: &[(u32, Sketch)
 /// Chinese a character is a word. Records of earlier versions kept no
 /// lengths: a pair with one is compared word by word. Short texts only (a
 /// few hundred words at most): quadratic.
-fn word_similarity(a: &[u32], b: &[u32]) -> f32 {
-    let measured = a.iter().chain(b).all(|&w| word_chars(w) > 0);
+fn word_similarity(a: &[u32], b: &[u32], weigh: Weigh) -> f32 {
+    let measured = weigh == Weigh::Characters && a.iter().chain(b).all(|&w| word_chars(w) > 0);
     let key = |w: u32| if measured { w } else { word_hash(w) };
     let weight = |w: u32| if measured { word_chars(w) } else { 1 };
     let length = |t: &[u32]| t.iter().map(|&w| weight(w)).sum::<u32>();
@@ -1065,31 +1080,32 @@ mod tests {
             ),
         );
         // 10 of 12 words; 32 characters of the shorter 72.
-        assert!((word_similarity(&a, &b) - 32.0 / 72.0).abs() < 1e-6);
+        assert!((word_similarity(&a, &b, Weigh::Characters) - 32.0 / 72.0).abs() < 1e-6);
+        assert!((word_similarity(&a, &b, Weigh::Words) - 10.0 / 12.0).abs() < 1e-6);
         let unmeasured: Vec<u32> = b.iter().map(|&w| word_hash(w)).collect();
-        assert!((word_similarity(&a, &unmeasured) - 10.0 / 12.0).abs() < 1e-6);
+        assert!((word_similarity(&a, &unmeasured, Weigh::Characters) - 10.0 / 12.0).abs() < 1e-6);
         // Chinese: a character is a word.
         let zh = words("如果没有给定文件，则编辑器会打开一个空的缓冲区。");
         let edited = words("如果没有给出文件，则编辑器将打开一个空的缓冲区。");
-        assert!((word_similarity(&zh, &edited) - 20.0 / 22.0).abs() < 1e-6);
+        assert!((word_similarity(&zh, &edited, Weigh::Characters) - 20.0 / 22.0).abs() < 1e-6);
     }
 
     #[test]
     fn word_similarity_is_containment_of_the_shorter() {
         let a: Vec<u32> = (0..20).collect();
-        assert_eq!(word_similarity(&a, &a), 1.0);
+        assert_eq!(word_similarity(&a, &a, Weigh::Characters), 1.0);
         // A line of 6 words added at the front: still all of `a`.
         let banner: Vec<u32> = (100..106).chain(0..20).collect();
-        assert_eq!(word_similarity(&a, &banner), 1.0);
+        assert_eq!(word_similarity(&a, &banner, Weigh::Characters), 1.0);
         // Two words replaced: 18 of 20.
         let mut edited = a.clone();
         edited[3] = 999;
         edited[11] = 998;
-        assert!((word_similarity(&a, &edited) - 0.9).abs() < 1e-6);
+        assert!((word_similarity(&a, &edited, Weigh::Characters) - 0.9).abs() < 1e-6);
         // Much longer: another page.
         let long: Vec<u32> = (0..31).collect();
-        assert_eq!(word_similarity(&a, &long), 0.0);
-        assert_eq!(word_similarity(&[], &a), 0.0);
+        assert_eq!(word_similarity(&a, &long, Weigh::Characters), 0.0);
+        assert_eq!(word_similarity(&[], &a, Weigh::Characters), 0.0);
     }
 }
 

@@ -484,6 +484,62 @@ fn a_new_sections_word_counts_where_it_names_the_urls_directory() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Short texts that differ only in a path word swapped in place: by
+/// characters `f64` for `f32` is little of the page, but it names another
+/// item (the constant of another type); `std` for `core` is one item
+/// re-exported. One item under two paths has one text word for word.
+#[test]
+fn a_path_word_swapped_in_a_short_text_is_another_item_unless_the_text_is_one() {
+    let dir = tempdir("swapped");
+    let mut d = Deduper::open(&dir, DedupConfig::default()).unwrap();
+    let host = "docs.example";
+    let constant = |krate: &str, ty: &str| {
+        let title = format!("TAU in {krate}::{ty}::consts - Rust");
+        let text = format!(
+            "Constant {krate}::{ty}::consts::TAU\n1.47.0 · source · [−]\n\
+             pub const TAU: {ty} = 6.28318530717958647692528676655900577_{ty};\n\
+             Expand description\nThe full circle constant (τ)\nEqual to 2π."
+        );
+        let url = format!("https://docs.example/{krate}/{ty}/consts/constant.TAU.html");
+        (title, text, url)
+    };
+    // `core`, `f64` and `consts` in every title: sections.
+    let docs = articles();
+    for i in 0..100u64 {
+        let title = format!("ITEM{i} in core::f64::consts - Rust");
+        let text = format!("{} item {i}", docs[i as usize % docs.len()]);
+        d.check_insert(100 + i, titled(&title, &text, host)).unwrap();
+    }
+    let mut judge = |n: u64, (title, text, url): (String, String, String)| {
+        let doc = Doc {
+            text: &text,
+            title: Some(&title),
+            host: Some(host),
+            url: Some(&url),
+        };
+        d.check_insert(n, doc).unwrap().verdict
+    };
+    assert_eq!(judge(0, constant("core", "f64")), Verdict::New);
+    assert_eq!(
+        judge(1, constant("core", "f32")),
+        Verdict::New,
+        "another type's constant"
+    );
+    let reexport = judge(2, constant("std", "f64"));
+    assert!(
+        matches!(
+            reexport,
+            Verdict::Near {
+                of: 0,
+                check: Check::ShortText,
+                ..
+            }
+        ),
+        "{reexport:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn bad_settings_are_clear_errors() {
     let dir = tempdir("bad");
