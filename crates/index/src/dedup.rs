@@ -301,11 +301,12 @@ pub struct Deduper {
 /// Documents with one text whose names are compared before an exact
 /// match is given up.
 const MAX_EXACT_CANDIDATES: usize = 8;
-/// A text is a copy whatever its fingerprint when it is near identical:
-/// a short text that holds at least this share of the other's characters,
-/// in order ([`word_similarity`]), or, with names swapped in place, a long
-/// one whose sketch estimates this Jaccard similarity of shingles (at most
-/// about one in ten differs). A line added to a page of 100-300 words
+/// A text is near identical to another, a copy whatever its fingerprint
+/// and one item whatever section its name is in: a short text that holds
+/// at least this share of the other's characters in order (of its words,
+/// for names swapped in place; [`word_similarity`]), or a long one whose
+/// sketch estimates this Jaccard similarity of shingles (at most about one
+/// in ten differs). A line added to a page of 100-300 words
 /// moves its 64-bit fingerprint 9-12 bits (doxygen pages with a one-line
 /// banner), past any k that keeps template pages apart.
 const NEAR_IDENTICAL: f32 = 0.9;
@@ -328,12 +329,11 @@ const SKETCH_ALONE: f32 = 0.8;
 /// the further apart the fingerprints, the more of the text must agree;
 /// past 2k they are further apart than a template's other pages or a
 /// later story (13-14 bits at the median in `bench/judged_pairs.py`), and
-/// only a near-identical text is a copy. A cut edge at k let
-/// pairs just within it pass at the floor (a later story that reuses half
-/// of an earlier one: Jaccard 0.45-0.6 at 5-8 bits; two javadoc pages
-/// whose long package path outweighs the class names they differ in) and
-/// refused pairs just past it (edited copies: 0.6-0.8 at 9-15 bits;
-/// Chinese passages with five characters replaced).
+/// only a near-identical text is a copy. A cut edge at k let pairs just
+/// within it pass at the floor (a later story that reuses half of an
+/// earlier one: Jaccard 0.45-0.6 at 5-8 bits) and refused pairs just past
+/// it (edited copies: 0.6-0.8 at 9-15 bits; Chinese passages with five
+/// characters replaced).
 fn similarity_needed(floor: f32, sure: f32, distance: u32, k: u32) -> f32 {
     let far = (distance as f32 / (2 * k.max(1)) as f32).min(1.0);
     floor + (sure.max(floor) - floor) * far
@@ -700,7 +700,6 @@ impl Deduper {
             || (short_pair && names == Names::Same);
         let named_alike = match names {
             Names::Different => false,
-            // One item under two paths has one text.
             // One item under two paths has one text, word for word: a
             // path word swapped in the text (`f64` for `f32`, `net` for
             // `rmi`) names another item, however few its characters.

@@ -508,7 +508,8 @@ fn a_path_word_swapped_in_a_short_text_is_another_item_unless_the_text_is_one() 
     for i in 0..100u64 {
         let title = format!("ITEM{i} in core::f64::consts - Rust");
         let text = format!("{} item {i}", docs[i as usize % docs.len()]);
-        d.check_insert(100 + i, titled(&title, &text, host)).unwrap();
+        d.check_insert(100 + i, titled(&title, &text, host))
+            .unwrap();
     }
     let mut judge = |n: u64, (title, text, url): (String, String, String)| {
         let doc = Doc {
