@@ -265,7 +265,7 @@ impl Fingerprinter {
 ///   (exact), or a MinHash-estimated Jaccard similarity of word 3-shingles
 ///   of at least `min_similarity` when the simhashes agree, rising evenly
 ///   with their distance to [`SKETCH_ALONE`] (0.8) at 2k bits, which
-///   suffices whatever the simhash (near; `similarity_needed`). A short
+///   suffices whatever the simhash (near; [`DedupConfig::similarity_needed`]). A short
 ///   text near the line also keeps a sketch, and is compared with a long
 ///   one by it.
 ///   A long text must also hold most of the earlier document's *own*
@@ -321,38 +321,32 @@ const NEAR_IDENTICAL: f32 = 0.9;
 /// 0.6), and the second article is lost.
 const SKETCH_ALONE: f32 = 0.8;
 
-/// The similarity a pair needs at a fingerprint `distance`: `floor` (the
-/// configured `min_similarity` or `short_similarity`) at 0 bits, rising
-/// evenly to `sure` ([`SKETCH_ALONE`], [`NEAR_IDENTICAL`]) at 2k bits
-/// (16 at the default k), which suffices at any distance. The fingerprint
-/// and the text's measure are two estimates of how alike two texts are:
-/// the further apart the fingerprints, the more of the text must agree;
-/// past 2k they are further apart than a template's other pages or a
-/// later story (13-14 bits at the median in `bench/judged_pairs.py`), and
-/// only a near-identical text is a copy. A cut edge at k let pairs just
-/// within it pass at the floor (a later story that reuses half of an
-/// earlier one: Jaccard 0.45-0.6 at 5-8 bits) and refused pairs just past
-/// it (edited copies: 0.6-0.8 at 9-15 bits; Chinese passages with five
-/// characters replaced).
-fn similarity_needed(floor: f32, sure: f32, distance: u32, k: u32) -> f32 {
-    let far = (distance as f32 / (2 * k.max(1)) as f32).min(1.0);
-    floor + (sure.max(floor) - floor) * far
-}
-
 impl DedupConfig {
     /// The similarity a near duplicate needs, as `check` measures it, when
-    /// the two fingerprints are `distance` bits apart: `min_similarity` or
-    /// `short_similarity` when they agree, rising evenly to 0.8 or 0.9 at
-    /// 2k bits (see [`Deduper`]). Exact texts need none.
+    /// the two fingerprints are `distance` bits apart: the floor
+    /// (`min_similarity`, `short_similarity`) when they agree, rising
+    /// evenly to the sure bar (0.8 of a sketch, `SKETCH_ALONE`; 0.9 of a
+    /// short text, `NEAR_IDENTICAL`) at 2k bits (16 at the default k),
+    /// which suffices at any distance. Exact
+    /// texts need none.
+    ///
+    /// The fingerprint and the text's measure are two estimates of how
+    /// alike two texts are: the further apart the fingerprints, the more
+    /// of the text must agree; past 2k they are further apart than a
+    /// template's other pages or a later story (13-14 bits at the median
+    /// in `bench/judged_pairs.py`), and only a near-identical text is a
+    /// copy. A cut edge at k let pairs just within it pass at the floor (a
+    /// later story that reuses half of an earlier one: Jaccard 0.45-0.6 at
+    /// 5-8 bits) and refused pairs just past it (edited copies: 0.6-0.8 at
+    /// 9-15 bits; Chinese passages with five characters replaced).
     pub fn similarity_needed(&self, check: Check, distance: u32) -> f32 {
-        let k = self.index.k;
-        match check {
-            Check::Sketch => similarity_needed(self.min_similarity, SKETCH_ALONE, distance, k),
-            Check::ShortText => {
-                similarity_needed(self.short_similarity, NEAR_IDENTICAL, distance, k)
-            }
-            Check::ExactText => 1.0,
-        }
+        let (floor, sure) = match check {
+            Check::Sketch => (self.min_similarity, SKETCH_ALONE),
+            Check::ShortText => (self.short_similarity, NEAR_IDENTICAL),
+            Check::ExactText => return 1.0,
+        };
+        let far = (distance as f32 / (2 * self.index.k.max(1)) as f32).min(1.0);
+        floor + (sure.max(floor) - floor) * far
     }
 }
 
@@ -1007,12 +1001,12 @@ fn word_similarity(a: &[u32], b: &[u32], weigh: Weigh) -> f32 {
     let key = |w: u32| if measured { w } else { word_hash(w) };
     let weight = |w: u32| if measured { word_chars(w) } else { 1 };
     let length = |t: &[u32]| t.iter().map(|&w| weight(w)).sum::<u32>();
-    let (short, long) = if length(a) <= length(b) {
-        (a, b)
+    let (a_len, b_len) = (length(a), length(b));
+    let ((short, short_len), (long, long_len)) = if a_len <= b_len {
+        ((a, a_len), (b, b_len))
     } else {
-        (b, a)
+        ((b, b_len), (a, a_len))
     };
-    let (short_len, long_len) = (length(short), length(long));
     if short_len == 0 || long_len * 2 > short_len * 3 {
         return 0.0;
     }
