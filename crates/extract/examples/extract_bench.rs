@@ -10,7 +10,8 @@
 //! seconds, pages/s, MB/s and the median ms/page. `--digest FILE` writes
 //! one line per page with a hash of everything the extractor returned, so
 //! a change meant to be faster only can be checked to change no output
-//! (`diff` two digests). With `EXTRACT_BENCH_EACH=1` set, each page's
+//! (`diff` two digests). Each round also prints ms a page by stage
+//! ([`extract_timed`]'s laps), on jemalloc as the crawl runs. With `EXTRACT_BENCH_EACH=1` set, each page's
 //! milliseconds, bytes and path go to stderr (first round), to see which
 //! pages the time goes to. DIR can be the Java SE API docs
 //! (`/usr/share/doc/openjdk-17-jre-headless/api`, apt-get install -y
@@ -21,7 +22,12 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use nearcrawl_extract::{Input, extract};
+use nearcrawl_extract::{Input, Stage, extract_timed};
+
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
+const STAGES: [Stage; 4] = [Stage::Parse, Stage::Extract, Stage::Links, Stage::Language];
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -57,6 +63,7 @@ fn main() {
     for round in 1..=rounds {
         let mut ms = Vec::with_capacity(pages.len());
         let mut lines = String::new();
+        let mut by_stage = [0f64; STAGES.len()];
         let start = Instant::now();
         for (path, html) in &pages {
             let url = url::Url::from_file_path(path).ok();
@@ -65,7 +72,13 @@ fn main() {
                 ..Input::default()
             };
             let t = Instant::now();
-            let page = extract(html, &input);
+            let mut lap = t;
+            let page = extract_timed(html, &input, &mut |stage| {
+                let now = Instant::now();
+                let slot = STAGES.iter().position(|s| *s == stage).unwrap_or(0);
+                by_stage[slot] += (now - lap).as_secs_f64() * 1e3;
+                lap = now;
+            });
             ms.push(t.elapsed().as_secs_f64() * 1e3);
             if slowest && round == 1 {
                 eprintln!("{:.3} {} {}", ms[ms.len() - 1], html.len(), path.display());
@@ -84,6 +97,12 @@ fn main() {
             bytes as f64 / 1e6 / secs,
             ms[ms.len() / 2]
         );
+        let stages: Vec<String> = STAGES
+            .iter()
+            .zip(by_stage)
+            .map(|(s, ms)| format!("{s:?} {:.4}", ms / pages.len() as f64))
+            .collect();
+        println!("      ms a page by stage: {}", stages.join(", "));
         if let (Some(file), 1) = (&digest, round) {
             std::fs::File::create(file)
                 .and_then(|mut f| f.write_all(lines.as_bytes()))

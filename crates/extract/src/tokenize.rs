@@ -21,17 +21,7 @@ use html5ever::data::{C1_REPLACEMENTS, NAMED_ENTITIES};
 use html5ever::tendril::StrTendril;
 use html5ever::tokenizer::states::RawKind;
 use html5ever::tokenizer::{Doctype, Tag, TagKind, Token, TokenSink, TokenSinkResult};
-use html5ever::tree_builder::{TreeBuilder, TreeSink};
 use html5ever::{Attribute, LocalName, QualName, ns};
-use scraper::{Html, HtmlTreeSink};
-
-/// `markup` parsed as a document into `empty` (a tree made with room for
-/// the nodes expected).
-pub(crate) fn parse_document(markup: &str, empty: Html) -> Html {
-    let builder = TreeBuilder::new(HtmlTreeSink::new(empty), Default::default());
-    tokenize(markup, &builder);
-    builder.sink.finish()
-}
 
 /// Feeds every token of `markup` to `sink`, then the end of the input.
 pub(crate) fn tokenize<S: TokenSink>(markup: &str, sink: &S) {
@@ -715,13 +705,12 @@ fn push_replacing_nul(out: &mut String, s: &str) {
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
-
-    use super::*;
+    use scraper::Html;
 
     /// The tree html5ever's own tokenizer gives, serialized, and ours.
     fn both(markup: &str) -> (String, String) {
         let theirs = Html::parse_document(markup);
-        let ours = parse_document(markup, Html::new_document());
+        let ours = crate::tree_builder::html5ever_tree(markup, 0);
         assert_eq!(ours.quirks_mode, theirs.quirks_mode, "quirks of {markup:?}");
         (ours.html(), theirs.html())
     }

@@ -1,0 +1,280 @@
+use std::fmt::Write;
+
+use proptest::prelude::*;
+
+use super::*;
+
+/// Every node of a tree, one a line, indented by depth: kinds, names,
+/// attributes in order, text as it is split into nodes (a serialization
+/// would hide two text nodes side by side).
+fn dump(html: &Html) -> String {
+    let mut out = format!("{:?}\n", html.quirks_mode);
+    for edge in html.tree.root().traverse() {
+        let ego_tree::iter::Edge::Open(node) = edge else {
+            continue;
+        };
+        let depth = node.ancestors().count();
+        let _ = write!(out, "{:indent$}", "", indent = depth * 2);
+        let _ = match node.value() {
+            Node::Element(e) => writeln!(out, "<{:?} {:?}>", e.name, e.attrs().collect::<Vec<_>>()),
+            Node::Text(t) => writeln!(out, "{:?}", &*t.text),
+            Node::Comment(c) => writeln!(out, "<!--{:?}-->", &*c.comment),
+            Node::Doctype(d) => writeln!(
+                out,
+                "<!DOCTYPE {:?} {:?} {:?}>",
+                d.name(),
+                d.public_id(),
+                d.system_id()
+            ),
+            other => writeln!(out, "{other:?}"),
+        };
+    }
+    out
+}
+
+/// This builder's tree of `markup`, if it does not give up.
+fn ours(markup: &str) -> Option<Html> {
+    let builder = Builder::new(presized(0));
+    crate::tokenize::tokenize(markup, &builder);
+    builder.finish()
+}
+
+/// Our tree is html5ever's whenever we build one; says whether we did.
+fn same_or_gave_up(markup: &str) -> bool {
+    let theirs = dump(&html5ever_tree(markup, 0));
+    match ours(markup) {
+        Some(tree) => {
+            assert_eq!(dump(&tree), theirs, "tree of {markup:?}");
+            true
+        }
+        None => false,
+    }
+}
+
+#[test]
+fn ordinary_pages_are_built_here_as_html5ever_builds_them() {
+    for markup in [
+        "",
+        "  \n",
+        "text only",
+        "<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>T &amp; t</title>\
+         <link rel=stylesheet href=a.css><style>p{}</style><script>var x</script></head>\
+         <body class=b><h1>Head</h1><p>One <b>two</b> <a href=x>three</a></p></body></html>\n",
+        "<!DOCTYPE HTML>\n<html>\n<head>\n<title>x</title>\n</head>\n<body>\n<div>a</div>\n</body>\n</html>\n<!-- after -->\n",
+        "<!doctype html><!-- c --><p>x</p></body><!-- in html --></html><!-- in doc -->  ",
+        "<p>one<p>two<div>three</div><p>four",
+        "<ul><li>a<li>b<ul><li>c</ul><li>d</ul><dl><dt>t<dd>d<dt>u</dl>",
+        "<h1>a<h2>b</h1>c</h3>d",
+        "<p>open <b>bold <i>both</i></b> after</p><p><b>x</p><p>y</b>z",
+        "<p><em>a<p>b</em>c",
+        "<table><tr><td>1<td>2</table><p>x",
+        "<table>\n <thead><tr><th>h</th></tr></thead>\n <tbody>\n  <tr><td>1</td><td>2</td></tr>\n </tbody>\n</table>",
+        "<table><caption>c<b>d</caption><colgroup><col><col span=2></colgroup><tr><td>x</table>",
+        "<table><col><tr><td><table><tr><td>in</table></td></tr></table>",
+        "<table><tr><td>a<td>b</tr><tr><th>c</table>after",
+        "<table><tbody><tr><td>1</tbody><tfoot><tr><td>f</tfoot></table>",
+        "<table><tr><td><b>x</td><td>y</b></td></tr></table>",
+        "<table><form><tr><td><input type=hidden name=a></table>",
+        "<select><option>a<option>b<optgroup><option>c</select><input>",
+        "<form><input name=q><button>go<button>again</button></form></form>",
+        "<pre>\nfirst</pre><listing>\n\nx</listing><textarea>\nt</textarea>",
+        "<div><span>a</div>b</span>c",
+        "<a href=1>x</a><a href=2>y</a><code>z</code>",
+        "<b><b><b><b>deep</b></b></b></b><b>again",
+        "<p><i>x<i>y<i>z<i>w</p><p>q",
+        "<object><b>x</object>y<applet>z</applet>",
+        "<iframe>&lt;</iframe><noscript><p>n</p></noscript><xmp><b></xmp><noembed>x</noembed>",
+        "<head><noscript><link></noscript></head>",
+        "<html><head></head>\n<script>x</script>\n<body>",
+        "<head></head><meta name=a><title>late</title><body>",
+        "</head></body></html><p>x",
+        "<br/><img src=a><hr><wbr><param><source><track><embed><area><keygen>",
+        "<p>a<hr>b",
+        "text</p>after",
+        "<div></span></div>",
+        "<body><p>x</body> \n <p>y",
+        "<html></html>  text",
+        "<title>never closed",
+        "<style>a",
+        "<!DOCTYPE html PUBLIC \"-//W3C//DTD XHTML 1.0 Transitional//EN\" \"http://www.w3.org/TR/xhtml1/DTD/xhtml1-transitional.dtd\"><p><table><tr><td>x</table>",
+        "<!DOCTYPE html PUBLIC \"-//W3C//DTD HTML 4.01 Transitional//EN\"><p><table></table>",
+        "<!DOCTYPE html><p><table></table>",
+        "<p><table></table>",
+        "<dl><dd>a<div>b<dt>c</div></dl>",
+        "<li>a<address><li>b</address>",
+        "<ruby>a</ruby><summary>s</summary><details>d</details><search>q</search>",
+        "<custom-el a=b>x</custom-el><x-y/>z",
+        "<p>a\0b</p>",
+    ] {
+        assert!(same_or_gave_up(markup), "gave up on {markup:?}");
+    }
+}
+
+#[test]
+fn what_the_spec_treats_apart_is_left_to_html5ever() {
+    for markup in [
+        "<svg><rect/></svg>",
+        "<math><mi>x</mi></math>",
+        "<template><p>x</template>",
+        "<frameset><frame></frameset>",
+        "<table>text</table>",
+        "<table><div>x</div></table>",
+        "<a href=1>x<a href=2>y",
+        "<b>x<div>y</b>z</div>",
+        "<html a=b><html c=d>",
+        "<body><body class=x>",
+        "</br>",
+        "<nobr>x",
+        "<plaintext>x",
+    ] {
+        assert!(!same_or_gave_up(markup), "built {markup:?}");
+    }
+}
+
+#[test]
+fn the_quirks_mode_is_html5evers_for_any_doctype() {
+    for markup in [
+        "<!DOCTYPE html><p>",
+        "<!DOCTYPE html SYSTEM \"about:legacy-compat\"><p>",
+        "<!DOCTYPE html PUBLIC \"-//W3C//DTD HTML 4.01//EN\"><p>",
+        "<!DOCTYPE html PUBLIC \"-//W3C//DTD HTML 3.2 Final//EN\"><p><table>",
+        "<!DOCTYPE svg><p>",
+        "<!DOCTYPE><p>",
+        "<p>",
+    ] {
+        assert!(same_or_gave_up(markup), "gave up on {markup:?}");
+    }
+}
+
+/// Pieces of markup, valid and broken, that generated pages are made of.
+const PIECES: &[&str] = &[
+    "<p>",
+    "</p>",
+    "<div class=\"c\">",
+    "</div>",
+    "<span>",
+    "</span>",
+    "<b>",
+    "</b>",
+    "<i>",
+    "</i>",
+    "<em>",
+    "</em>",
+    "<a href=x>",
+    "</a>",
+    "<code>",
+    "</code>",
+    "<table>",
+    "</table>",
+    "<caption>",
+    "</caption>",
+    "<colgroup>",
+    "<col>",
+    "<thead>",
+    "<tbody>",
+    "</tbody>",
+    "<tr>",
+    "</tr>",
+    "<td>",
+    "</td>",
+    "<th>",
+    "</th>",
+    "<li>",
+    "</li>",
+    "<ul>",
+    "</ul>",
+    "<ol>",
+    "<dl>",
+    "<dt>",
+    "<dd>",
+    "<br>",
+    "<hr>",
+    "<img src=a alt='b'>",
+    "<input type=hidden>",
+    "<input>",
+    "<title>",
+    "</title>",
+    "<textarea>",
+    "</textarea>",
+    "<style>",
+    "</style>",
+    "<script>",
+    "</script>",
+    "<!--c-->",
+    "<!DOCTYPE html>",
+    "<!doctype x public 'y'>",
+    "&amp;",
+    " ",
+    "\n",
+    "text",
+    "中文",
+    "<h1>",
+    "</h1>",
+    "<h2>",
+    "</h2>",
+    "<select>",
+    "</select>",
+    "<option>",
+    "<optgroup>",
+    "<form>",
+    "</form>",
+    "<button>",
+    "</button>",
+    "<noscript>",
+    "</noscript>",
+    "<head>",
+    "</head>",
+    "<body>",
+    "</body>",
+    "<html>",
+    "</html>",
+    "<meta name=a>",
+    "<link rel=b>",
+    "<pre>",
+    "</pre>",
+    "<object>",
+    "</object>",
+    "<iframe>",
+    "</iframe>",
+    "<section>",
+    "</section>",
+    "<nav>",
+    "</nav>",
+    "<address>",
+    "<x-y>",
+    "</x-y>",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(20000))]
+    #[test]
+    fn generated_markup_builds_as_html5ever_builds_it(
+        pieces in proptest::collection::vec(proptest::sample::select(PIECES), 0..40)
+    ) {
+        same_or_gave_up(&pieces.concat());
+    }
+}
+
+/// Every page under `TREE_CHECK_DIR` (decoded and stripped as the
+/// extractor does) built both ways: the trees must be the same; prints
+/// how many pages this builder left to html5ever's.
+///
+/// ```text
+/// TREE_CHECK_DIR=/usr/share/doc/rust-doc/html \
+///   cargo test --release -p nearcrawl-extract --lib tree_check -- --ignored --nocapture
+/// ```
+#[test]
+#[ignore = "reads a site from TREE_CHECK_DIR"]
+fn tree_check() {
+    let Some(dir) = std::env::var_os("TREE_CHECK_DIR") else {
+        eprintln!("TREE_CHECK_DIR is not set");
+        return;
+    };
+    let pages = crate::parse_floor::pages(std::path::Path::new(&dir), usize::MAX);
+    let built = pages.iter().filter(|p| same_or_gave_up(p)).count();
+    println!(
+        "{} pages: {built} built here, {} left to html5ever's, every tree the same",
+        pages.len(),
+        pages.len() - built
+    );
+}
