@@ -26,13 +26,17 @@ use html5ever::tendril::StrTendril;
 use html5ever::tokenizer::states::RawKind;
 use html5ever::tokenizer::{Doctype, Tag, TagKind, Token, TokenSink, TokenSinkResult};
 use html5ever::tree_builder::{QuirksMode, TreeBuilder, TreeSink};
-use html5ever::{Attribute, LocalName, QualName, local_name, ns};
+use html5ever::{Attribute, LocalName, QualName, local_name, namespace_prefix, ns};
 use scraper::node::{Comment, Doctype as DoctypeNode, Element, Text};
 use scraper::{Html, HtmlTreeSink, Node};
 
 /// `markup` parsed as a document into a tree with room for `nodes` nodes:
 /// by this builder when it can, else by html5ever's.
 pub(crate) fn parse_document(markup: &str, nodes: usize) -> Html {
+    // Templates are html5ever's: no use building the page up to one.
+    if memchr::memmem::find(markup.as_bytes(), b"<template").is_some() {
+        return html5ever_tree(markup, nodes);
+    }
     let builder = Builder::new(presized(nodes));
     crate::tokenize::tokenize(markup, &builder);
     match builder.finish() {
@@ -288,6 +292,8 @@ struct State {
     /// What the tokenizer reads after the last start tag, if not data.
     raw: Option<RawKind>,
     gave_up: bool,
+    /// An `<svg>` is the current node (foreign content).
+    in_svg: bool,
 }
 
 impl Builder {
@@ -305,6 +311,7 @@ impl Builder {
                 ignore_lf: false,
                 raw: None,
                 gave_up: false,
+                in_svg: false,
             }),
         }
     }
@@ -374,6 +381,9 @@ impl TokenSink for Builder {
 
 impl State {
     fn process(&mut self, mut token: Tok) -> Result<(), GiveUp> {
+        if self.in_svg {
+            return self.in_svg(token);
+        }
         loop {
             match self.step(self.mode, token)? {
                 Flow::Done => return Ok(()),
@@ -641,13 +651,19 @@ impl State {
 
     fn start_in_body(&mut self, tag: Tag) -> Step {
         match tag.name {
-            local_name!("html") | local_name!("body") => {
-                // Their attributes go onto the open element: html5ever's.
-                if tag.attrs.is_empty() {
-                    done()
-                } else {
-                    Err(GiveUp)
+            local_name!("html") => {
+                // Its attributes go onto the open element, where missing.
+                let html = self.open.first().ok_or(GiveUp)?.id;
+                self.add_missing_attributes(html, tag.attrs);
+                done()
+            }
+            local_name!("body") => {
+                if let Some(body) = self.open.get(1)
+                    && body.name == local_name!("body")
+                {
+                    self.add_missing_attributes(body.id, tag.attrs);
                 }
+                done()
             }
             local_name!("base")
             | local_name!("basefont")
@@ -844,8 +860,12 @@ impl State {
             | local_name!("tr") => done(),
             // Foreign content, templates, framesets, ruby, and the rest
             // html5ever treats apart.
-            local_name!("svg")
-            | local_name!("math")
+            local_name!("svg") => {
+                self.reconstruct_formatting();
+                self.svg(tag);
+                done()
+            }
+            local_name!("math")
             | local_name!("template")
             | local_name!("frameset")
             | local_name!("plaintext")
@@ -1010,7 +1030,13 @@ impl State {
                 }
                 done()
             }
-            local_name!("br") | local_name!("template") => Err(GiveUp),
+            local_name!("br") => {
+                // `</br>` is `<br>`, without attributes.
+                self.reconstruct_formatting();
+                self.element_in(self.here(), local_name!("br"), Vec::new());
+                done()
+            }
+            local_name!("template") => Err(GiveUp),
             _ => {
                 self.any_other_end_tag(&tag.name);
                 done()
@@ -1089,6 +1115,65 @@ impl State {
             }
             // The tokenizer gives nothing else in raw text.
             _ => Err(GiveUp),
+        }
+    }
+
+    /// An `<svg>` image: inserted with its attributes' names adjusted
+    /// as html5ever adjusts them, and open unless self-closed. Its body
+    /// is gone by the time the markup is parsed ([`crate::prestrip`]).
+    fn svg(&mut self, tag: Tag) {
+        let attrs = tag.attrs.into_iter().map(svg_attribute).collect();
+        let element = Element::new(QualName::new(None, ns!(svg), local_name!("svg")), attrs);
+        let here = self.here();
+        let mut parent = self
+            .html
+            .tree
+            .get_mut(here)
+            .expect("open nodes are in the tree");
+        let node = parent.append(Node::Element(element)).id();
+        if !tag.self_closing {
+            self.open.push(Open {
+                id: node,
+                name: local_name!("svg"),
+            });
+            self.in_svg = true;
+        }
+    }
+
+    /// Foreign content, while an `<svg>` is the current node: text and
+    /// comments go in it, its end tag closes it; anything else (an image
+    /// prestrip left whole) is html5ever's.
+    fn in_svg(&mut self, token: Tok) -> Result<(), GiveUp> {
+        match token {
+            Tok::Chars(text) => self.text_here(text),
+            Tok::Comment(text) => self.comment(text),
+            Tok::Tag(tag) if tag.kind == TagKind::EndTag && tag.name == local_name!("svg") => {
+                self.open.pop();
+                self.in_svg = false;
+            }
+            _ => return Err(GiveUp),
+        }
+        Ok(())
+    }
+
+    /// "Add the attributes that are missing" onto `node` (a second
+    /// `<html>` or `<body>` tag), kept in scraper's order.
+    fn add_missing_attributes(&mut self, node: NodeId, attrs: Vec<Attribute>) {
+        let mut node = self
+            .html
+            .tree
+            .get_mut(node)
+            .expect("open nodes are in the tree");
+        let Node::Element(element) = node.value() else {
+            return;
+        };
+        for attr in attrs {
+            if let Err(at) = element
+                .attrs
+                .binary_search_by(|(name, _)| name.cmp(&attr.name))
+            {
+                element.attrs.insert(at, (attr.name, attr.value));
+            }
         }
     }
 
@@ -1874,6 +1959,102 @@ fn leading_space(text: StrTendril, space: impl FnOnce(StrTendril)) -> Option<Str
     let len = text.len() as u32;
     space(text.subtendril(0, n as u32));
     Some(text.subtendril(n as u32, len - n as u32))
+}
+
+/// An SVG attribute's name as html5ever adjusts it: camel case restored,
+/// `xlink:`, `xml:` and `xmlns` names put in their namespaces.
+fn svg_attribute(mut attr: Attribute) -> Attribute {
+    let plain = |local: LocalName| QualName::new(None, ns!(), local);
+    let adjusted = match attr.name.local {
+        local_name!("attributename") => plain(local_name!("attributeName")),
+        local_name!("attributetype") => plain(local_name!("attributeType")),
+        local_name!("basefrequency") => plain(local_name!("baseFrequency")),
+        local_name!("baseprofile") => plain(local_name!("baseProfile")),
+        local_name!("calcmode") => plain(local_name!("calcMode")),
+        local_name!("clippathunits") => plain(local_name!("clipPathUnits")),
+        local_name!("diffuseconstant") => plain(local_name!("diffuseConstant")),
+        local_name!("edgemode") => plain(local_name!("edgeMode")),
+        local_name!("filterunits") => plain(local_name!("filterUnits")),
+        local_name!("glyphref") => plain(local_name!("glyphRef")),
+        local_name!("gradienttransform") => plain(local_name!("gradientTransform")),
+        local_name!("gradientunits") => plain(local_name!("gradientUnits")),
+        local_name!("kernelmatrix") => plain(local_name!("kernelMatrix")),
+        local_name!("kernelunitlength") => plain(local_name!("kernelUnitLength")),
+        local_name!("keypoints") => plain(local_name!("keyPoints")),
+        local_name!("keysplines") => plain(local_name!("keySplines")),
+        local_name!("keytimes") => plain(local_name!("keyTimes")),
+        local_name!("lengthadjust") => plain(local_name!("lengthAdjust")),
+        local_name!("limitingconeangle") => plain(local_name!("limitingConeAngle")),
+        local_name!("markerheight") => plain(local_name!("markerHeight")),
+        local_name!("markerunits") => plain(local_name!("markerUnits")),
+        local_name!("markerwidth") => plain(local_name!("markerWidth")),
+        local_name!("maskcontentunits") => plain(local_name!("maskContentUnits")),
+        local_name!("maskunits") => plain(local_name!("maskUnits")),
+        local_name!("numoctaves") => plain(local_name!("numOctaves")),
+        local_name!("pathlength") => plain(local_name!("pathLength")),
+        local_name!("patterncontentunits") => plain(local_name!("patternContentUnits")),
+        local_name!("patterntransform") => plain(local_name!("patternTransform")),
+        local_name!("patternunits") => plain(local_name!("patternUnits")),
+        local_name!("pointsatx") => plain(local_name!("pointsAtX")),
+        local_name!("pointsaty") => plain(local_name!("pointsAtY")),
+        local_name!("pointsatz") => plain(local_name!("pointsAtZ")),
+        local_name!("preservealpha") => plain(local_name!("preserveAlpha")),
+        local_name!("preserveaspectratio") => plain(local_name!("preserveAspectRatio")),
+        local_name!("primitiveunits") => plain(local_name!("primitiveUnits")),
+        local_name!("refx") => plain(local_name!("refX")),
+        local_name!("refy") => plain(local_name!("refY")),
+        local_name!("repeatcount") => plain(local_name!("repeatCount")),
+        local_name!("repeatdur") => plain(local_name!("repeatDur")),
+        local_name!("requiredextensions") => plain(local_name!("requiredExtensions")),
+        local_name!("requiredfeatures") => plain(local_name!("requiredFeatures")),
+        local_name!("specularconstant") => plain(local_name!("specularConstant")),
+        local_name!("specularexponent") => plain(local_name!("specularExponent")),
+        local_name!("spreadmethod") => plain(local_name!("spreadMethod")),
+        local_name!("startoffset") => plain(local_name!("startOffset")),
+        local_name!("stddeviation") => plain(local_name!("stdDeviation")),
+        local_name!("stitchtiles") => plain(local_name!("stitchTiles")),
+        local_name!("surfacescale") => plain(local_name!("surfaceScale")),
+        local_name!("systemlanguage") => plain(local_name!("systemLanguage")),
+        local_name!("tablevalues") => plain(local_name!("tableValues")),
+        local_name!("targetx") => plain(local_name!("targetX")),
+        local_name!("targety") => plain(local_name!("targetY")),
+        local_name!("textlength") => plain(local_name!("textLength")),
+        local_name!("viewbox") => plain(local_name!("viewBox")),
+        local_name!("viewtarget") => plain(local_name!("viewTarget")),
+        local_name!("xchannelselector") => plain(local_name!("xChannelSelector")),
+        local_name!("ychannelselector") => plain(local_name!("yChannelSelector")),
+        local_name!("zoomandpan") => plain(local_name!("zoomAndPan")),
+        local_name!("xlink:actuate") => xlink(local_name!("actuate")),
+        local_name!("xlink:arcrole") => xlink(local_name!("arcrole")),
+        local_name!("xlink:href") => xlink(local_name!("href")),
+        local_name!("xlink:role") => xlink(local_name!("role")),
+        local_name!("xlink:show") => xlink(local_name!("show")),
+        local_name!("xlink:title") => xlink(local_name!("title")),
+        local_name!("xlink:type") => xlink(local_name!("type")),
+        local_name!("xml:lang") => QualName::new(
+            Some(namespace_prefix!("xml")),
+            ns!(xml),
+            local_name!("lang"),
+        ),
+        local_name!("xml:space") => QualName::new(
+            Some(namespace_prefix!("xml")),
+            ns!(xml),
+            local_name!("space"),
+        ),
+        local_name!("xmlns") => QualName::new(None, ns!(xmlns), local_name!("xmlns")),
+        local_name!("xmlns:xlink") => QualName::new(
+            Some(namespace_prefix!("xmlns")),
+            ns!(xmlns),
+            local_name!("xlink"),
+        ),
+        _ => return attr,
+    };
+    attr.name = adjusted;
+    attr
+}
+
+fn xlink(local: LocalName) -> QualName {
+    QualName::new(Some(namespace_prefix!("xlink")), ns!(xlink), local)
 }
 
 /// The quirks mode a DOCTYPE sets, as html5ever's builder decides it
