@@ -1010,12 +1010,34 @@ fn word_similarity(a: &[u32], b: &[u32], weigh: Weigh) -> f32 {
     if short_len == 0 || long_len * 2 > short_len * 3 {
         return 0.0;
     }
-    let mut row = vec![0u32; long.len() + 1];
-    for &x in short {
+    // Words the texts begin and end with alike are in a heaviest common
+    // subsequence (a word's weight is its key's): a copy's texts are
+    // compared in full only where they differ.
+    let head = short
+        .iter()
+        .zip(long)
+        .take_while(|&(&x, &y)| key(x) == key(y))
+        .count();
+    let (short_rest, long_rest) = (&short[head..], &long[head..]);
+    let tail = short_rest
+        .iter()
+        .rev()
+        .zip(long_rest.iter().rev())
+        .take_while(|&(&x, &y)| key(x) == key(y))
+        .count();
+    let alike = length(&short[..head]) + length(&short_rest[short_rest.len() - tail..]);
+    let short_mid = &short_rest[..short_rest.len() - tail];
+    let long_keys: Vec<u32> = long_rest[..long_rest.len() - tail]
+        .iter()
+        .map(|&y| key(y))
+        .collect();
+    let mut row = vec![0u32; long_keys.len() + 1];
+    for &x in short_mid {
+        let (x_key, x_weight) = (key(x), weight(x));
         let mut diag = 0;
-        for (j, &y) in long.iter().enumerate() {
-            let next = if key(x) == key(y) {
-                diag + weight(x)
+        for (j, &y_key) in long_keys.iter().enumerate() {
+            let next = if x_key == y_key {
+                diag + x_weight
             } else {
                 row[j].max(row[j + 1])
             };
@@ -1023,7 +1045,7 @@ fn word_similarity(a: &[u32], b: &[u32], weigh: Weigh) -> f32 {
             row[j + 1] = next;
         }
     }
-    row[long.len()] as f32 / short_len as f32
+    (alike + row[long_keys.len()]) as f32 / short_len as f32
 }
 
 #[cfg(test)]
@@ -1099,6 +1121,73 @@ mod tests {
         let long: Vec<u32> = (0..31).collect();
         assert_eq!(word_similarity(&a, &long, Weigh::Characters), 0.0);
         assert_eq!(word_similarity(&[], &a, Weigh::Characters), 0.0);
+    }
+
+    /// The heaviest common subsequence over the whole texts, with no
+    /// shortcut: what `word_similarity` computes.
+    fn heaviest_common(short: &[u32], long: &[u32]) -> u32 {
+        let mut row = vec![0u32; long.len() + 1];
+        for &x in short {
+            let mut diag = 0;
+            for (j, &y) in long.iter().enumerate() {
+                let next = if x == y {
+                    diag + word_chars(x)
+                } else {
+                    row[j].max(row[j + 1])
+                };
+                diag = row[j + 1];
+                row[j + 1] = next;
+            }
+        }
+        row[long.len()]
+    }
+
+    #[test]
+    fn texts_alike_at_their_ends_score_as_compared_in_full() {
+        // Words of 1-3 characters from a small vocabulary, so that texts
+        // share beginnings, ends and words in between.
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for _ in 0..3000 {
+            let len = 1 + next(30) as usize;
+            let a: Vec<u32> = (0..len)
+                .map(|_| short_word(next(6), 1 + next(3) as u32))
+                .collect();
+            let mut b = a.clone();
+            for _ in 0..next(6) {
+                let at = next(b.len() as u64 + 1) as usize;
+                let word = short_word(next(6), 1 + next(3) as u32);
+                match next(3) {
+                    0 if at < b.len() => {
+                        b.remove(at);
+                    }
+                    1 => b.insert(at, word),
+                    _ if at < b.len() => b[at] = word,
+                    _ => {}
+                }
+            }
+            let length = |t: &[u32]| t.iter().map(|&w| word_chars(w)).sum::<u32>();
+            let (short, long) = if length(&a) <= length(&b) {
+                (&a, &b)
+            } else {
+                (&b, &a)
+            };
+            let got = word_similarity(&a, &b, Weigh::Characters);
+            let want = if length(short) == 0 || length(long) * 2 > length(short) * 3 {
+                0.0
+            } else {
+                heaviest_common(short, long) as f32 / length(short) as f32
+            };
+            assert!(
+                (got - want).abs() < 1e-6,
+                "{a:?} {b:?}: {got} against {want}"
+            );
+        }
     }
 }
 
