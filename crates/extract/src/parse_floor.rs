@@ -20,6 +20,9 @@
 //! The step from 2 to 3 is what a tree of our own filled by the same tree
 //! builder would save; 2 minus 1 is html5ever's tree builder's own cost,
 //! and 3 minus 4 what ours saves of it. Prints the best of 3 rounds.
+//!
+//! `tree_check` (below) builds the same pages both ways and compares the
+//! trees.
 
 use std::cell::{Ref, RefCell};
 use std::path::{Path, PathBuf};
@@ -274,7 +277,7 @@ impl TreeSink for CompactSink {
     }
 }
 
-pub(crate) fn pages(dir: &Path, most: usize) -> Vec<String> {
+fn pages(dir: &Path, most: usize) -> Vec<String> {
     let mut files: Vec<PathBuf> = Vec::new();
     let mut todo = vec![dir.to_path_buf()];
     while let Some(d) = todo.pop() {
@@ -367,5 +370,32 @@ fn parse_floor() {
         "nodes: compact {nodes}, scraper {scraper_nodes}; node bytes: compact {}, scraper's value {}",
         std::mem::size_of::<Node>(),
         std::mem::size_of::<scraper::Node>() + 5 * std::mem::size_of::<usize>()
+    );
+}
+
+/// Every page under `TREE_CHECK_DIR` (decoded and stripped as the
+/// extractor does) built both ways: the trees must be the same; prints
+/// how many pages this builder left to html5ever's.
+///
+/// ```text
+/// TREE_CHECK_DIR=/usr/share/doc/rust-doc/html \
+///   cargo test --release -p nearcrawl-extract --lib tree_check -- --ignored --nocapture
+/// ```
+#[test]
+#[ignore = "reads a site from TREE_CHECK_DIR"]
+fn tree_check() {
+    let Some(dir) = std::env::var_os("TREE_CHECK_DIR") else {
+        eprintln!("TREE_CHECK_DIR is not set");
+        return;
+    };
+    let pages = pages(Path::new(&dir), usize::MAX);
+    let built = pages
+        .iter()
+        .filter(|p| crate::tree_builder::tests::same_or_gave_up(p))
+        .count();
+    println!(
+        "{} pages: {built} built here, {} left to html5ever's, every tree the same",
+        pages.len(),
+        pages.len() - built
     );
 }

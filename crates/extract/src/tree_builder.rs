@@ -2066,4 +2066,4 @@ fn quirks_of(d: &Doctype) -> QuirksMode {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

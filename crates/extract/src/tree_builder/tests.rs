@@ -40,7 +40,7 @@ fn ours(markup: &str) -> Option<Html> {
 }
 
 /// Our tree is html5ever's whenever we build one; says whether we did.
-fn same_or_gave_up(markup: &str) -> bool {
+pub(crate) fn same_or_gave_up(markup: &str) -> bool {
     let theirs = dump(&html5ever_tree(markup, 0));
     match ours(markup) {
         Some(tree) => {
@@ -260,28 +260,4 @@ proptest! {
     ) {
         same_or_gave_up(&pieces.concat());
     }
-}
-
-/// Every page under `TREE_CHECK_DIR` (decoded and stripped as the
-/// extractor does) built both ways: the trees must be the same; prints
-/// how many pages this builder left to html5ever's.
-///
-/// ```text
-/// TREE_CHECK_DIR=/usr/share/doc/rust-doc/html \
-///   cargo test --release -p nearcrawl-extract --lib tree_check -- --ignored --nocapture
-/// ```
-#[test]
-#[ignore = "reads a site from TREE_CHECK_DIR"]
-fn tree_check() {
-    let Some(dir) = std::env::var_os("TREE_CHECK_DIR") else {
-        eprintln!("TREE_CHECK_DIR is not set");
-        return;
-    };
-    let pages = crate::parse_floor::pages(std::path::Path::new(&dir), usize::MAX);
-    let built = pages.iter().filter(|p| same_or_gave_up(p)).count();
-    println!(
-        "{} pages: {built} built here, {} left to html5ever's, every tree the same",
-        pages.len(),
-        pages.len() - built
-    );
 }
