@@ -356,7 +356,7 @@ fn parse_floor() {
         builder.sink.finish().nodes.len()
     });
     let (html5ever, _) = best(&pages, |p| {
-        crate::tree_builder::html5ever_tree(p, 0)
+        crate::tokenize::parse_document(p, scraper::Html::new_document())
             .tree
             .nodes()
             .count()

@@ -21,7 +21,18 @@ use html5ever::data::{C1_REPLACEMENTS, NAMED_ENTITIES};
 use html5ever::tendril::StrTendril;
 use html5ever::tokenizer::states::RawKind;
 use html5ever::tokenizer::{Doctype, Tag, TagKind, Token, TokenSink, TokenSinkResult};
+use html5ever::tree_builder::{TreeBuilder, TreeSink};
 use html5ever::{Attribute, LocalName, QualName, ns};
+use scraper::{Html, HtmlTreeSink};
+
+/// `markup` parsed by html5ever's tree builder into `empty` (a tree made
+/// with room for the nodes expected): what [`crate::tree_builder`] leaves
+/// to it.
+pub(crate) fn parse_document(markup: &str, empty: Html) -> Html {
+    let builder = TreeBuilder::new(HtmlTreeSink::new(empty), Default::default());
+    tokenize(markup, &builder);
+    builder.sink.finish()
+}
 
 /// Feeds every token of `markup` to `sink`, then the end of the input.
 pub(crate) fn tokenize<S: TokenSink>(markup: &str, sink: &S) {
@@ -703,14 +714,15 @@ fn push_replacing_nul(out: &mut String, s: &str) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use proptest::prelude::*;
-    use scraper::Html;
+
+    use super::*;
 
     /// The tree html5ever's own tokenizer gives, serialized, and ours.
     fn both(markup: &str) -> (String, String) {
         let theirs = Html::parse_document(markup);
-        let ours = crate::tree_builder::html5ever_tree(markup, 0);
+        let ours = parse_document(markup, Html::new_document());
         assert_eq!(ours.quirks_mode, theirs.quirks_mode, "quirks of {markup:?}");
         (ours.html(), theirs.html())
     }
@@ -804,7 +816,7 @@ mod tests {
 
     /// Pieces of markup, valid and broken, that generated pages are made of
     /// (no scripts: see the module's doc).
-    const PIECES: &[&str] = &[
+    pub(crate) const PIECES: &[&str] = &[
         "<p>",
         "</p>",
         "<div class=\"c\">",

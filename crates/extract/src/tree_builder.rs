@@ -35,21 +35,14 @@ use scraper::{Html, HtmlTreeSink, Node};
 pub(crate) fn parse_document(markup: &str, nodes: usize) -> Html {
     // Templates are html5ever's: no use building the page up to one.
     if memchr::memmem::find(markup.as_bytes(), b"<template").is_some() {
-        return html5ever_tree(markup, nodes);
+        return crate::tokenize::parse_document(markup, presized(nodes));
     }
     let builder = Builder::new(presized(nodes));
     crate::tokenize::tokenize(markup, &builder);
     match builder.finish() {
         Some(html) => html,
-        None => html5ever_tree(markup, nodes),
+        None => crate::tokenize::parse_document(markup, presized(nodes)),
     }
-}
-
-/// `markup` parsed by html5ever's tree builder (fed by our tokenizer).
-pub(crate) fn html5ever_tree(markup: &str, nodes: usize) -> Html {
-    let builder = TreeBuilder::new(HtmlTreeSink::new(presized(nodes)), Default::default());
-    crate::tokenize::tokenize(markup, &builder);
-    builder.sink.finish()
 }
 
 fn presized(nodes: usize) -> Html {
@@ -285,15 +278,12 @@ struct State {
     formatting: Vec<Formatting>,
     head: Option<NodeId>,
     form: Option<NodeId>,
-    quirks: bool,
     /// Drop a newline that starts the next text (after `<pre>`,
     /// `<listing>`, `<textarea>`).
     ignore_lf: bool,
     /// What the tokenizer reads after the last start tag, if not data.
     raw: Option<RawKind>,
     gave_up: bool,
-    /// An `<svg>` is the current node (foreign content).
-    in_svg: bool,
 }
 
 impl Builder {
@@ -307,11 +297,9 @@ impl Builder {
                 formatting: Vec::new(),
                 head: None,
                 form: None,
-                quirks: false,
                 ignore_lf: false,
                 raw: None,
                 gave_up: false,
-                in_svg: false,
             }),
         }
     }
@@ -337,9 +325,7 @@ impl TokenSink for Builder {
         let token = match token {
             Token::ParseError(_) => return TokenSinkResult::Continue,
             Token::DoctypeToken(d) => {
-                if s.doctype(d).is_err() {
-                    s.gave_up = true;
-                }
+                s.doctype(d);
                 return TokenSinkResult::Continue;
             }
             Token::TagToken(tag) => Tok::Tag(tag),
@@ -381,7 +367,9 @@ impl TokenSink for Builder {
 
 impl State {
     fn process(&mut self, mut token: Tok) -> Result<(), GiveUp> {
-        if self.in_svg {
+        // Only an `<svg>` is ever foreign: an HTML `svg` start tag always
+        // makes one.
+        if self.current_is(&local_name!("svg")) {
             return self.in_svg(token);
         }
         loop {
@@ -397,9 +385,9 @@ impl State {
 
     /// A DOCTYPE: in the initial mode it sets the quirks mode, which
     /// html5ever's builder is asked for (its tables of legacy public ids).
-    fn doctype(&mut self, d: Doctype) -> Result<(), GiveUp> {
+    fn doctype(&mut self, d: Doctype) {
         if self.mode != Mode::Initial {
-            return Ok(());
+            return;
         }
         let plain = d.name.as_deref() == Some("html")
             && d.public_id.is_none()
@@ -417,9 +405,7 @@ impl State {
             system_id: tendril(d.system_id),
         }));
         self.html.quirks_mode = quirks;
-        self.quirks = quirks == QuirksMode::Quirks;
         self.mode = Mode::BeforeHtml;
-        Ok(())
     }
 
     fn step(&mut self, mode: Mode, token: Tok) -> Step {
@@ -446,7 +432,7 @@ impl State {
 
     fn initial(&mut self, token: Tok) -> Step {
         let token = match token {
-            Tok::Chars(text) => match leading_space(text, |_| {}) {
+            Tok::Chars(text) => match split_space(text).1 {
                 None => return done(),
                 Some(rest) => Tok::Chars(rest),
             },
@@ -456,14 +442,13 @@ impl State {
             }
             token => token,
         };
-        self.quirks = true;
         self.html.quirks_mode = QuirksMode::Quirks;
         Ok(Flow::Reprocess(Mode::BeforeHtml, token))
     }
 
     fn before_html(&mut self, token: Tok) -> Step {
         let token = match token {
-            Tok::Chars(text) => match leading_space(text, |_| {}) {
+            Tok::Chars(text) => match split_space(text).1 {
                 None => return done(),
                 Some(rest) => Tok::Chars(rest),
             },
@@ -487,7 +472,7 @@ impl State {
 
     fn before_head(&mut self, token: Tok) -> Step {
         let token = match token {
-            Tok::Chars(text) => match leading_space(text, |_| {}) {
+            Tok::Chars(text) => match split_space(text).1 {
                 None => return done(),
                 Some(rest) => Tok::Chars(rest),
             },
@@ -514,17 +499,10 @@ impl State {
 
     fn in_head(&mut self, token: Tok) -> Step {
         let token = match token {
-            Tok::Chars(text) => {
-                let mut space = None;
-                let rest = leading_space(text, |s| space = Some(s));
-                if let Some(space) = space {
-                    self.text_here(space);
-                }
-                match rest {
-                    None => return done(),
-                    Some(rest) => Tok::Chars(rest),
-                }
-            }
+            Tok::Chars(text) => match self.space_here(text) {
+                None => return done(),
+                Some(rest) => Tok::Chars(rest),
+            },
             Tok::Comment(text) => {
                 self.comment(text);
                 return done();
@@ -570,17 +548,10 @@ impl State {
 
     fn after_head(&mut self, token: Tok) -> Step {
         let token = match token {
-            Tok::Chars(text) => {
-                let mut space = None;
-                let rest = leading_space(text, |s| space = Some(s));
-                if let Some(space) = space {
-                    self.text_here(space);
-                }
-                match rest {
-                    None => return done(),
-                    Some(rest) => Tok::Chars(rest),
-                }
-            }
+            Tok::Chars(text) => match self.space_here(text) {
+                None => return done(),
+                Some(rest) => Tok::Chars(rest),
+            },
             Tok::Comment(text) => {
                 self.comment(text);
                 return done();
@@ -777,7 +748,7 @@ impl State {
                 done()
             }
             local_name!("table") => {
-                if !self.quirks {
+                if self.html.quirks_mode != QuirksMode::Quirks {
                     self.close_p_in_button_scope();
                 }
                 self.insert(tag.name, tag.attrs);
@@ -1136,7 +1107,6 @@ impl State {
                 id: node,
                 name: local_name!("svg"),
             });
-            self.in_svg = true;
         }
     }
 
@@ -1149,7 +1119,6 @@ impl State {
             Tok::Comment(text) => self.comment(text),
             Tok::Tag(tag) if tag.kind == TagKind::EndTag && tag.name == local_name!("svg") => {
                 self.open.pop();
-                self.in_svg = false;
             }
             _ => return Err(GiveUp),
         }
@@ -1341,17 +1310,10 @@ impl State {
 
     fn in_column_group(&mut self, token: Tok) -> Step {
         let token = match token {
-            Tok::Chars(text) => {
-                let mut space = None;
-                let rest = leading_space(text, |s| space = Some(s));
-                if let Some(space) = space {
-                    self.text_here(space);
-                }
-                match rest {
-                    None => return done(),
-                    Some(rest) => Tok::Chars(rest),
-                }
-            }
+            Tok::Chars(text) => match self.space_here(text) {
+                None => return done(),
+                Some(rest) => Tok::Chars(rest),
+            },
             Tok::Comment(text) => {
                 self.comment(text);
                 return done();
@@ -1644,8 +1606,7 @@ impl State {
     fn after_body(&mut self, token: Tok) -> Step {
         match token {
             Tok::Chars(text) => {
-                let mut space = None;
-                let rest = leading_space(text, |s| space = Some(s));
+                let (space, rest) = split_space(text);
                 if let Some(space) = space {
                     self.in_body(Tok::Chars(space))?;
                 }
@@ -1671,17 +1632,8 @@ impl State {
 
     fn after_after_body(&mut self, token: Tok) -> Step {
         match token {
-            Tok::Chars(text) => {
-                let mut space = None;
-                let rest = leading_space(text, |s| space = Some(s));
-                if let Some(space) = space {
-                    self.in_body(Tok::Chars(space))?;
-                }
-                match rest {
-                    None => done(),
-                    Some(rest) => Ok(Flow::Reprocess(Mode::InBody, Tok::Chars(rest))),
-                }
-            }
+            // Text as after the body.
+            Tok::Chars(_) => self.after_body(token),
             Tok::Comment(text) => {
                 self.comment_to(self.html.tree.root().id(), text);
                 done()
@@ -1905,6 +1857,16 @@ impl State {
         parent.append(Node::Text(Text { text }));
     }
 
+    /// Inserts `text`'s leading white space at the current node; returns
+    /// the rest, if any.
+    fn space_here(&mut self, text: StrTendril) -> Option<StrTendril> {
+        let (space, rest) = split_space(text);
+        if let Some(space) = space {
+            self.text_here(space);
+        }
+        rest
+    }
+
     fn comment(&mut self, text: StrTendril) {
         self.comment_to(self.here(), text);
     }
@@ -1944,21 +1906,22 @@ fn hidden_input(tag: &Tag) -> bool {
         .is_some_and(|a| a.value.eq_ignore_ascii_case("hidden"))
 }
 
-/// Splits a run of text at its first character that is not ASCII white
-/// space: the white space goes to `space` (when there is any), the rest
-/// is returned (when there is any), as html5ever's `SplitWhitespace`.
-fn leading_space(text: StrTendril, space: impl FnOnce(StrTendril)) -> Option<StrTendril> {
+/// A run of text split at its first character that is not ASCII white
+/// space, as html5ever's `SplitWhitespace`: the white space and the rest,
+/// each if there is any.
+fn split_space(text: StrTendril) -> (Option<StrTendril>, Option<StrTendril>) {
     let n = text.len() - text.trim_start_matches(is_space).len();
     if n == 0 {
-        return Some(text);
+        return (None, Some(text));
     }
     if n == text.len() {
-        space(text);
-        return None;
+        return (Some(text), None);
     }
     let len = text.len() as u32;
-    space(text.subtendril(0, n as u32));
-    Some(text.subtendril(n as u32, len - n as u32))
+    (
+        Some(text.subtendril(0, n as u32)),
+        Some(text.subtendril(n as u32, len - n as u32)),
+    )
 }
 
 /// An SVG attribute's name as html5ever adjusts it: camel case restored,

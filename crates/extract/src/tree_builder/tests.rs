@@ -41,7 +41,7 @@ fn ours(markup: &str) -> Option<Html> {
 
 /// Our tree is html5ever's whenever we build one; says whether we did.
 pub(crate) fn same_or_gave_up(markup: &str) -> bool {
-    let theirs = dump(&html5ever_tree(markup, 0));
+    let theirs = dump(&crate::tokenize::parse_document(markup, presized(0)));
     match ours(markup) {
         Some(tree) => {
             assert_eq!(dump(&tree), theirs, "tree of {markup:?}");
@@ -147,26 +147,16 @@ fn the_quirks_mode_is_html5evers_for_any_doctype() {
     }
 }
 
-/// Pieces of markup, valid and broken, that generated pages are made of.
+/// Pieces of tree-building markup (tables, lists, formatting, forms,
+/// SVG images, attributes on a second `<html>` or `<body>`), used with
+/// the tokenizer's own pieces.
 const PIECES: &[&str] = &[
-    "<p>",
-    "</p>",
-    "<div class=\"c\">",
-    "</div>",
     "<span>",
     "</span>",
-    "<b>",
-    "</b>",
-    "<i>",
-    "</i>",
     "<em>",
     "</em>",
-    "<a href=x>",
-    "</a>",
     "<code>",
     "</code>",
-    "<table>",
-    "</table>",
     "<caption>",
     "</caption>",
     "<colgroup>",
@@ -174,69 +164,33 @@ const PIECES: &[&str] = &[
     "<thead>",
     "<tbody>",
     "</tbody>",
-    "<tr>",
     "</tr>",
-    "<td>",
-    "</td>",
     "<th>",
     "</th>",
-    "<li>",
     "</li>",
-    "<ul>",
-    "</ul>",
     "<ol>",
     "<dl>",
     "<dt>",
     "<dd>",
-    "<br>",
     "<hr>",
-    "<img src=a alt='b'>",
     "<input type=hidden>",
     "<input>",
-    "<title>",
-    "</title>",
-    "<textarea>",
-    "</textarea>",
-    "<style>",
-    "</style>",
     "<script>",
     "</script>",
     "<!--c-->",
-    "<!DOCTYPE html>",
-    "<!doctype x public 'y'>",
-    "&amp;",
-    " ",
-    "\n",
-    "text",
-    "中文",
-    "<h1>",
-    "</h1>",
     "<h2>",
     "</h2>",
-    "<select>",
     "</select>",
-    "<option>",
     "<optgroup>",
-    "<form>",
-    "</form>",
     "<button>",
     "</button>",
-    "<noscript>",
-    "</noscript>",
-    "<head>",
     "</head>",
-    "<body>",
-    "</body>",
-    "<html>",
     "</html>",
     "<meta name=a>",
     "<link rel=b>",
-    "<pre>",
     "</pre>",
     "<object>",
     "</object>",
-    "<iframe>",
-    "</iframe>",
     "<section>",
     "</section>",
     "<nav>",
@@ -246,7 +200,6 @@ const PIECES: &[&str] = &[
     "</x-y>",
     "<svg viewbox=1>",
     "<svg/>",
-    "</svg>",
     "<html a=b>",
     "<body c=d>",
     "</br>",
@@ -256,7 +209,10 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(20000))]
     #[test]
     fn generated_markup_builds_as_html5ever_builds_it(
-        pieces in proptest::collection::vec(proptest::sample::select(PIECES), 0..40)
+        pieces in proptest::collection::vec(
+            proptest::sample::select([PIECES, crate::tokenize::tests::PIECES].concat()),
+            0..40,
+        )
     ) {
         same_or_gave_up(&pieces.concat());
     }
