@@ -4,15 +4,13 @@
 use std::sync::LazyLock;
 
 use aho_corasick::AhoCorasick;
-use ego_tree::NodeRef;
-use scraper::Node;
-use scraper::node::Element;
 
-/// The value of attribute `name`. A scan of the element's few attributes:
-/// `Element::attr` interns the name first, which cost about 4% of a crawl's
-/// CPU time, asked of every element in every pass.
-pub(crate) fn attr<'a>(el: &'a Element, name: &str) -> Option<&'a str> {
-    el.attrs().find(|(k, _)| *k == name).map(|(_, v)| v)
+use crate::dom::{Element, Node, NodeRef};
+
+/// The value of attribute `name`, in any namespace.
+#[inline]
+pub(crate) fn attr<'a>(el: Element<'a>, name: &str) -> Option<&'a str> {
+    el.any_attr(name)
 }
 
 /// Tags whose content is never page text.
@@ -233,7 +231,7 @@ static WORDS: LazyLock<(AhoCorasick, Vec<Bits>)> = LazyLock::new(|| {
     (automaton, words.iter().map(|(_, b)| *b).collect())
 });
 
-fn class_facts(node: NodeRef<'_, Node>, el: &Element) -> ClassFacts {
+fn class_facts(node: NodeRef<'_>, el: Element<'_>) -> ClassFacts {
     let mut f = ClassFacts::default();
     // Split here: `Element::classes` interns every class name of the
     // element (string_cache atoms), 4% of extraction time when asked of
@@ -260,7 +258,7 @@ fn class_facts(node: NodeRef<'_, Node>, el: &Element) -> ClassFacts {
 }
 
 /// What the listed words found in one class name or id say.
-fn word_bits(part: &str, el: &Element) -> Bits {
+fn word_bits(part: &str, el: Element<'_>) -> Bits {
     let words = PartWords::of(part);
     if words.ad_token && !is_text_element(el.name()) {
         words.bits | TOKEN
@@ -355,7 +353,7 @@ fn negative_bits(bits: Bits) -> bool {
 /// id is then the heading's words, not what kind of block it is: "Cookies"
 /// in a web framework's guide is not a cookie banner. A widget has no
 /// permalink to itself.
-fn is_permalinked(node: NodeRef<'_, Node>, el: &Element, id: &str) -> bool {
+fn is_permalinked(node: NodeRef<'_>, el: Element<'_>, id: &str) -> bool {
     let is_heading = |tag: &str| matches!(tag, "h1" | "h2" | "h3" | "h4" | "h5" | "h6");
     let heading = if is_heading(el.name()) {
         Some(node)
@@ -458,7 +456,7 @@ impl Rules {
 }
 
 /// Dropped with everything inside it, wherever it is.
-pub(crate) fn is_junk(node: NodeRef<'_, Node>, el: &Element, rules: Rules) -> bool {
+pub(crate) fn is_junk(node: NodeRef<'_>, el: Element<'_>, rules: Rules) -> bool {
     if !rules.class_junk {
         // The markup alone decides: no need to read the class words.
         return is_markup_junk(node, el);
@@ -468,7 +466,7 @@ pub(crate) fn is_junk(node: NodeRef<'_, Node>, el: &Element, rules: Rules) -> bo
 
 /// Junk by its tag and markup alone ([`is_junk_by_markup`]), but for tabs
 /// that hold their panels.
-fn is_markup_junk(node: NodeRef<'_, Node>, el: &Element) -> bool {
+fn is_markup_junk(node: NodeRef<'_>, el: Element<'_>) -> bool {
     let attr = |name: &str| attr(el, name);
     let junk = if el.name() == "header" && heads_a_section(node) {
         is_junk_by_attributes(attr)
@@ -483,7 +481,7 @@ fn is_markup_junk(node: NodeRef<'_, Node>, el: &Element) -> bool {
 /// one outside them is the site's banner, as HTML maps the element to the
 /// banner role only there. Inside an `<article>` it stays boilerplate:
 /// there it holds the story's headline, byline and date.
-fn heads_a_section(node: NodeRef<'_, Node>) -> bool {
+fn heads_a_section(node: NodeRef<'_>) -> bool {
     let mut sectioned = false;
     for anc in node.ancestors() {
         match anc.value() {
@@ -512,7 +510,7 @@ pub(crate) struct Facts {
 }
 
 impl Facts {
-    pub(crate) fn of(node: NodeRef<'_, Node>, el: &Element) -> Facts {
+    pub(crate) fn of(node: NodeRef<'_>, el: Element<'_>) -> Facts {
         let tag = el.name();
         Facts {
             markup_junk: is_markup_junk(node, el),
@@ -571,7 +569,7 @@ pub(crate) struct FactsMap {
 }
 
 impl FactsMap {
-    pub(crate) fn get(&self, node: NodeRef<'_, Node>, el: &Element) -> Facts {
+    pub(crate) fn get(&self, node: NodeRef<'_>, el: Element<'_>) -> Facts {
         if let Some(f) = self.map.borrow().get(&node.id()) {
             return *f;
         }
@@ -716,7 +714,7 @@ fn is_junk_by_attributes<'a>(attr: impl Fn(&str) -> Option<&'a str>) -> bool {
 /// answers are often marked up so) is the content those labels open. A
 /// panel is a `role="tabpanel"`, or what a label inside names as the
 /// element it controls (`aria-controls`), whatever its role says.
-fn is_tabs_with_panels(node: NodeRef<'_, Node>, el: &Element) -> bool {
+fn is_tabs_with_panels(node: NodeRef<'_>, el: Element<'_>) -> bool {
     if attr(el, "role") != Some("tablist") {
         return false;
     }
@@ -735,7 +733,7 @@ fn is_tabs_with_panels(node: NodeRef<'_, Node>, el: &Element) -> bool {
     })
 }
 
-fn looks_like_content_container(el: &Element) -> bool {
+fn looks_like_content_container(el: Element<'_>) -> bool {
     attr(el, "itemprop").is_some_and(|p| p.eq_ignore_ascii_case("articleBody"))
 }
 

@@ -5,8 +5,7 @@
 //! Every walk is iterative (`traverse` edges and explicit stacks): a page
 //! nested 100,000 deep must not overflow the stack.
 
-use ego_tree::{NodeId, NodeRef};
-use scraper::Node;
+use crate::dom::{Node, NodeId, NodeRef};
 
 use crate::classify::{FactsMap, Rules, attr, is_block};
 use crate::node_map::NodeMap;
@@ -48,13 +47,13 @@ pub(crate) struct Analysis<'a> {
 
 impl Analysis<'_> {
     /// Dropped with its subtree under these rules.
-    pub(crate) fn is_junk(&self, node: NodeRef<'_, Node>, el: &scraper::node::Element) -> bool {
+    pub(crate) fn is_junk(&self, node: NodeRef<'_>, el: crate::dom::Element<'_>) -> bool {
         drops(node, el, self.rules, self.wrappers, self.facts)
     }
 
     /// As [`crate::classify::Facts::class_weight`], 0 when these rules
     /// leave class weights out.
-    fn class_weight(&self, node: NodeRef<'_, Node>, el: &scraper::node::Element) -> i32 {
+    fn class_weight(&self, node: NodeRef<'_>, el: crate::dom::Element<'_>) -> i32 {
         if self.rules.class_weights {
             self.facts.get(node, el).class_weight(self.rules)
         } else {
@@ -64,8 +63,8 @@ impl Analysis<'_> {
 }
 
 fn drops(
-    node: NodeRef<'_, Node>,
-    el: &scraper::node::Element,
+    node: NodeRef<'_>,
+    el: crate::dom::Element<'_>,
     rules: Rules,
     wrappers: &NodeMap<()>,
     facts: &FactsMap,
@@ -90,7 +89,7 @@ pub(crate) struct Outline {
 impl Outline {
     /// Visible characters of the page's declared main content (`<main>` or
     /// `role="main"`, the largest), 0 if it declares none.
-    pub(crate) fn declared_main_chars(&self, root: NodeRef<'_, Node>) -> u32 {
+    pub(crate) fn declared_main_chars(&self, root: NodeRef<'_>) -> u32 {
         root.tree()
             .nodes()
             .filter(|n| is_declared_main(*n))
@@ -106,7 +105,7 @@ impl Outline {
     /// own is one of them. "Widget" then marks nothing, where it usually
     /// marks a sidebar's boxes; a sidebar of widgets beside an article
     /// does not make its page one (the article's body is not in them).
-    pub(crate) fn built_from_widgets(&self, root: NodeRef<'_, Node>, facts: &FactsMap) -> bool {
+    pub(crate) fn built_from_widgets(&self, root: NodeRef<'_>, facts: &FactsMap) -> bool {
         // The outline read every element's facts.
         if !facts.widget_seen() {
             return false;
@@ -116,7 +115,7 @@ impl Outline {
         let mut widget: Option<NodeId> = None;
         for edge in root.traverse() {
             match edge {
-                ego_tree::iter::Edge::Open(n) => {
+                crate::dom::Edge::Open(n) => {
                     let Node::Element(e) = n.value() else {
                         continue;
                     };
@@ -134,7 +133,7 @@ impl Outline {
                     };
                     *most = (*most).max(s.own_text);
                 }
-                ego_tree::iter::Edge::Close(n) if widget == Some(n.id()) => widget = None,
+                crate::dom::Edge::Close(n) if widget == Some(n.id()) => widget = None,
                 _ => {}
             }
         }
@@ -144,7 +143,7 @@ impl Outline {
     }
 }
 
-pub(crate) fn outline(root: NodeRef<'_, Node>, facts: &FactsMap) -> Outline {
+pub(crate) fn outline(root: NodeRef<'_>, facts: &FactsMap) -> Outline {
     let none = NodeMap::default();
     let full = analyze(root, Rules::FULL_TEXT, &none, facts).stats;
     let total = full.values().map(|s| s.text).max().unwrap_or(0);
@@ -164,7 +163,7 @@ pub(crate) fn outline(root: NodeRef<'_, Node>, facts: &FactsMap) -> Outline {
     }
 }
 
-fn is_declared_main(n: NodeRef<'_, Node>) -> bool {
+fn is_declared_main(n: NodeRef<'_>) -> bool {
     match n.value() {
         Node::Element(e) => e.name() == "main" || attr(e, "role") == Some("main"),
         _ => false,
@@ -200,7 +199,7 @@ fn count_text(t: &str) -> (u32, u32) {
 
 /// One pass over the document: statistics of every element, junk skipped.
 pub(crate) fn analyze<'a>(
-    root: NodeRef<'_, Node>,
+    root: NodeRef<'_>,
     rules: Rules,
     wrappers: &'a NodeMap<()>,
     facts: &'a FactsMap,
@@ -217,7 +216,7 @@ pub(crate) fn analyze<'a>(
     let mut in_link = 0u32;
     for edge in root.traverse() {
         match edge {
-            ego_tree::iter::Edge::Open(node) => {
+            crate::dom::Edge::Open(node) => {
                 if skip.is_some() {
                     continue;
                 }
@@ -253,7 +252,7 @@ pub(crate) fn analyze<'a>(
                     _ => {}
                 }
             }
-            ego_tree::iter::Edge::Close(node) => {
+            crate::dom::Edge::Close(node) => {
                 if let Some(s) = skip {
                     if s == node.id() {
                         skip = None;
@@ -303,10 +302,10 @@ pub(crate) struct Declared {
 /// The elements holding the main content, in document order; empty when
 /// nothing scores.
 pub(crate) fn select<'a>(
-    root: NodeRef<'a, Node>,
+    root: NodeRef<'a>,
     a: &Analysis<'_>,
     declared: Declared,
-) -> Vec<NodeRef<'a, Node>> {
+) -> Vec<NodeRef<'a>> {
     let (scores, ranked) = score_blocks(root, a);
     let Some(&(best_id, best_score)) = ranked.first() else {
         return Vec::new();
@@ -318,7 +317,7 @@ pub(crate) fn select<'a>(
     let out = around_winner(top, best_score, &scores, a);
     // Only ever more: the items' parent, then the stack of sections, when
     // it holds all of the above.
-    let widen = |out: Vec<NodeRef<'a, Node>>, wider: Option<NodeRef<'a, Node>>| match wider {
+    let widen = |out: Vec<NodeRef<'a>>, wider: Option<NodeRef<'a>>| match wider {
         Some(w) if out.iter().all(|n| is_under(*n, w.id())) => vec![w],
         _ => out,
     };
@@ -343,14 +342,14 @@ pub(crate) fn select<'a>(
 /// the `<h1>`, and never when that is the body (a site header's `<h1>` is
 /// the site's name).
 fn with_opening<'a>(
-    root: NodeRef<'a, Node>,
-    out: Vec<NodeRef<'a, Node>>,
+    root: NodeRef<'a>,
+    out: Vec<NodeRef<'a>>,
     a: &Analysis<'_>,
-) -> Vec<NodeRef<'a, Node>> {
+) -> Vec<NodeRef<'a>> {
     let Some(&first) = out.first() else {
         return out;
     };
-    let is_h1 = |n: &NodeRef<'_, Node>| {
+    let is_h1 = |n: &NodeRef<'_>| {
         matches!(n.value(), Node::Element(e) if e.name() == "h1") && a.stats.contains_key(&n.id())
     };
     let Some(h1) = root
@@ -369,10 +368,10 @@ fn with_opening<'a>(
     }
     // Up from the content to the holder: at each level, the earlier
     // siblings back to the one holding the `<h1>`.
-    let mut opening: Vec<NodeRef<'a, Node>> = Vec::new();
+    let mut opening: Vec<NodeRef<'a>> = Vec::new();
     let mut cur = first;
     while cur.id() != holder.id() {
-        let mut level: Vec<NodeRef<'a, Node>> = Vec::new();
+        let mut level: Vec<NodeRef<'a>> = Vec::new();
         for sib in cur.prev_siblings() {
             if sib.descendants().any(|n| is_paragraph(n, a)) {
                 level.push(sib);
@@ -404,10 +403,10 @@ const SECTION_CHARS: u32 = 150;
 /// reads the stack. Headers, footers, navigation and negatively named
 /// blocks (sidebars, comments, related links) are not sections, and
 /// boilerplate inside the stack is still cleaned when rendering.
-fn stacked_sections<'a>(top: NodeRef<'a, Node>, a: &Analysis<'_>) -> Option<NodeRef<'a, Node>> {
+fn stacked_sections<'a>(top: NodeRef<'a>, a: &Analysis<'_>) -> Option<NodeRef<'a>> {
     let plain = |s: &Stats| s.text.saturating_sub(s.link_text);
     let t = plain(a.stats.get(&top.id())?);
-    let is_section = |n: NodeRef<'_, Node>| {
+    let is_section = |n: NodeRef<'_>| {
         let Node::Element(e) = n.value() else {
             return false;
         };
@@ -423,8 +422,7 @@ fn stacked_sections<'a>(top: NodeRef<'a, Node>, a: &Analysis<'_>) -> Option<Node
         if !matches!(parent.value(), Node::Element(_)) {
             return None;
         }
-        let sections: Vec<NodeRef<'_, Node>> =
-            parent.children().filter(|n| is_section(*n)).collect();
+        let sections: Vec<NodeRef<'_>> = parent.children().filter(|n| is_section(*n)).collect();
         let others: u32 = sections
             .iter()
             .filter(|n| n.id() != item.id())
@@ -445,7 +443,7 @@ fn stacked_sections<'a>(top: NodeRef<'a, Node>, a: &Analysis<'_>) -> Option<Node
 /// itself one section of a larger one: a buying guide's methodology (its
 /// paragraphs and a list, in an accordion's pane) is a stack, and so are
 /// the reviews of the products around it, of which it is one part.
-fn outermost_stack<'a>(top: NodeRef<'a, Node>, a: &Analysis<'_>) -> Option<NodeRef<'a, Node>> {
+fn outermost_stack<'a>(top: NodeRef<'a>, a: &Analysis<'_>) -> Option<NodeRef<'a>> {
     let mut stack = stacked_sections(top, a)?;
     // Each step is to an ancestor: the climb ends at the body.
     while let Some(up) = stacked_sections(stack, a) {
@@ -457,7 +455,7 @@ fn outermost_stack<'a>(top: NodeRef<'a, Node>, a: &Analysis<'_>) -> Option<NodeR
 /// Scores of the blocks and of the ancestors they vote for (up to three
 /// levels, halving), after link density; and the scored elements, best
 /// first.
-fn score_blocks(root: NodeRef<'_, Node>, a: &Analysis<'_>) -> (NodeMap<f64>, Vec<(NodeId, f64)>) {
+fn score_blocks(root: NodeRef<'_>, a: &Analysis<'_>) -> (NodeMap<f64>, Vec<(NodeId, f64)>) {
     let mut scores: NodeMap<f64> = NodeMap::for_nodes(root.tree().nodes().len());
     let mut order: Vec<NodeId> = Vec::new();
     for node in root.descendants() {
@@ -504,12 +502,9 @@ fn score_blocks(root: NodeRef<'_, Node>, a: &Analysis<'_>) -> (NodeMap<f64>, Vec
 /// part) gives several close runners-up: if three of them sit under one
 /// ancestor of the winner, that ancestor is the content. Runners-up that
 /// are compositions of their own (another post's teaser) do not count.
-fn rivals_ancestor<'a>(
-    winner: NodeRef<'a, Node>,
-    ranked: &[(NodeId, f64)],
-) -> Option<NodeRef<'a, Node>> {
+fn rivals_ancestor<'a>(winner: NodeRef<'a>, ranked: &[(NodeId, f64)]) -> Option<NodeRef<'a>> {
     let best_score = ranked.first()?.1;
-    let rivals: Vec<NodeRef<'_, Node>> = ranked[1..ranked.len().min(5)]
+    let rivals: Vec<NodeRef<'_>> = ranked[1..ranked.len().min(5)]
         .iter()
         .filter(|(_, s)| *s >= best_score * 0.75)
         .filter_map(|(id, _)| winner.tree().get(*id))
@@ -522,7 +517,7 @@ fn rivals_ancestor<'a>(
         .ancestors()
         .take_while(|anc| !matches!(anc.value(), Node::Element(e) if e.name() == "body"))
         .find(|anc| {
-            let under = |r: &&NodeRef<'_, Node>| r.ancestors().any(|x| x.id() == anc.id());
+            let under = |r: &&NodeRef<'_>| r.ancestors().any(|x| x.id() == anc.id());
             rivals.iter().filter(under).count() >= 3
         })
 }
@@ -531,13 +526,13 @@ fn rivals_ancestor<'a>(
 /// (another class), or the winner is in none: a composition of its own,
 /// such as a teaser of another post, not a part of the winner's content.
 /// A thread's posts are articles of one kind.
-fn is_another_composition<'a>(rival: NodeRef<'a, Node>, winner: NodeRef<'a, Node>) -> bool {
-    let article = |n: NodeRef<'a, Node>| {
+fn is_another_composition<'a>(rival: NodeRef<'a>, winner: NodeRef<'a>) -> bool {
+    let article = |n: NodeRef<'a>| {
         std::iter::once(n)
             .chain(n.ancestors())
             .find(|a| matches!(a.value(), Node::Element(e) if e.name() == "article"))
     };
-    let class = |n: NodeRef<'a, Node>| match n.value() {
+    let class = |n: NodeRef<'a>| match n.value() {
         Node::Element(e) => attr(e, "class"),
         _ => None,
     };
@@ -554,7 +549,7 @@ fn is_another_composition<'a>(rival: NodeRef<'a, Node>, winner: NodeRef<'a, Node
 /// Climbs to an ancestor that outscores `top`: it was one part of a larger
 /// content block. Unscored ancestors are passed through; an ancestor under
 /// a third of the score ends the climb.
-fn climb<'a>(top: NodeRef<'a, Node>, scores: &NodeMap<f64>) -> NodeRef<'a, Node> {
+fn climb<'a>(top: NodeRef<'a>, scores: &NodeMap<f64>) -> NodeRef<'a> {
     let threshold = scores.get(&top.id()).copied().unwrap_or(0.0) / 3.0;
     let mut last = threshold * 3.0;
     for anc in top.ancestors() {
@@ -575,18 +570,18 @@ fn climb<'a>(top: NodeRef<'a, Node>, scores: &NodeMap<f64>) -> NodeRef<'a, Node>
 }
 
 /// `node` is `ancestor` or inside it.
-fn is_under(node: NodeRef<'_, Node>, ancestor: NodeId) -> bool {
+fn is_under(node: NodeRef<'_>, ancestor: NodeId) -> bool {
     node.id() == ancestor || node.ancestors().any(|x| x.id() == ancestor)
 }
 
 /// The declared main content around the winner, or the winner with its
 /// siblings that read like more of the same content.
 fn around_winner<'a>(
-    top: NodeRef<'a, Node>,
+    top: NodeRef<'a>,
     best_score: f64,
     scores: &NodeMap<f64>,
     a: &Analysis<'_>,
-) -> Vec<NodeRef<'a, Node>> {
+) -> Vec<NodeRef<'a>> {
     if let Some(main) = declared_main(top, a) {
         return vec![main];
     }
@@ -628,8 +623,8 @@ fn around_winner<'a>(
 /// are siblings of one tag and class; at least three of them, each with a
 /// paragraph's worth of text mostly outside links, and the others together
 /// with at least as much text as the winner's own item.
-fn repeated_items<'a>(top: NodeRef<'a, Node>, a: &Analysis<'_>) -> Option<NodeRef<'a, Node>> {
-    let is_item = |n: NodeRef<'_, Node>| {
+fn repeated_items<'a>(top: NodeRef<'a>, a: &Analysis<'_>) -> Option<NodeRef<'a>> {
+    let is_item = |n: NodeRef<'_>| {
         a.stats
             .get(&n.id())
             .is_some_and(|s| s.text >= MIN_PARAGRAPH && s.link_density() < 0.5)
@@ -650,8 +645,8 @@ fn repeated_items<'a>(top: NodeRef<'a, Node>, a: &Analysis<'_>) -> Option<NodeRe
             continue;
         }
         let class = attr(el, "class");
-        let same = |n: &NodeRef<'_, Node>| matches!(n.value(), Node::Element(e) if e.name() == el.name() && attr(e, "class") == class);
-        let others: Vec<NodeRef<'_, Node>> = parent
+        let same = |n: &NodeRef<'_>| matches!(n.value(), Node::Element(e) if e.name() == el.name() && attr(e, "class") == class);
+        let others: Vec<NodeRef<'_>> = parent
             .children()
             .filter(|n| n.id() != item.id() && same(n) && is_item(*n))
             .collect();
@@ -668,7 +663,7 @@ fn repeated_items<'a>(top: NodeRef<'a, Node>, a: &Analysis<'_>) -> Option<NodeRe
 /// tables *and* its details, of which scoring picks only the largest
 /// block (javadoc: the method summary table alone). Boilerplate inside it
 /// is still cleaned when rendering.
-fn declared_main<'a>(top: NodeRef<'a, Node>, a: &Analysis<'_>) -> Option<NodeRef<'a, Node>> {
+fn declared_main<'a>(top: NodeRef<'a>, a: &Analysis<'_>) -> Option<NodeRef<'a>> {
     let main = top.ancestors().find(|n| is_declared_main(*n))?;
     let (m, t) = (a.stats.get(&main.id())?, a.stats.get(&top.id())?);
     // What main adds must be a real part of the page, not what surrounds
@@ -687,21 +682,21 @@ fn declared_main<'a>(top: NodeRef<'a, Node>, a: &Analysis<'_>) -> Option<NodeRef
 /// a service page its pitch in a hero). What follows the body is not
 /// asked: there, a paragraph is as often an author's bio or a sign-up
 /// pitch.
-fn has_intro(main: NodeRef<'_, Node>, top: NodeRef<'_, Node>, a: &Analysis<'_>) -> bool {
+fn has_intro(main: NodeRef<'_>, top: NodeRef<'_>, a: &Analysis<'_>) -> bool {
     main.descendants()
         .take_while(|n| n.id() != top.id())
         .any(|n| is_paragraph(n, a))
 }
 
 /// A block with a couple of sentences of its own, mostly outside links.
-pub(crate) fn is_paragraph(n: NodeRef<'_, Node>, a: &Analysis<'_>) -> bool {
+pub(crate) fn is_paragraph(n: NodeRef<'_>, a: &Analysis<'_>) -> bool {
     matches!(n.value(), Node::Element(e) if is_block(e.name()))
         && a.stats
             .get(&n.id())
             .is_some_and(|s| s.own_text >= SECTION_CHARS && s.link_density() < 0.25)
 }
 
-fn ends_sentence(node: NodeRef<'_, Node>) -> bool {
+fn ends_sentence(node: NodeRef<'_>) -> bool {
     let mut last = None;
     for d in node.descendants() {
         if let Node::Text(t) = d.value() {

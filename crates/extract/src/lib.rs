@@ -47,10 +47,12 @@
 //! memchr, fed to html5ever's tree builder), which made these pages 1.8
 //! to 2 times faster to extract (`extract_bench`, one run each); the parse
 //! is now about a quarter of the time, the content rules most of the rest.
-//! The tokens build scraper's tree through a tree builder of its own
-//! (`tree_builder.rs`) for what ordinary pages hold, html5ever's for the
-//! rest (SVG and MathML, templates, text a table fosters out, misnested
-//! formatting): the same trees, the parse 10-15% cheaper.
+//! The tokens build a tree of the crate's own (`dom.rs`: small nodes in
+//! one vector, every element's attributes in another) through a tree
+//! builder of its own (`tree_builder.rs`) for what ordinary pages hold;
+//! html5ever's builds scraper's tree for the rest (SVG and MathML,
+//! templates, text a table fosters out, misnested formatting), copied
+//! into ours. The trees are the same as html5ever's.
 //!
 //! The rules are general ones (readability's scoring, boilerplate words in
 //! class names, link density), not fitted to single pages of that set.
@@ -158,6 +160,7 @@
 mod classify;
 mod content;
 mod decode;
+mod dom;
 mod json;
 mod language;
 mod links;
@@ -176,7 +179,7 @@ mod stream;
 mod tokenize;
 mod tree_builder;
 
-use scraper::{Html, Node};
+use dom::{Dom, Node};
 use url::Url;
 
 pub use decode::{EncodingSource, decode_html};
@@ -410,7 +413,7 @@ fn described_better(text: &str, summary: Option<&str>) -> Option<String> {
 /// elements hold markup: main or full text, and the parsed markup (for its
 /// links). Parsed once more, as such a client would; noscript elements
 /// inside are left as they are (no second fallback).
-fn noscript_view(doc: &Html, reading: &Reading<'_>) -> Option<(Text, Html)> {
+fn noscript_view(doc: &Dom, reading: &Reading<'_>) -> Option<(Text, Dom)> {
     let markup = noscript_markup(doc)?;
     let inner = parse(&markup);
     let text = main_or_full_text(&inner, reading);
@@ -420,8 +423,8 @@ fn noscript_view(doc: &Html, reading: &Reading<'_>) -> Option<(Text, Html)> {
 /// The page's main text, or its full visible text when no main part stands
 /// out; with the visible characters of the whole page. Markdown, when
 /// asked for, is written from the same elements.
-fn main_or_full_text(doc: &Html, reading: &Reading<'_>) -> Text {
-    let root = doc.tree.root();
+fn main_or_full_text(doc: &Dom, reading: &Reading<'_>) -> Text {
+    let root = doc.root();
     let declared = reading.declared;
     let title = (reading.title).map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "));
     let title = title.as_deref();
@@ -496,7 +499,7 @@ fn trusted(main: usize, full: usize) -> bool {
 
 /// Writes the content `analysis` selects under `root`, cleaned.
 fn render_content<W: render::Writer>(
-    root: ego_tree::NodeRef<'_, Node>,
+    root: dom::NodeRef<'_>,
     analysis: &content::Analysis<'_>,
     declared: content::Declared,
     title: Option<&str>,
@@ -517,7 +520,7 @@ fn render_content<W: render::Writer>(
 }
 
 /// Writes all of `root` but junk.
-fn render_all<W: render::Writer>(root: ego_tree::NodeRef<'_, Node>, mut out: W) -> W {
+fn render_all<W: render::Writer>(root: dom::NodeRef<'_>, mut out: W) -> W {
     render::render(root, render::Cleaning::None, &mut out);
     out
 }
@@ -527,9 +530,9 @@ fn render_all<W: render::Writer>(root: ego_tree::NodeRef<'_, Node>, mut out: W) 
 /// forums, for one) put their whole content there for such clients, and
 /// leave the scripted page empty. The parser reads noscript content as
 /// text (scripting is on, as in browsers), so it is parsed again here.
-fn noscript_markup(doc: &Html) -> Option<String> {
+fn noscript_markup(doc: &Dom) -> Option<String> {
     let mut markup = String::new();
-    for node in doc.tree.root().descendants() {
+    for node in doc.root().descendants() {
         let Node::Element(e) = node.value() else {
             continue;
         };
@@ -614,11 +617,11 @@ fn page(
     }
 }
 
-/// At most this many nodes are made room for before parsing (128 bytes
-/// each: 8 MiB).
+/// At most this many nodes are made room for before parsing (64 bytes
+/// each: 4 MiB).
 const PRESIZED_NODES: usize = 1 << 16;
 
-fn parse(html: &str) -> Html {
+fn parse(html: &str) -> Dom {
     parse_stripped(&prestrip::strip_raw_text(html))
 }
 
@@ -630,7 +633,7 @@ fn parse(html: &str) -> Html {
 /// every tree grow once), and room is made for that many (what is never
 /// written is never touched). Capped, as text can hold `<` that make no
 /// node: a larger tree still grows as it needs.
-fn parse_stripped(stripped: &str) -> Html {
+fn parse_stripped(stripped: &str) -> Dom {
     let markup = prestrip::cap_nesting(stripped);
     let tags = memchr::memchr_iter(b'<', markup.as_bytes())
         .take(PRESIZED_NODES)
@@ -657,7 +660,7 @@ pub fn full_text(bytes: &[u8], input: &Input<'_>) -> String {
     let (html, _, _) = decode_html(bytes, input.charset);
     let doc = parse(&html);
     let mut full = plain::TextBuilder::default();
-    render::render(doc.tree.root(), render::Cleaning::None, &mut full);
+    render::render(doc.root(), render::Cleaning::None, &mut full);
     full.finish()
 }
 

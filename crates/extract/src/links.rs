@@ -2,9 +2,7 @@
 
 use std::collections::HashMap;
 
-use html5ever::ns;
-use scraper::node::Element;
-use scraper::{ElementRef, Html};
+use crate::dom::{Dom, Element, ElementRef};
 
 use crate::classify::attr;
 use url::Url;
@@ -34,15 +32,12 @@ pub enum LinkKind {
 
 /// An attribute in no namespace: what the selector `[name]` matches
 /// (`xlink:href` is not `href`).
-fn plain_attr<'a>(el: &'a Element, name: &str) -> Option<&'a str> {
-    el.attrs
-        .iter()
-        .find(|(q, _)| q.ns == ns!() && &*q.local == name)
-        .map(|(_, v)| &**v)
+fn plain_attr<'a>(el: Element<'a>, name: &str) -> Option<&'a str> {
+    el.attr(name)
 }
 
 /// `rel` holds one of `words` (any case).
-fn rel_has(el: &Element, words: &[&str]) -> bool {
+fn rel_has(el: Element<'_>, words: &[&str]) -> bool {
     plain_attr(el, "rel")
         .unwrap_or("")
         .split_ascii_whitespace()
@@ -53,12 +48,12 @@ fn rel_has(el: &Element, words: &[&str]) -> bool {
 /// scraper's `Html::select` walks them: a walk by name and attribute, not a
 /// CSS selector, which cost a selector parse per page and a match per
 /// element.
-fn elements(doc: &Html) -> impl Iterator<Item = ElementRef<'_>> {
-    doc.tree.nodes().filter_map(ElementRef::wrap)
+fn elements(doc: &Dom) -> impl Iterator<Item = ElementRef<'_>> {
+    doc.nodes().filter_map(ElementRef::wrap)
 }
 
 /// The document's base: `<base href>` resolved against the page URL.
-pub(crate) fn base_url(doc: &Html, page: Option<&Url>) -> Option<Url> {
+pub(crate) fn base_url(doc: &Dom, page: Option<&Url>) -> Option<Url> {
     let from_base = elements(doc)
         .filter(|e| e.value().name() == "base")
         .find_map(|e| plain_attr(e.value(), "href"))
@@ -82,7 +77,7 @@ fn without_fragment(href: &str) -> &str {
 
 /// `<a href>`, `<area href>` and `<link href rel=next|prev>`, in the
 /// parser's order; their anchor texts when `with_text`.
-pub(crate) fn collect(doc: &Html, base: Option<&Url>, with_text: bool) -> Vec<Link> {
+pub(crate) fn collect(doc: &Dom, base: Option<&Url>, with_text: bool) -> Vec<Link> {
     let mut out = Vec::new();
     // A page links to the same place many times (a reference page to its
     // types and its own sections), so each href is resolved once: URL
@@ -154,7 +149,7 @@ mod tests {
             .chain(hrefs.iter().rev())
             .map(|h| format!("<a href=\"{h}\">x</a>"))
             .collect();
-        let doc = Html::parse_document(&page);
+        let doc = crate::tree_builder::parse_document(&page, 0);
         let base = Url::parse("http://example.com/dir/page.html?p=1#here").unwrap();
         let got: Vec<String> = collect(&doc, Some(&base), true)
             .into_iter()

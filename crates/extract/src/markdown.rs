@@ -13,12 +13,10 @@
 //! other tables) lays a page out and is read as blocks; a pipe table
 //! holds a line per cell.
 
-use ego_tree::NodeRef;
-use scraper::Node;
-use scraper::node::Element;
 use url::Url;
 
 use crate::classify::is_block;
+use crate::dom::{Element, Node, NodeRef};
 use crate::render::Writer;
 
 /// How Markdown is written.
@@ -40,7 +38,7 @@ enum Container {
 
 /// An inline span whose opening is owed or written.
 struct Span {
-    id: ego_tree::NodeId,
+    id: crate::dom::NodeId,
     /// Written when it closes: `*`, `**`, or `](url)`.
     closing: String,
     opening: &'static str,
@@ -57,16 +55,16 @@ struct Span {
 /// A pipe table being read: its rows of cells, each cell read by a
 /// writer of its own.
 struct Table {
-    id: ego_tree::NodeId,
+    id: crate::dom::NodeId,
     rows: Vec<Vec<String>>,
     /// The cell (or caption) being read, and its element.
-    cell: Option<(ego_tree::NodeId, Box<MarkdownWriter>)>,
+    cell: Option<(crate::dom::NodeId, Box<MarkdownWriter>)>,
     caption: Option<String>,
 }
 
 /// A code block being read.
 struct Code {
-    id: ego_tree::NodeId,
+    id: crate::dom::NodeId,
     language: Option<String>,
     text: String,
 }
@@ -112,10 +110,10 @@ pub(crate) struct MarkdownWriter {
     /// Where the last emphasis closed, and its marker.
     last_closing: Option<(usize, &'static str)>,
     code: Option<Code>,
-    inline_code: Option<(ego_tree::NodeId, String)>,
+    inline_code: Option<(crate::dom::NodeId, String)>,
     table: Option<Table>,
     /// Tables read as blocks, by their elements.
-    layout_tables: Vec<ego_tree::NodeId>,
+    layout_tables: Vec<crate::dom::NodeId>,
 }
 
 impl MarkdownWriter {
@@ -304,7 +302,7 @@ impl MarkdownWriter {
         }
     }
 
-    fn open_span(&mut self, node: NodeRef<'_, Node>, el: &Element) -> bool {
+    fn open_span(&mut self, node: NodeRef<'_>, el: Element<'_>) -> bool {
         if !self.options.links {
             return false;
         }
@@ -342,7 +340,7 @@ impl MarkdownWriter {
 
     /// Closes the span of `node`: its closing after its text, or its
     /// opening taken back when it holds none or crosses a line.
-    fn close_span(&mut self, node: NodeRef<'_, Node>) {
+    fn close_span(&mut self, node: NodeRef<'_>) {
         let Some(i) = self.spans.iter().rposition(|s| s.id == node.id()) else {
             return;
         };
@@ -359,7 +357,7 @@ impl MarkdownWriter {
         }
     }
 
-    fn open_code(&mut self, node: NodeRef<'_, Node>) {
+    fn open_code(&mut self, node: NodeRef<'_>) {
         self.block();
         self.code = Some(Code {
             id: node.id(),
@@ -433,7 +431,7 @@ impl MarkdownWriter {
         }
     }
 
-    fn open_table(&mut self, node: NodeRef<'_, Node>) {
+    fn open_table(&mut self, node: NodeRef<'_>) {
         if self.inline || lays_out(node) {
             self.layout_tables.push(node.id());
             self.block();
@@ -486,7 +484,7 @@ impl MarkdownWriter {
 
     /// An event inside a pipe table, outside any cell: rows and cells
     /// start and end, other text is dropped (white space between rows).
-    fn table_open(&mut self, node: NodeRef<'_, Node>, el: &Element) {
+    fn table_open(&mut self, node: NodeRef<'_>, el: Element<'_>) {
         let opens_cell = matches!(el.name(), "td" | "th" | "caption");
         let cell = opens_cell.then(|| Box::new(self.cell_writer()));
         let Some(table) = &mut self.table else {
@@ -499,7 +497,7 @@ impl MarkdownWriter {
         }
     }
 
-    fn table_close(&mut self, node: NodeRef<'_, Node>, el: &Element) {
+    fn table_close(&mut self, node: NodeRef<'_>, el: Element<'_>) {
         let Some(table) = &mut self.table else {
             return;
         };
@@ -528,7 +526,7 @@ impl MarkdownWriter {
 }
 
 impl Writer for MarkdownWriter {
-    fn open(&mut self, node: NodeRef<'_, Node>, el: &Element) {
+    fn open(&mut self, node: NodeRef<'_>, el: Element<'_>) {
         if let Some(table) = &mut self.table {
             match &mut table.cell {
                 Some((_, cell)) => cell.open(node, el),
@@ -601,7 +599,7 @@ impl Writer for MarkdownWriter {
         }
     }
 
-    fn close(&mut self, node: NodeRef<'_, Node>, el: &Element) {
+    fn close(&mut self, node: NodeRef<'_>, el: Element<'_>) {
         if let Some(table) = &mut self.table {
             match &mut table.cell {
                 Some((id, cell)) if *id != node.id() => cell.close(node, el),
@@ -689,7 +687,7 @@ impl Writer for MarkdownWriter {
 /// a wrapper's (Sphinx's `div.highlight-python`): `language-X`, `lang-X`,
 /// `highlight-source-X` (GitHub), `highlight-X`, `sourceCode X` (pandoc),
 /// `brush: X` (SyntaxHighlighter).
-fn code_language(pre: NodeRef<'_, Node>) -> Option<String> {
+fn code_language(pre: NodeRef<'_>) -> Option<String> {
     let code_child = pre
         .children()
         .find(|c| matches!(c.value(), Node::Element(e) if e.name() == "code"));
@@ -755,8 +753,8 @@ fn language_of_class(class: &str) -> Option<String> {
 /// more (paragraphs, lists, code, quotes). A cell with one paragraph or
 /// one list is data (a comparison table's list of features); a caption
 /// says nothing either way.
-fn lays_out(table: NodeRef<'_, Node>) -> bool {
-    let mut stack: Vec<NodeRef<'_, Node>> = table.children().collect();
+fn lays_out(table: NodeRef<'_>) -> bool {
+    let mut stack: Vec<NodeRef<'_>> = table.children().collect();
     while let Some(node) = stack.pop() {
         let Node::Element(el) = node.value() else {
             continue;
@@ -770,7 +768,7 @@ fn lays_out(table: NodeRef<'_, Node>) -> bool {
     false
 }
 
-fn cell_lays_out(cell: NodeRef<'_, Node>) -> bool {
+fn cell_lays_out(cell: NodeRef<'_>) -> bool {
     let mut blocks = 0;
     for node in cell.descendants().skip(1) {
         let Node::Element(el) = node.value() else {
@@ -855,10 +853,10 @@ mod tests {
     use super::*;
 
     fn md(html: &str, links: bool) -> String {
-        let doc = scraper::Html::parse_document(html);
+        let doc = crate::tree_builder::parse_document(html, 0);
         let base = Url::parse("https://example.com/dir/page").unwrap();
         let mut w = MarkdownWriter::new(MarkdownOptions { links }, Some(&base));
-        crate::render::render(doc.tree.root(), crate::render::Cleaning::None, &mut w);
+        crate::render::render(doc.root(), crate::render::Cleaning::None, &mut w);
         w.finish()
     }
 

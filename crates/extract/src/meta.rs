@@ -1,9 +1,10 @@
 //! Page metadata from `<head>` and the document: title, description,
 //! language, canonical URL, publication date, robots directives.
 
-use crate::classify::attr;
-use scraper::{ElementRef, Html};
 use url::Url;
+
+use crate::classify::attr;
+use crate::dom::{Dom, ElementRef};
 
 /// Robots directives of a page (`<meta name=robots>` and X-Robots-Tag).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -162,7 +163,7 @@ impl Found {
         }
     }
 
-    fn meta(&mut self, e: &scraper::node::Element, content: impl Fn() -> Option<String>) {
+    fn meta(&mut self, e: crate::dom::Element<'_>, content: impl Fn() -> Option<String>) {
         if attr(e, "content").is_some() {
             if let Some(name) = attr(e, "name") {
                 if name.eq_ignore_ascii_case("robots") {
@@ -205,9 +206,9 @@ pub(crate) fn longest(a: &Option<String>, b: &Option<String>) -> Option<String> 
 }
 
 /// The page's metadata, in one pass over its elements.
-pub(crate) fn read(doc: &Html, base: Option<&Url>, x_robots_tag: Option<&str>) -> Meta {
+pub(crate) fn read(doc: &Dom, base: Option<&Url>, x_robots_tag: Option<&str>) -> Meta {
     let mut found = Found::default();
-    for node in doc.tree.root().descendants() {
+    for node in doc.root().descendants() {
         if let Some(el) = ElementRef::wrap(node) {
             found.element(el, base);
         }

@@ -1,29 +1,11 @@
 //! Maps keyed by a node of the parsed tree, as every pass of extraction
 //! fills and reads them.
 
-use std::hash::{Hash, Hasher};
+use crate::dom::NodeId;
 
-use ego_tree::NodeId;
-
-/// A node's place in its tree's arena. ego_tree keeps the index private;
-/// its `Hash` writes it, as one `usize`, and that is read back here.
+/// A node's place in its tree: its index in the tree's vector.
 fn slot(id: NodeId) -> usize {
-    #[derive(Default)]
-    struct Index(usize);
-    impl Hasher for Index {
-        fn finish(&self) -> u64 {
-            self.0 as u64
-        }
-        fn write(&mut self, _: &[u8]) {
-            unreachable!("a NodeId hashes as one usize")
-        }
-        fn write_usize(&mut self, n: usize) {
-            self.0 = n;
-        }
-    }
-    let mut index = Index::default();
-    id.hash(&mut index);
-    index.0
+    id.index()
 }
 
 /// A value per node, in a vector indexed by the node's place in the tree:
@@ -94,8 +76,8 @@ mod tests {
 
     #[test]
     fn each_node_has_a_slot_of_its_own_within_the_tree() {
-        let doc = scraper::Html::parse_document("<p>a<b>b</b><i>c</i></p><div>d</div>");
-        let nodes: Vec<NodeId> = doc.tree.nodes().map(|n| n.id()).collect();
+        let doc = crate::tree_builder::parse_document("<p>a<b>b</b><i>c</i></p><div>d</div>", 0);
+        let nodes: Vec<NodeId> = doc.nodes().map(|n| n.id()).collect();
         let mut slots: Vec<usize> = nodes.iter().map(|&id| slot(id)).collect();
         slots.sort_unstable();
         slots.dedup();

@@ -2,9 +2,7 @@
 //! row), white space collapsed but in `<pre>`, table cells separated by
 //! ` | `.
 
-use ego_tree::NodeRef;
-use scraper::Node;
-use scraper::node::Element;
+use crate::dom::{Element, NodeRef};
 
 use crate::classify::is_block;
 use crate::render::Writer;
@@ -123,7 +121,7 @@ impl TextBuilder {
 }
 
 impl Writer for TextBuilder {
-    fn open(&mut self, _: NodeRef<'_, Node>, el: &Element) {
+    fn open(&mut self, _: NodeRef<'_>, el: Element<'_>) {
         match el.name() {
             "br" => self.newline(),
             "pre" => {
@@ -136,7 +134,7 @@ impl Writer for TextBuilder {
         }
     }
 
-    fn close(&mut self, _: NodeRef<'_, Node>, el: &Element) {
+    fn close(&mut self, _: NodeRef<'_>, el: Element<'_>) {
         let tag = el.name();
         if tag == "pre" {
             self.pre_depth = self.pre_depth.saturating_sub(1);

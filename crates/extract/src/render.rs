@@ -1,12 +1,8 @@
 //! Element trees to plain text with line breaks between blocks.
 
-use ego_tree::NodeRef;
-use ego_tree::iter::Edge;
-use scraper::Node;
-
 use crate::classify::{Rules, is_block, is_junk};
 use crate::content::Analysis;
-use scraper::node::Element;
+use crate::dom::{Edge, Element, Node, NodeRef};
 
 /// How much to drop besides junk.
 #[derive(Clone, Copy)]
@@ -35,16 +31,16 @@ pub(crate) enum Cleaning<'a> {
 /// how it is written there.
 pub(crate) trait Writer {
     /// A kept element starts.
-    fn open(&mut self, node: NodeRef<'_, Node>, el: &Element);
+    fn open(&mut self, node: NodeRef<'_>, el: Element<'_>);
     /// It ends (after its kept content).
-    fn close(&mut self, node: NodeRef<'_, Node>, el: &Element);
+    fn close(&mut self, node: NodeRef<'_>, el: Element<'_>);
     fn text(&mut self, t: &str);
 }
 
 /// Writes the kept part of `root` to `out`: all of it but junk, and with
 /// `cleaning`, what the content drops.
-pub(crate) fn render<W: Writer>(root: NodeRef<'_, Node>, cleaning: Cleaning<'_>, out: &mut W) {
-    let mut skip: Option<ego_tree::NodeId> = None;
+pub(crate) fn render<W: Writer>(root: NodeRef<'_>, cleaning: Cleaning<'_>, out: &mut W) {
+    let mut skip: Option<crate::dom::NodeId> = None;
     for edge in root.traverse() {
         match edge {
             Edge::Open(node) => {
@@ -84,7 +80,7 @@ pub(crate) fn render<W: Writer>(root: NodeRef<'_, Node>, cleaning: Cleaning<'_>,
 
 /// Inside the content: link lists and share bars, and a `<h1>` that is
 /// the page's title (reported separately).
-fn drop_in_content(node: NodeRef<'_, Node>, cleaning: Cleaning<'_>) -> bool {
+fn drop_in_content(node: NodeRef<'_>, cleaning: Cleaning<'_>) -> bool {
     let Cleaning::Content {
         analysis: a,
         title,
@@ -159,7 +155,7 @@ pub(crate) enum LinkLists {
     /// The two paragraphs. Node ids are compared for document order: the
     /// parser numbers nodes as it creates them, which is that order but
     /// for the few it moves when it repairs broken markup.
-    DropAtEdges(ego_tree::NodeId, ego_tree::NodeId),
+    DropAtEdges(crate::dom::NodeId, crate::dom::NodeId),
 }
 
 /// Siblings this long or longer that read the same are copies.
@@ -171,7 +167,7 @@ const COPY_CHARS: u32 = 20;
 /// block is in a repeat. Read once. Items that merely recur (a training
 /// plan's "rest day", a heading per section) do not make the whole list
 /// a loop.
-fn is_loop_copy(node: NodeRef<'_, Node>, a: &Analysis<'_>) -> bool {
+fn is_loop_copy(node: NodeRef<'_>, a: &Analysis<'_>) -> bool {
     // Asked of every block rendered: most are too short to be a copy, and
     // then their siblings need no look.
     if text_len(node, a) < COPY_CHARS {
@@ -191,7 +187,7 @@ fn is_loop_copy(node: NodeRef<'_, Node>, a: &Analysis<'_>) -> bool {
     let Some(parent) = node.parent() else {
         return false;
     };
-    let items: Vec<NodeRef<'_, Node>> = parent
+    let items: Vec<NodeRef<'_>> = parent
         .children()
         .filter(|c| c.value().is_element())
         .take(LOOP_ITEMS + 1)
@@ -205,7 +201,7 @@ fn is_loop_copy(node: NodeRef<'_, Node>, a: &Analysis<'_>) -> bool {
 const LOOP_ITEMS: usize = 128;
 
 /// Two blocks of a tag and class, of some length, that read the same.
-fn same_item(x: NodeRef<'_, Node>, y: NodeRef<'_, Node>, a: &Analysis<'_>) -> bool {
+fn same_item(x: NodeRef<'_>, y: NodeRef<'_>, a: &Analysis<'_>) -> bool {
     let (Node::Element(ex), Node::Element(ey)) = (x.value(), y.value()) else {
         return false;
     };
@@ -219,16 +215,16 @@ fn same_item(x: NodeRef<'_, Node>, y: NodeRef<'_, Node>, a: &Analysis<'_>) -> bo
 }
 
 /// The non-whitespace characters of the block's content.
-fn text_len(node: NodeRef<'_, Node>, a: &Analysis<'_>) -> u32 {
+fn text_len(node: NodeRef<'_>, a: &Analysis<'_>) -> u32 {
     a.stats.get(&node.id()).map_or(0, |s| s.text)
 }
 
 /// The two subtrees hold the same words.
-fn same_text(x: NodeRef<'_, Node>, y: NodeRef<'_, Node>) -> bool {
+fn same_text(x: NodeRef<'_>, y: NodeRef<'_>) -> bool {
     words(x).eq(words(y))
 }
 
-fn words<'a>(n: NodeRef<'a, Node>) -> impl Iterator<Item = &'a str> {
+fn words<'a>(n: NodeRef<'a>) -> impl Iterator<Item = &'a str> {
     n.descendants()
         .filter_map(|d| match d.value() {
             Node::Text(t) => Some(t.split_whitespace()),
@@ -239,7 +235,7 @@ fn words<'a>(n: NodeRef<'a, Node>) -> impl Iterator<Item = &'a str> {
 
 /// The page holds three or more `<h1>`s. Asked of each `<h1>` in the
 /// content: the walk stops at the third.
-fn heads_items_with_h1(node: NodeRef<'_, Node>) -> bool {
+fn heads_items_with_h1(node: NodeRef<'_>) -> bool {
     node.tree()
         .nodes()
         .filter(|n| matches!(n.value(), Node::Element(e) if e.name() == "h1"))
@@ -249,7 +245,7 @@ fn heads_items_with_h1(node: NodeRef<'_, Node>) -> bool {
 }
 
 /// The element before `node` is a paragraph.
-fn follows_p(node: NodeRef<'_, Node>) -> bool {
+fn follows_p(node: NodeRef<'_>) -> bool {
     node.prev_siblings()
         .find(|n| n.value().is_element())
         .is_some_and(|n| matches!(n.value(), Node::Element(e) if e.name() == "p"))
@@ -260,7 +256,7 @@ fn follows_p(node: NodeRef<'_, Node>) -> bool {
 /// of a listing's entry or a sentence that is all link; but on a page that
 /// declares itself an article, where such a line points to another story
 /// ("Read more: ...").
-fn is_link_list(node: NodeRef<'_, Node>, a: &Analysis<'_>, article: bool) -> bool {
+fn is_link_list(node: NodeRef<'_>, a: &Analysis<'_>, article: bool) -> bool {
     let Node::Element(el) = node.value() else {
         return false;
     };
@@ -298,7 +294,7 @@ fn is_link_list(node: NodeRef<'_, Node>, a: &Analysis<'_>, article: bool) -> boo
 const ITEM_WORDS_CHARS: u32 = 20;
 
 /// A list whose items hold a sentence's worth of text outside their links.
-fn is_list_of_sentences(node: NodeRef<'_, Node>, s: &crate::content::Stats) -> bool {
+fn is_list_of_sentences(node: NodeRef<'_>, s: &crate::content::Stats) -> bool {
     if !matches!(node.value(), Node::Element(e) if matches!(e.name(), "ul" | "ol")) {
         return false;
     }
@@ -309,14 +305,14 @@ fn is_list_of_sentences(node: NodeRef<'_, Node>, s: &crate::content::Stats) -> b
     items >= 2 && s.text.saturating_sub(s.link_text) >= ITEM_WORDS_CHARS * items
 }
 
-fn links_under(node: NodeRef<'_, Node>) -> usize {
+fn links_under(node: NodeRef<'_>) -> usize {
     node.descendants()
         .filter(|n| matches!(n.value(), Node::Element(e) if e.name() == "a"))
         .take(2)
         .count()
 }
 
-fn is_inside_link(node: NodeRef<'_, Node>) -> bool {
+fn is_inside_link(node: NodeRef<'_>) -> bool {
     node.ancestors()
         .any(|n| matches!(n.value(), Node::Element(e) if e.name() == "a"))
 }
@@ -332,17 +328,13 @@ fn is_inside_link(node: NodeRef<'_, Node>) -> bool {
 /// but on a page that declares itself an `article`: there a list set
 /// between paragraphs is an insert pointing to other stories ("Related:",
 /// "Don't miss").
-pub(crate) fn link_lists_carry(
-    root: NodeRef<'_, Node>,
-    a: &Analysis<'_>,
-    article: bool,
-) -> LinkLists {
+pub(crate) fn link_lists_carry(root: NodeRef<'_>, a: &Analysis<'_>, article: bool) -> LinkLists {
     let Some(total) = a.stats.get(&root.id()).map(|s| s.text) else {
         return LinkLists::Drop;
     };
     let mut in_lists = 0;
-    let mut paragraphs: Option<(ego_tree::NodeId, ego_tree::NodeId)> = None;
-    let mut skip: Option<ego_tree::NodeId> = None;
+    let mut paragraphs: Option<(crate::dom::NodeId, crate::dom::NodeId)> = None;
+    let mut skip: Option<crate::dom::NodeId> = None;
     for edge in root.traverse() {
         match edge {
             Edge::Open(node) if skip.is_none() => {
@@ -379,7 +371,7 @@ pub(crate) fn link_lists_carry(
 /// `title`'s words are single-spaced. Asked of every heading, paragraph and
 /// div of the content on every pass: the heading's text is read only as
 /// far as the title's length.
-fn repeats_title(node: NodeRef<'_, Node>, title: &str) -> bool {
+fn repeats_title(node: NodeRef<'_>, title: &str) -> bool {
     // The heading's words joined by single spaces must be a start of the
     // title: each word is compared where it would stand in the title, and
     // the first that does not fit ends the walk.
@@ -405,7 +397,7 @@ fn repeats_title(node: NodeRef<'_, Node>, title: &str) -> bool {
 }
 
 /// A block whose whole text is an advertisement label.
-fn is_ad_label(node: NodeRef<'_, Node>) -> bool {
+fn is_ad_label(node: NodeRef<'_>) -> bool {
     let Node::Element(el) = node.value() else {
         return false;
     };

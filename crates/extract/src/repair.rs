@@ -3,9 +3,9 @@
 //! the page's scripts reveal. Each repair changes the element tree before
 //! the content is chosen.
 
-use ego_tree::NodeId;
-use html5ever::{QualName, local_name, ns};
-use scraper::{Html, Node};
+use html5ever::local_name;
+
+use crate::dom::{Dom, Node, NodeId};
 
 use std::collections::HashSet;
 
@@ -14,7 +14,7 @@ use crate::classify::{attr, hidden_by_class, is_hidden, is_hiding_class};
 /// Every repair below, in order, from one walk over the tree: the
 /// elements each looks at are found together (a walk of its own each was
 /// 3% of a crawl's CPU time).
-pub(crate) fn repair(doc: &mut Html) {
+pub(crate) fn repair(doc: &mut Dom) {
     let found = Found::of(doc);
     unclose_boilerplate_around_main(doc, &found.mains);
     unname_header_holding_the_page(doc, &found.headers);
@@ -35,9 +35,9 @@ struct Found {
 }
 
 impl Found {
-    fn of(doc: &Html) -> Found {
+    fn of(doc: &Dom) -> Found {
         let mut found = Found::default();
-        for node in doc.tree.root().descendants() {
+        for node in doc.root().descendants() {
             let Node::Element(e) = node.value() else {
                 continue;
             };
@@ -64,10 +64,10 @@ impl Found {
 /// `body`, `div` and `form`, and a browser shows the page all the same. The
 /// boilerplate elements around a `main` are read as `div`s, so the page
 /// is not dropped with them.
-fn unclose_boilerplate_around_main(doc: &mut Html, mains: &[NodeId]) {
+fn unclose_boilerplate_around_main(doc: &mut Dom, mains: &[NodeId]) {
     let mut around = Vec::new();
     for &id in mains {
-        let Some(main) = doc.tree.get(id) else {
+        let Some(main) = doc.get(id) else {
             continue;
         };
         around.extend(
@@ -92,13 +92,13 @@ const POST_CHARS: usize = 500;
 /// `<header class="section_blog-post">`. It is read as a `div`. A header
 /// with a large menu is mostly links; a footer may well hold half of a thin
 /// page's text, and stays a footer.
-fn unname_header_holding_the_page(doc: &mut Html, headers: &[NodeId]) {
-    let root = doc.tree.root();
+fn unname_header_holding_the_page(doc: &mut Dom, headers: &[NodeId]) {
+    let root = doc.root();
     // A post's worth of text outside links, before the page is counted:
     // most headers hold a logo and a menu. (A header around a `<main>` is
     // a `div` by now.)
     let headers: Vec<_> = (headers.iter())
-        .filter_map(|&id| doc.tree.get(id))
+        .filter_map(|&id| doc.get(id))
         .filter(|n| matches!(n.value(), Node::Element(e) if e.name() == "header"))
         .map(|h| (h, text_chars(h)))
         .filter(|(_, (text, in_links))| text - in_links >= POST_CHARS)
@@ -126,7 +126,7 @@ fn visible_chars(t: &str) -> usize {
 }
 
 /// Non-whitespace characters of text under `node`, and those inside links.
-fn text_chars(node: ego_tree::NodeRef<'_, Node>) -> (usize, usize) {
+fn text_chars(node: crate::dom::NodeRef<'_>) -> (usize, usize) {
     let (mut text, mut in_links) = (0, 0);
     for n in node.descendants() {
         if let Node::Text(t) = n.value() {
@@ -144,13 +144,9 @@ fn text_chars(node: ego_tree::NodeRef<'_, Node>) -> (usize, usize) {
     (text, in_links)
 }
 
-fn rename_to_div(doc: &mut Html, ids: Vec<NodeId>) {
+fn rename_to_div(doc: &mut Dom, ids: Vec<NodeId>) {
     for id in ids {
-        if let Some(mut node) = doc.tree.get_mut(id) {
-            if let Node::Element(e) = node.value() {
-                e.name = QualName::new(None, ns!(html), local_name!("div"));
-            }
-        }
+        doc.rename(id, local_name!("div"));
     }
 }
 
@@ -160,8 +156,8 @@ fn rename_to_div(doc: &mut Html, ids: Vec<NodeId>) {
 /// loaded, a product block filled in later), and what it hides is what a
 /// reader sees. Popovers stay closed: they are prompts over the page, not
 /// the page.
-pub(crate) fn unhide(doc: &mut Html) {
-    let all: Vec<NodeId> = doc.tree.root().descendants().map(|n| n.id()).collect();
+pub(crate) fn unhide(doc: &mut Dom) {
+    let all: Vec<NodeId> = doc.root().descendants().map(|n| n.id()).collect();
     show_hidden(doc, &all, |_, _| true);
 }
 
@@ -174,10 +170,10 @@ pub(crate) fn unhide(doc: &mut Html) {
 /// content as much as an open one. A `<button>` in a heading, or asking
 /// a question, is the panel's heading and is read as text; a "Read more"
 /// button is not.
-fn open_disclosures(doc: &mut Html, controls: &[NodeId], hidden: &[NodeId]) {
+fn open_disclosures(doc: &mut Dom, controls: &[NodeId], hidden: &[NodeId]) {
     let mut controlled: HashSet<String> = HashSet::new();
     let mut labels = Vec::new();
-    for node in controls.iter().filter_map(|&id| doc.tree.get(id)) {
+    for node in controls.iter().filter_map(|&id| doc.get(id)) {
         let Node::Element(e) = node.value() else {
             continue;
         };
@@ -201,7 +197,7 @@ fn open_disclosures(doc: &mut Html, controls: &[NodeId], hidden: &[NodeId]) {
 /// Opens the answers of a list of questions (an FAQ's accordion) that
 /// names no panel: a hidden block right after one whose text is a
 /// question. The answer is a click away, as a closed `<details>`'s body.
-fn open_answers(doc: &mut Html, hidden: &[NodeId]) {
+fn open_answers(doc: &mut Dom, hidden: &[NodeId]) {
     show_hidden(doc, hidden, |node, e| {
         attr(e, "popover").is_none()
             && node
@@ -212,14 +208,14 @@ fn open_answers(doc: &mut Html, hidden: &[NodeId]) {
 }
 
 /// The element stands in a heading (`<h2>`...`<h6>`).
-fn in_heading(node: ego_tree::NodeRef<'_, Node>) -> bool {
+fn in_heading(node: crate::dom::NodeRef<'_>) -> bool {
     node.parent().is_some_and(|p| {
         matches!(p.value(), Node::Element(e) if matches!(e.name(), "h2" | "h3" | "h4" | "h5" | "h6"))
     })
 }
 
 /// The element's text is a question: it ends in a question mark.
-fn asks(node: ego_tree::NodeRef<'_, Node>) -> bool {
+fn asks(node: crate::dom::NodeRef<'_>) -> bool {
     let mut last = None;
     // Bounded: a question is a line.
     for d in node.descendants().take(32) {
@@ -235,12 +231,12 @@ fn asks(node: ego_tree::NodeRef<'_, Node>) -> bool {
 /// Shows the elements among `candidates` (in document order) that are
 /// hidden and that `which` picks.
 fn show_hidden(
-    doc: &mut Html,
+    doc: &mut Dom,
     candidates: &[NodeId],
-    which: impl Fn(ego_tree::NodeRef<'_, Node>, &scraper::node::Element) -> bool,
+    which: impl Fn(crate::dom::NodeRef<'_>, crate::dom::Element<'_>) -> bool,
 ) {
     let hidden: Vec<NodeId> = (candidates.iter())
-        .filter_map(|&id| doc.tree.get(id))
+        .filter_map(|&id| doc.get(id))
         .filter(|n| {
             matches!(n.value(), Node::Element(e)
                 if is_hidden(|name| attr(e, name)) && which(*n, e))
@@ -251,24 +247,21 @@ fn show_hidden(
 }
 
 /// Drops what hides these elements.
-fn show(doc: &mut Html, ids: Vec<NodeId>) {
+fn show(doc: &mut Dom, ids: Vec<NodeId>) {
     for id in ids {
-        if let Some(mut node) = doc.tree.get_mut(id) {
-            if let Node::Element(e) = node.value() {
-                e.attrs.retain(|(name, _)| {
-                    !matches!(&*name.local, "hidden" | "style" | "aria-hidden")
-                });
-                // Only the hiding words go: the others still say what the
-                // element is ("unit-price caption hidden" stays a caption).
-                for (name, value) in &mut e.attrs {
-                    if &*name.local == "class" && hidden_by_class(value) {
-                        let shown: Vec<&str> = value
-                            .split_ascii_whitespace()
-                            .filter(|c| !is_hiding_class(c))
-                            .collect();
-                        *value = scraper::StrTendril::from(shown.join(" "));
-                    }
-                }
+        doc.retain_attrs(id, |a| {
+            !matches!(&*a.name.local, "hidden" | "style" | "aria-hidden")
+        });
+        // Only the hiding words go: the others still say what the
+        // element is ("unit-price caption hidden" stays a caption).
+        for a in doc.attrs_mut(id) {
+            if &*a.name.local == "class" && hidden_by_class(&a.value) {
+                let shown: Vec<&str> = a
+                    .value
+                    .split_ascii_whitespace()
+                    .filter(|c| !is_hiding_class(c))
+                    .collect();
+                a.value = html5ever::tendril::StrTendril::from(shown.join(" "));
             }
         }
     }

@@ -14,7 +14,7 @@
 //! without the heading clause) or a block of code (rustdoc's view of a
 //! short source file); a page without script has nothing more to show.
 
-use scraper::{Html, Node};
+use crate::dom::{Dom, Node};
 
 /// A body with less text than this, menus and all (the least main text
 /// trusted over a page's full text), shows nothing of substance.
@@ -41,8 +41,8 @@ const MOUNT_ATTRIBUTES: &[&str] = &["ng-app", "ng-version", "data-reactroot", "d
 const EMPTY_MOUNT_CHARS: usize = 40;
 
 /// Whether a page where no main text stood out is an app shell.
-pub(crate) fn is_app_shell(doc: &Html) -> bool {
-    let root = doc.tree.root();
+pub(crate) fn is_app_shell(doc: &Dom) -> bool {
+    let root = doc.root();
     let (mut has_script, mut empty_mount, mut names_itself) = (false, false, false);
     let mut body = None;
     for node in root.descendants() {
@@ -72,7 +72,7 @@ fn runs(kind: Option<&str>) -> bool {
         || kind.eq_ignore_ascii_case("application/javascript")
 }
 
-fn is_mount(e: &scraper::node::Element) -> bool {
+fn is_mount(e: crate::dom::Element<'_>) -> bool {
     e.id().is_some_and(|id| MOUNT_IDS.contains(&id))
         || MOUNT_ELEMENTS.contains(&e.name())
         || MOUNT_ATTRIBUTES.iter().any(|a| e.attr(a).is_some())
@@ -81,7 +81,7 @@ fn is_mount(e: &scraper::node::Element) -> bool {
 /// Non-whitespace characters of text under `node`, counted up to `cap`;
 /// what `<noscript>` says (parsed as text) is not shown, nor are
 /// templates.
-fn text_chars(node: ego_tree::NodeRef<'_, Node>, cap: usize) -> usize {
+fn text_chars(node: crate::dom::NodeRef<'_>, cap: usize) -> usize {
     let mut n = 0;
     for d in node.descendants() {
         if let Node::Text(t) = d.value() {

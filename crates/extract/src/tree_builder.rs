@@ -21,33 +21,38 @@
 
 use std::cell::RefCell;
 
-use ego_tree::NodeId;
 use html5ever::tendril::StrTendril;
 use html5ever::tokenizer::states::RawKind;
 use html5ever::tokenizer::{Doctype, Tag, TagKind, Token, TokenSink, TokenSinkResult};
 use html5ever::tree_builder::{QuirksMode, TreeBuilder, TreeSink};
 use html5ever::{Attribute, LocalName, QualName, local_name, namespace_prefix, ns};
-use scraper::node::{Comment, Doctype as DoctypeNode, Element, Text};
-use scraper::{Html, HtmlTreeSink, Node};
+use scraper::{Html, HtmlTreeSink};
+
+use crate::dom::{Dom, NodeId};
 
 /// `markup` parsed as a document into a tree with room for `nodes` nodes:
 /// by this builder when it can, else by html5ever's.
-pub(crate) fn parse_document(markup: &str, nodes: usize) -> Html {
+pub(crate) fn parse_document(markup: &str, nodes: usize) -> Dom {
     // Templates are html5ever's: no use building the page up to one.
     if memchr::memmem::find(markup.as_bytes(), b"<template").is_some() {
-        return crate::tokenize::parse_document(markup, presized(nodes));
+        return html5evers(markup, nodes);
     }
-    let builder = Builder::new(presized(nodes));
+    let builder = Builder::new(Dom::with_capacity(nodes));
     crate::tokenize::tokenize(markup, &builder);
     match builder.finish() {
-        Some(html) => html,
-        None => crate::tokenize::parse_document(markup, presized(nodes)),
+        Some(dom) => dom,
+        None => html5evers(markup, nodes),
     }
 }
 
-fn presized(nodes: usize) -> Html {
+/// html5ever's tree of `markup`, as ours.
+pub(crate) fn html5evers(markup: &str, nodes: usize) -> Dom {
+    Dom::from_html(&crate::tokenize::parse_document(markup, presized(nodes)))
+}
+
+pub(crate) fn presized(nodes: usize) -> Html {
     let mut empty = Html::new_document();
-    empty.tree = ego_tree::Tree::with_capacity(Node::Document, nodes + 1);
+    empty.tree = ego_tree::Tree::with_capacity(scraper::Node::Document, nodes + 1);
     empty
 }
 
@@ -270,7 +275,7 @@ struct Builder {
 }
 
 struct State {
-    html: Html,
+    dom: Dom,
     mode: Mode,
     /// The mode a raw text element returns to.
     text_return: Mode,
@@ -287,10 +292,10 @@ struct State {
 }
 
 impl Builder {
-    fn new(html: Html) -> Builder {
+    fn new(dom: Dom) -> Builder {
         Builder {
             state: RefCell::new(State {
-                html,
+                dom,
                 mode: Mode::Initial,
                 text_return: Mode::InBody,
                 open: Vec::with_capacity(64),
@@ -305,9 +310,9 @@ impl Builder {
     }
 
     /// The tree, unless the builder gave up.
-    fn finish(self) -> Option<Html> {
+    fn finish(self) -> Option<Dom> {
         let state = self.state.into_inner();
-        (!state.gave_up).then_some(state.html)
+        (!state.gave_up).then_some(state.dom)
     }
 }
 
@@ -360,8 +365,10 @@ impl TokenSink for Builder {
     }
 
     fn adjusted_current_node_present_but_not_in_html_namespace(&self) -> bool {
-        // No foreign element is ever open here: foreign content gives up.
-        false
+        // The one foreign element ever open here is an `<svg>` (an HTML
+        // `svg` start tag always makes one): inside it, `<![CDATA[` starts
+        // a CDATA section, not a bogus comment.
+        self.state.borrow().current_is(&local_name!("svg"))
     }
 }
 
@@ -399,12 +406,8 @@ impl State {
             quirks_of(&d)
         };
         let tendril = |t: Option<StrTendril>| t.unwrap_or_default();
-        self.html.tree.root_mut().append(Node::Doctype(DoctypeNode {
-            name: tendril(d.name),
-            public_id: tendril(d.public_id),
-            system_id: tendril(d.system_id),
-        }));
-        self.html.quirks_mode = quirks;
+        (self.dom).append_doctype(tendril(d.name), tendril(d.public_id), tendril(d.system_id));
+        self.dom.quirks_mode = quirks;
         self.mode = Mode::BeforeHtml;
     }
 
@@ -437,12 +440,12 @@ impl State {
                 Some(rest) => Tok::Chars(rest),
             },
             Tok::Comment(text) => {
-                self.comment_to(self.html.tree.root().id(), text);
+                self.comment_to(self.dom.root().id(), text);
                 return done();
             }
             token => token,
         };
-        self.html.quirks_mode = QuirksMode::Quirks;
+        self.dom.quirks_mode = QuirksMode::Quirks;
         Ok(Flow::Reprocess(Mode::BeforeHtml, token))
     }
 
@@ -453,7 +456,7 @@ impl State {
                 Some(rest) => Tok::Chars(rest),
             },
             Tok::Comment(text) => {
-                self.comment_to(self.html.tree.root().id(), text);
+                self.comment_to(self.dom.root().id(), text);
                 return done();
             }
             Tok::Tag(tag) if is_start(&tag, &local_name!("html")) => {
@@ -748,7 +751,7 @@ impl State {
                 done()
             }
             local_name!("table") => {
-                if self.html.quirks_mode != QuirksMode::Quirks {
+                if self.dom.quirks_mode != QuirksMode::Quirks {
                     self.close_p_in_button_scope();
                 }
                 self.insert(tag.name, tag.attrs);
@@ -1093,15 +1096,9 @@ impl State {
     /// as html5ever adjusts them, and open unless self-closed. Its body
     /// is gone by the time the markup is parsed ([`crate::prestrip`]).
     fn svg(&mut self, tag: Tag) {
-        let attrs = tag.attrs.into_iter().map(svg_attribute).collect();
-        let element = Element::new(QualName::new(None, ns!(svg), local_name!("svg")), attrs);
+        let attrs = tag.attrs.into_iter().map(svg_attribute);
         let here = self.here();
-        let mut parent = self
-            .html
-            .tree
-            .get_mut(here)
-            .expect("open nodes are in the tree");
-        let node = parent.append(Node::Element(element)).id();
+        let node = (self.dom).append_element(here, ns!(svg), local_name!("svg"), attrs);
         if !tag.self_closing {
             self.open.push(Open {
                 id: node,
@@ -1128,22 +1125,7 @@ impl State {
     /// "Add the attributes that are missing" onto `node` (a second
     /// `<html>` or `<body>` tag), kept in scraper's order.
     fn add_missing_attributes(&mut self, node: NodeId, attrs: Vec<Attribute>) {
-        let mut node = self
-            .html
-            .tree
-            .get_mut(node)
-            .expect("open nodes are in the tree");
-        let Node::Element(element) = node.value() else {
-            return;
-        };
-        for attr in attrs {
-            if let Err(at) = element
-                .attrs
-                .binary_search_by(|(name, _)| name.cmp(&attr.name))
-            {
-                element.attrs.insert(at, (attr.name, attr.value));
-            }
-        }
+        self.dom.add_missing_attributes(node, attrs);
     }
 
     // ---- tables ----
@@ -1635,7 +1617,7 @@ impl State {
             // Text as after the body.
             Tok::Chars(_) => self.after_body(token),
             Tok::Comment(text) => {
-                self.comment_to(self.html.tree.root().id(), text);
+                self.comment_to(self.dom.root().id(), text);
                 done()
             }
             Tok::Tag(tag) if is_start(&tag, &local_name!("html")) => self.in_body(Tok::Tag(tag)),
@@ -1795,11 +1777,11 @@ impl State {
     fn here(&self) -> NodeId {
         self.open
             .last()
-            .map_or_else(|| self.html.tree.root().id(), |e| e.id)
+            .map_or_else(|| self.dom.root().id(), |e| e.id)
     }
 
     fn create_root(&mut self, attrs: Vec<Attribute>) {
-        let root = self.html.tree.root().id();
+        let root = self.dom.root().id();
         let node = self.element_in(root, local_name!("html"), attrs);
         self.open.push(Open {
             id: node,
@@ -1820,13 +1802,7 @@ impl State {
     }
 
     fn element_in(&mut self, parent: NodeId, name: LocalName, attrs: Vec<Attribute>) -> NodeId {
-        let element = Element::new(QualName::new(None, ns!(html), name), attrs);
-        let mut parent = self
-            .html
-            .tree
-            .get_mut(parent)
-            .expect("open nodes are in the tree");
-        parent.append(Node::Element(element)).id()
+        self.dom.append_element(parent, ns!(html), name, attrs)
     }
 
     /// A raw text element (RCDATA, RAWTEXT, script data): opened, and the
@@ -1843,18 +1819,7 @@ impl State {
     /// scraper's sink joins them.
     fn text_here(&mut self, text: StrTendril) {
         let here = self.here();
-        let mut parent = self
-            .html
-            .tree
-            .get_mut(here)
-            .expect("open nodes are in the tree");
-        if let Some(mut last) = parent.last_child()
-            && let Node::Text(t) = last.value()
-        {
-            t.text.push_tendril(&text);
-            return;
-        }
-        parent.append(Node::Text(Text { text }));
+        self.dom.append_text(here, text);
     }
 
     /// Inserts `text`'s leading white space at the current node; returns
@@ -1872,12 +1837,7 @@ impl State {
     }
 
     fn comment_to(&mut self, parent: NodeId, comment: StrTendril) {
-        let mut parent = self
-            .html
-            .tree
-            .get_mut(parent)
-            .expect("open nodes are in the tree");
-        parent.append(Node::Comment(Comment { comment }));
+        self.dom.append_comment(parent, comment);
     }
 }
 
@@ -2004,7 +1964,11 @@ fn svg_attribute(mut attr: Attribute) -> Attribute {
             ns!(xml),
             local_name!("space"),
         ),
-        local_name!("xmlns") => QualName::new(None, ns!(xmlns), local_name!("xmlns")),
+        local_name!("xmlns") => QualName::new(
+            Some(namespace_prefix!("")),
+            ns!(xmlns),
+            local_name!("xmlns"),
+        ),
         local_name!("xmlns:xlink") => QualName::new(
             Some(namespace_prefix!("xmlns")),
             ns!(xmlns),
