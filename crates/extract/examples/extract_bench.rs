@@ -1,7 +1,7 @@
 //! Extraction speed over a directory of HTML pages, as a crawl sees them.
 //!
 //! ```text
-//! cargo run --release -p nearcrawl-extract --example extract_bench -- DIR [--rounds N] [--digest FILE]
+//! cargo run --release -p nearcrawl-extract --example extract_bench -- DIR [--rounds N] [--digest FILE] [--markdown]
 //! ```
 //!
 //! Reads every `*.html` (and `*.html.gz`) under DIR into memory, then
@@ -10,7 +10,8 @@
 //! seconds, pages/s, MB/s and the median ms/page. `--digest FILE` writes
 //! one line per page with a hash of everything the extractor returned, so
 //! a change meant to be faster only can be checked to change no output
-//! (`diff` two digests). Each round also prints ms a page by stage
+//! (`diff` two digests); `--markdown` asks for Markdown too (with links),
+//! so the digest covers it. Each round also prints ms a page by stage
 //! ([`extract_timed`]'s laps), on jemalloc as the crawl runs. With `EXTRACT_BENCH_EACH=1` set, each page's
 //! milliseconds, bytes and path go to stderr (first round), to see which
 //! pages the time goes to. DIR can be the Java SE API docs
@@ -22,7 +23,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use nearcrawl_extract::{Input, Stage, extract_timed};
+use nearcrawl_extract::{Input, MarkdownOptions, Stage, extract_timed};
 
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
@@ -32,7 +33,7 @@ const STAGES: [Stage; 4] = [Stage::Parse, Stage::Extract, Stage::Links, Stage::L
 fn main() {
     let mut args = std::env::args().skip(1);
     let mut dir = None;
-    let (mut rounds, mut digest) = (3usize, None);
+    let (mut rounds, mut digest, mut markdown) = (3usize, None, None);
     // Each page's ms, bytes and path on stderr (first round).
     let slowest = std::env::var_os("EXTRACT_BENCH_EACH").is_some();
     while let Some(arg) = args.next() {
@@ -44,10 +45,11 @@ fn main() {
                     .expect("--rounds N")
             }
             "--digest" => digest = Some(PathBuf::from(args.next().expect("--digest FILE"))),
+            "--markdown" => markdown = Some(MarkdownOptions { links: true }),
             _ => dir = Some(PathBuf::from(arg)),
         }
     }
-    let dir = dir.expect("usage: extract_bench DIR [--rounds N] [--digest FILE]");
+    let dir = dir.expect("usage: extract_bench DIR [--rounds N] [--digest FILE] [--markdown]");
     let mut files = Vec::new();
     walk(&dir, &mut files);
     files.sort();
@@ -69,6 +71,7 @@ fn main() {
             let url = url::Url::from_file_path(path).ok();
             let input = Input {
                 url: url.as_ref(),
+                markdown,
                 ..Input::default()
             };
             let t = Instant::now();
