@@ -45,7 +45,10 @@ struct Record {
 // A node in 64 bytes (scraper's took about 140).
 const _: () = assert!(std::mem::size_of::<Record>() <= 64);
 
+/// Tagged with a byte of its own: a match is one compare (a niche in the
+/// element's atoms made it several).
 #[derive(Clone, Debug)]
+#[repr(u8)]
 enum Data {
     Document,
     /// Index into the tree's doctypes.
@@ -67,7 +70,7 @@ enum Data {
 /// for attributes most elements lack (`hidden`, `role`, `style`,
 /// `aria-hidden`, ...); the bit answers most of them without comparing
 /// a name (comparing names was 6% of extraction on javadoc).
-#[inline]
+#[inline(always)]
 fn name_bit(name: &str) -> u64 {
     let b = name.as_bytes();
     let (first, last) = (b.first().copied(), b.last().copied());
@@ -126,29 +129,29 @@ impl Dom {
 
     /// The document node.
     pub(crate) fn root(&self) -> NodeRef<'_> {
-        NodeRef {
-            dom: self,
-            id: NodeId(0),
-        }
+        self.link(0).expect("a document has its root")
     }
 
     pub(crate) fn get(&self, id: NodeId) -> Option<NodeRef<'_>> {
-        (id.index() < self.nodes.len()).then_some(NodeRef { dom: self, id })
+        self.link(id.0)
     }
 
     /// Every node in the order they were made (detached ones too).
     pub(crate) fn nodes(&self) -> impl ExactSizeIterator<Item = NodeRef<'_>> + '_ {
-        (0..self.nodes.len() as u32).map(move |i| NodeRef {
+        (self.nodes.iter().enumerate()).map(move |(i, record)| NodeRef {
             dom: self,
-            id: NodeId(i),
+            id: NodeId(i as u32),
+            record,
         })
     }
 
     #[inline]
     fn link(&self, n: u32) -> Option<NodeRef<'_>> {
-        (n != NONE).then_some(NodeRef {
+        let record = self.nodes.get(n as usize)?;
+        Some(NodeRef {
             dom: self,
             id: NodeId(n),
+            record,
         })
     }
 
@@ -366,6 +369,8 @@ impl Dom {
 pub(crate) struct NodeRef<'a> {
     dom: &'a Dom,
     id: NodeId,
+    /// Its record, looked up once.
+    record: &'a Record,
 }
 
 impl PartialEq for NodeRef<'_> {
@@ -394,7 +399,7 @@ impl<'a> NodeRef<'a> {
 
     #[inline]
     fn record(self) -> &'a Record {
-        &self.dom.nodes[self.id.index()]
+        self.record
     }
 
     #[inline]
@@ -638,11 +643,16 @@ impl<'a> Element<'a> {
 
     /// The value of its attribute `name` in no namespace (what the
     /// selector `[name]` matches; `xlink:href` is not `href`).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn attr(&self, name: &str) -> Option<&'a str> {
         if !self.may_have(name) {
             return None;
         }
+        self.find_attr(name)
+    }
+
+    #[inline(never)]
+    fn find_attr(&self, name: &str) -> Option<&'a str> {
         self.qual_attrs()
             .iter()
             .find(|a| a.name.ns == ns!() && &*a.name.local == name)
@@ -656,16 +666,22 @@ impl<'a> Element<'a> {
 
     /// The value of its attribute named `name` in any namespace (the
     /// first, if several).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn any_attr(&self, name: &str) -> Option<&'a str> {
         if !self.may_have(name) {
             return None;
         }
+        self.find_any_attr(name)
+    }
+
+    #[inline(never)]
+    fn find_any_attr(&self, name: &str) -> Option<&'a str> {
         self.attrs().find(|(k, _)| *k == name).map(|(_, v)| v)
     }
 
     /// Whether it may have an attribute named `name` (it has not if not).
-    #[inline]
+    /// Inlined where the name is a constant, its bit is one too.
+    #[inline(always)]
     fn may_have(&self, name: &str) -> bool {
         self.names & name_bit(name) != 0
     }
