@@ -8,7 +8,7 @@ use aho_corasick::AhoCorasick;
 use crate::dom::{Element, Node, NodeRef};
 
 /// The value of attribute `name`, in any namespace.
-#[inline]
+#[inline(always)]
 pub(crate) fn attr<'a>(el: Element<'a>, name: &str) -> Option<&'a str> {
     el.any_attr(name)
 }
@@ -564,8 +564,8 @@ impl Facts {
 #[derive(Default)]
 pub(crate) struct FactsMap {
     map: std::cell::RefCell<crate::node_map::NodeMap<Facts>>,
-    /// An element read so far is named a widget.
-    widget_seen: std::cell::Cell<bool>,
+    /// The class and id words of the elements read so far.
+    seen: std::cell::Cell<Bits>,
 }
 
 impl FactsMap {
@@ -574,8 +574,7 @@ impl FactsMap {
             return *f;
         }
         let f = Facts::of(node, el);
-        self.widget_seen
-            .set(self.widget_seen.get() || f.is_widget_named());
+        self.seen.set(self.seen.get() | f.class.bits);
         self.map.borrow_mut().insert(node.id(), f);
         f
     }
@@ -583,7 +582,29 @@ impl FactsMap {
     /// An element read so far is named a widget: asked after a pass over
     /// the page, it spares pages without one (most) a second walk.
     pub(crate) fn widget_seen(&self) -> bool {
-        self.widget_seen.get()
+        self.seen.get() & WIDGET != 0
+    }
+
+    /// Whether a pass under rules `b` reads the page as the pass under
+    /// `a` did: they differ only in rules about class words that no
+    /// element read so far has. Asked after the pass under `a`, it spares
+    /// pages a pass that would find the same (the relaxed passes run on a
+    /// third of javadoc's pages, most of which have no such word). Such a
+    /// pass asks of the same elements: each verdict it reaches on the way
+    /// is the last pass's, so it reaches the same elements.
+    pub(crate) fn reads_alike(&self, a: Rules, b: Rules) -> bool {
+        let seen = self.seen.get();
+        let weak_read = seen & (WEAK | WEAK_TOKEN | WIDGET | REVIEWS) != 0;
+        let weighed =
+            seen & (STRONG | TOKEN | COMMENT | WEAK | WEAK_TOKEN | WIDGET | REVIEWS | POS) != 0;
+        let rest_alike = Rules {
+            weak_junk: a.weak_junk,
+            class_weights: a.class_weights,
+            ..b
+        } == a;
+        rest_alike
+            && (a.weak_junk == b.weak_junk || !weak_read)
+            && (a.class_weights == b.class_weights || !weighed)
     }
 }
 
@@ -746,5 +767,41 @@ fn tag_score(tag: &str) -> f64 {
         "address" | "ol" | "ul" | "dl" | "dd" | "dt" | "li" | "form" => -3.0,
         "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "th" => -5.0,
         _ => 0.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every element's facts read, as a pass reads them.
+    fn read_all(markup: &str) -> FactsMap {
+        let dom = crate::tree_builder::parse_document(markup, 0);
+        let facts = FactsMap::default();
+        for node in dom.nodes() {
+            if let Node::Element(e) = node.value() {
+                facts.get(node, e);
+            }
+        }
+        facts
+    }
+
+    #[test]
+    fn passes_read_alike_where_no_class_word_tells_them_apart() {
+        let [strict, no_weak, no_weights] = Rules::PASSES;
+        let plain = read_all("<div class=x id=y><p>text</p></div>");
+        assert!(plain.reads_alike(strict, no_weak));
+        assert!(plain.reads_alike(no_weak, no_weights));
+        assert!(plain.reads_alike(strict, no_weights));
+        assert!(!plain.reads_alike(strict, Rules::FULL_TEXT));
+        // A weak boilerplate word: junk under the strict rules only, and
+        // it weighs.
+        let weak = read_all("<div class=sidebar><p>text</p></div>");
+        assert!(!weak.reads_alike(strict, no_weak));
+        assert!(!weak.reads_alike(no_weak, no_weights));
+        // A content word weighs, and is junk under no rules.
+        let content = read_all("<div class=article-body><p>text</p></div>");
+        assert!(content.reads_alike(strict, no_weak));
+        assert!(!content.reads_alike(no_weak, no_weights));
     }
 }

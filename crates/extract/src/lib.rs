@@ -445,6 +445,7 @@ fn main_or_full_text(doc: &Dom, reading: &Reading<'_>) -> Text {
     // "Widget" names boilerplate, but not on a page whose builder names
     // every block so.
     let widgets_are_layout = outline.built_from_widgets(root, &facts);
+    let mut last_pass = None;
     for rules in classify::Rules::PASSES {
         let rules = classify::Rules {
             widgets_are_layout,
@@ -452,6 +453,12 @@ fn main_or_full_text(doc: &Dom, reading: &Reading<'_>) -> Text {
             comments_are_posts: declared.schema.discussion,
             ..rules
         };
+        // A pass that reads the page as the last one did finds what it
+        // found.
+        if last_pass.is_some_and(|last| facts.reads_alike(last, rules)) {
+            continue;
+        }
+        last_pass = Some(rules);
         let analysis = content::analyze(root, rules, wrappers, &facts);
         let main = render_content(
             root,
