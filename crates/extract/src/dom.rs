@@ -1,15 +1,14 @@
 //! The parsed page: a tree of our own, read by every pass of extraction.
 //!
 //! scraper's tree (ego_tree nodes holding scraper's elements) cost the
-//! parse a conversion and sort of every element's attributes, a node of
-//! about 140 bytes, and a drop that visits every attribute (issue 44).
-//! Here the nodes are small records in one vector, in the order they
-//! were made; the attributes of all elements sit in one vector, each
-//! element holding a range of it; the text of text and comment
-//! nodes are the tokenizer's tendrils, moved in. The reading side is ego_tree's (`NodeRef`,
-//! `traverse`, `descendants`, `ancestors`, ...), so the rules read as
-//! they did; values are small views ([`Node`], [`Element`]) into the
-//! vectors.
+//! parse a conversion and a sort of every element's attributes, a vector
+//! of them per element, and a node of about 140 bytes (issue 44). Here
+//! the nodes are 64-byte records in one vector, in the order they were
+//! made; the attributes of all elements sit in one vector, each element
+//! holding a range of it; text and comments are the tokenizer's tendrils,
+//! moved in. The reading side is ego_tree's (`NodeRef`, `traverse`,
+//! `descendants`, `ancestors`, ...), so the rules read as they did;
+//! values are small views ([`Node`], [`Element`]) into the vectors.
 //!
 //! [`crate::tree_builder`] fills it; the pages it leaves to html5ever's
 //! builder are parsed into scraper's tree and copied ([`Dom::from_html`]).
