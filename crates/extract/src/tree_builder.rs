@@ -1,5 +1,5 @@
-//! Tokens to scraper's tree for the markup most pages send; html5ever's
-//! tree builder for the rest.
+//! Tokens to our tree ([`crate::dom`]) for the markup most pages send;
+//! html5ever's tree builder (into scraper's tree, copied) for the rest.
 //!
 //! html5ever's tree builder was half of the parse (issue 44: 0.12-0.14 of
 //! javadoc's 0.23 ms a page): every token goes through its insertion-mode
