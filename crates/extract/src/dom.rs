@@ -185,19 +185,28 @@ impl Dom {
         name: LocalName,
         attrs: impl IntoIterator<Item = Attribute>,
     ) -> NodeId {
-        let from = self.attrs.len() as u32;
+        let from = self.attrs.len();
         self.attrs.extend(attrs);
-        let to = self.attrs.len() as u32;
-        let names = names_of(&self.attrs[from as usize..]);
-        self.append(
-            parent,
-            Data::Element {
-                name,
-                ns,
-                attrs: (from, to),
-                names,
-            },
-        )
+        let element = self.element_from(name, ns, from);
+        self.append(parent, element)
+    }
+
+    /// An element whose attributes are those from `from` to the end.
+    fn element_from(&self, name: LocalName, ns: Namespace, from: usize) -> Data {
+        Data::Element {
+            name,
+            ns,
+            attrs: (from as u32, self.attrs.len() as u32),
+            names: names_of(&self.attrs[from..]),
+        }
+    }
+
+    /// Gives element `id` the attributes from `from` to `to`.
+    fn set_attrs(&mut self, id: NodeId, from: usize, to: usize) {
+        let bits = names_of(&self.attrs[from..to]);
+        if let Data::Element { attrs, names, .. } = &mut self.nodes[id.index()].data {
+            (*attrs, *names) = ((from as u32, to as u32), bits);
+        }
     }
 
     /// Appends `text` to `parent`'s children, joined to a text node that
@@ -232,7 +241,9 @@ impl Dom {
         self.append(NodeId(0), Data::Doctype(at));
     }
 
-    /// Adds to element `id` those of `attrs` whose names it lacks.
+    /// Adds to element `id` those of `attrs` whose names it lacks (a
+    /// second `<html>` or `<body>` tag's: "add the attributes that are
+    /// missing").
     pub(crate) fn add_missing_attributes(&mut self, id: NodeId, attrs: Vec<Attribute>) {
         let Data::Element {
             attrs: (from, to), ..
@@ -252,14 +263,10 @@ impl Dom {
             return;
         }
         // Its range moves to the end, where it can grow.
-        let start = self.attrs.len() as u32;
+        let start = self.attrs.len();
         self.attrs.extend_from_within(from as usize..to as usize);
         self.attrs.extend(missing);
-        let end = self.attrs.len() as u32;
-        let bits = names_of(&self.attrs[start as usize..]);
-        if let Data::Element { attrs, names, .. } = &mut self.nodes[id.index()].data {
-            (*attrs, *names) = ((start, end), bits);
-        }
+        self.set_attrs(id, start, self.attrs.len());
     }
 
     // ---- repairs ----
@@ -297,10 +304,7 @@ impl Dom {
                 kept += 1;
             }
         }
-        let bits = names_of(&self.attrs[from as usize..kept as usize]);
-        if let Data::Element { attrs, names, .. } = &mut self.nodes[id.index()].data {
-            (*attrs, *names) = ((from, kept), bits);
-        }
+        self.set_attrs(id, from as usize, kept as usize);
     }
 
     /// scraper's tree as one of ours, node for node in the same order.
@@ -333,18 +337,13 @@ impl Dom {
                 S::Comment(c) => Data::Comment(c.comment.clone()),
                 S::Text(t) => Data::Text(t.text.clone()),
                 S::Element(e) => {
-                    let from = dom.attrs.len() as u32;
+                    let from = dom.attrs.len();
                     dom.attrs
                         .extend(e.attrs.iter().map(|(name, value)| Attribute {
                             name: name.clone(),
                             value: value.clone(),
                         }));
-                    Data::Element {
-                        name: e.name.local.clone(),
-                        ns: e.name.ns.clone(),
-                        attrs: (from, dom.attrs.len() as u32),
-                        names: names_of(&dom.attrs[from as usize..]),
-                    }
+                    dom.element_from(e.name.local.clone(), e.name.ns.clone(), from)
                 }
                 S::ProcessingInstruction(p) => Data::Comment(p.data.clone()),
             };

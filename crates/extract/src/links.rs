@@ -30,15 +30,9 @@ pub enum LinkKind {
     Pagination,
 }
 
-/// An attribute in no namespace: what the selector `[name]` matches
-/// (`xlink:href` is not `href`).
-fn plain_attr<'a>(el: Element<'a>, name: &str) -> Option<&'a str> {
-    el.attr(name)
-}
-
 /// `rel` holds one of `words` (any case).
 fn rel_has(el: Element<'_>, words: &[&str]) -> bool {
-    plain_attr(el, "rel")
+    el.attr("rel")
         .unwrap_or("")
         .split_ascii_whitespace()
         .any(|r| words.iter().any(|w| r.eq_ignore_ascii_case(w)))
@@ -56,7 +50,7 @@ fn elements(doc: &Dom) -> impl Iterator<Item = ElementRef<'_>> {
 pub(crate) fn base_url(doc: &Dom, page: Option<&Url>) -> Option<Url> {
     let from_base = elements(doc)
         .filter(|e| e.value().name() == "base")
-        .find_map(|e| plain_attr(e.value(), "href"))
+        .find_map(|e| e.value().attr("href"))
         .and_then(|h| match page {
             Some(p) => p.join(h.trim()).ok(),
             None => Url::parse(h.trim()).ok(),
@@ -86,7 +80,7 @@ pub(crate) fn collect(doc: &Dom, base: Option<&Url>, with_text: bool) -> Vec<Lin
     let mut resolved: HashMap<&str, Option<Url>> = HashMap::new();
     for node in elements(doc) {
         let e = node.value();
-        let Some(href) = plain_attr(e, "href") else {
+        let Some(href) = e.attr("href") else {
             continue;
         };
         let kind = match e.name() {

@@ -628,14 +628,14 @@ impl State {
             local_name!("html") => {
                 // Its attributes go onto the open element, where missing.
                 let html = self.open.first().ok_or(GiveUp)?.id;
-                self.add_missing_attributes(html, tag.attrs);
+                self.dom.add_missing_attributes(html, tag.attrs);
                 done()
             }
             local_name!("body") => {
                 if let Some(body) = self.open.get(1)
                     && body.name == local_name!("body")
                 {
-                    self.add_missing_attributes(body.id, tag.attrs);
+                    self.dom.add_missing_attributes(body.id, tag.attrs);
                 }
                 done()
             }
@@ -1120,12 +1120,6 @@ impl State {
             _ => return Err(GiveUp),
         }
         Ok(())
-    }
-
-    /// "Add the attributes that are missing" onto `node` (a second
-    /// `<html>` or `<body>` tag), kept in scraper's order.
-    fn add_missing_attributes(&mut self, node: NodeId, attrs: Vec<Attribute>) {
-        self.dom.add_missing_attributes(node, attrs);
     }
 
     // ---- tables ----
