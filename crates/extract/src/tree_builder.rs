@@ -336,6 +336,10 @@ impl TokenSink for Builder {
             Token::TagToken(tag) => Tok::Tag(tag),
             Token::CommentToken(text) => Tok::Comment(text),
             Token::EOFToken => Tok::Eof,
+            // In an `<svg>` (foreign content) it is text: U+FFFD.
+            Token::NullCharacterToken if s.current_is(&local_name!("svg")) => {
+                Tok::Chars(StrTendril::from_slice("\u{fffd}"))
+            }
             Token::NullCharacterToken => {
                 // Ignored in the body and its cells; elsewhere left to
                 // html5ever.

@@ -82,6 +82,8 @@ fn ordinary_pages_are_built_here_as_html5ever_builds_them() {
         "<p>x</br>y</p>",
         // In an `<svg>`, CDATA is text (a bogus comment elsewhere).
         "<p><svg><![CDATA[a<b]]>c</svg>d<![CDATA[e]]>",
+        // In an `<svg>`, NUL is U+FFFD (ignored in the body).
+        "<svg>a\0b</svg>\0<svg>\0</svg>",
     ] {
         assert!(same_or_gave_up(markup), "gave up on {markup:?}");
     }
