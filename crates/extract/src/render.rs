@@ -396,6 +396,10 @@ fn repeats_title(node: NodeRef<'_>, title: &str) -> bool {
     len > 0 && len * 2 >= title.len()
 }
 
+/// The most text, in bytes, a block read for an advertisement label may
+/// hold (with the white space around it).
+const LABEL_BYTES: usize = 40;
+
 /// A block whose whole text is an advertisement label.
 fn is_ad_label(node: NodeRef<'_>) -> bool {
     let Node::Element(el) = node.value() else {
@@ -404,7 +408,11 @@ fn is_ad_label(node: NodeRef<'_>) -> bool {
     if !is_block(el.name()) {
         return false;
     }
-    let mut text = String::new();
+    // Asked of every block rendered, and most blocks are longer than a
+    // label: the text is gathered on the stack, and a block stops at its
+    // 41st byte without copying the rest.
+    let mut buf = [0u8; LABEL_BYTES];
+    let mut len = 0;
     // Bounded: a label is a few nodes deep, and a walk per block over a
     // deeply nested page must stay cheap.
     for d in node.descendants().take(16) {
@@ -415,12 +423,17 @@ fn is_ad_label(node: NodeRef<'_>) -> bool {
             if raw {
                 continue;
             }
-            text.push_str(t);
-            if text.len() > 40 {
+            let Some(piece) = buf.get_mut(len..len + t.len()) else {
                 return false;
-            }
+            };
+            piece.copy_from_slice(t.as_bytes());
+            len += t.len();
         }
     }
+    // Whole texts joined: UTF-8 still.
+    let Ok(text) = std::str::from_utf8(&buf[..len]) else {
+        return false;
+    };
     // No label is longer than 14 characters, and lowercase has at least
     // the characters of the text it is made from.
     let text = text.trim();

@@ -1067,3 +1067,20 @@ fn a_list_whose_items_are_sentences_with_links_stays_but_a_list_of_links_goes() 
         page.text
     );
 }
+
+#[test]
+fn an_advertisement_label_goes_and_a_block_that_starts_like_one_stays() {
+    // The label is its block's whole text, in any case and spread over
+    // inline elements; a block whose text goes on past a label's length
+    // is read, whatever it starts with.
+    let ps = paragraphs();
+    let long = "Advertisements of the period show how logging was sold to the trade.";
+    let html = page(&format!(
+        "<h1>Logging HOWTO</h1>{ps}<div> <b>ADVERT</b>ISEMENT </div>\
+         <div><span>Anzeige</span></div><p>{long}</p>"
+    ));
+    let page = extract(html.as_bytes(), &Input::default());
+    assert!(!page.text.contains("ISEMENT"), "{}", page.text);
+    assert!(!page.text.contains("Anzeige"), "{}", page.text);
+    assert!(page.text.contains(long), "{}", page.text);
+}
