@@ -135,6 +135,20 @@ fn words_of(text: &str, max: usize) -> (String, bool) {
     (words, code * 2 > read)
 }
 
+/// The ASCII bytes that make a token code, as a set of bits: a test per
+/// byte of every token read, where a search of the list was a call to
+/// memchr.
+const CODE_MARKS: u128 = {
+    let marks = b"_.:/\\#@$=<>()[]{}0123456789";
+    let mut set = 0u128;
+    let mut i = 0;
+    while i < marks.len() {
+        set |= 1 << marks[i];
+        i += 1;
+    }
+    set
+};
+
 /// Whether a whitespace-separated token is an identifier, code or a number
 /// rather than a word: past its outer punctuation it holds a digit, one of
 /// `_ . : / \ # @ $ = < > ( ) [ ] { }`, or a lower-case ASCII letter
@@ -147,7 +161,7 @@ fn is_code(token: &str) -> bool {
         return true;
     }
     let b = core.as_bytes();
-    let marks = |c: &u8| b"_.:/\\#@$=<>()[]{}".contains(c) || c.is_ascii_digit();
+    let marks = |&c: &u8| c < 128 && (CODE_MARKS >> c) & 1 == 1;
     b.iter().any(marks)
         || b.windows(2)
             .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase())
@@ -265,6 +279,14 @@ mod tests {
             "中文网页，好的。",
         ] {
             assert!(!is_code(word), "{word}");
+        }
+        // Each mark inside a word makes it code; other punctuation does
+        // not (the bit set against the list it was made from; letters
+        // are words, or code by their case).
+        for b in (0u8..128).filter(|b| !b.is_ascii_alphabetic()) {
+            let token = format!("a{}b", b as char);
+            let mark = b"_.:/\\#@$=<>()[]{}".contains(&b) || b.is_ascii_digit();
+            assert_eq!(is_code(&token), mark, "{token:?}");
         }
         assert_eq!(
             words_of("Class java.lang.Object extends getValue() the end", 100),
