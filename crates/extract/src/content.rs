@@ -175,10 +175,10 @@ fn is_comma(c: char) -> bool {
 }
 
 /// A text's characters that are not white space (as `char::is_whitespace`)
-/// and its commas. Asked of every text node on every pass: ASCII text, most
-/// of it, is counted in two passes over its bytes that the compiler turns
-/// into vector instructions (a loop testing each byte once for both was
-/// 4% of extraction).
+/// and its commas. Asked of every text node once a page
+/// ([`FactsMap::text_counts`]): ASCII text, most of it, is counted in two
+/// passes over its bytes that the compiler turns into vector instructions
+/// (a loop testing each byte once for both was 4% of extraction).
 fn count_text(t: &str) -> (u32, u32) {
     if t.is_ascii() {
         let bytes = t.as_bytes();
@@ -236,7 +236,7 @@ pub(crate) fn analyze<'a>(
                         stack.push((node.id(), Stats::default(), block));
                     }
                     Node::Text(t) => {
-                        let (chars, commas) = count_text(t);
+                        let (chars, commas) = facts.text_counts(node.id(), || count_text(t));
                         if let Some(top) = stack.last_mut() {
                             top.1.text += chars;
                             top.1.commas += commas;
