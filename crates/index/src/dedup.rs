@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use nearcrawl_simhash::hash::fmix64;
-use nearcrawl_simhash::{Fingerprint, Options, Simhash, Simhasher, Weighting};
+use nearcrawl_simhash::{Fingerprint, Options, Simhash, Simhasher, Tokens, Weighting};
 
 use crate::band_index::IndexConfig;
 use crate::candidates::{Candidate, Keys, Tables};
@@ -102,6 +102,46 @@ pub struct Fingerprinter {
     fingerprinter: Simhasher,
     shingler: Simhasher,
     short_features: u32,
+    /// The last text's tokens (its buffers, for the next).
+    tokens: Tokens,
+}
+
+/// Texts up to this many bytes are read once for the fingerprint, the
+/// sketch and a short text's words; a larger one is read by each, so that
+/// its tokens (twice its size) are never held.
+const READ_ONCE_BYTES: usize = 1 << 20;
+
+/// Token buffers kept for the next text up to this many tokens (192 KiB).
+const KEPT_TOKENS: usize = 1 << 14;
+
+/// Where the fingerprinter and the shingler (one tokenizer) take a text's
+/// tokens from.
+enum Read<'a> {
+    Once(&'a Tokens),
+    Each(&'a str),
+}
+
+impl Read<'_> {
+    fn hash(&self, h: &mut Simhasher) -> Simhash {
+        match self {
+            Read::Once(tokens) => h.hash_tokens(tokens),
+            Read::Each(text) => h.hash(text),
+        }
+    }
+
+    fn features(&self, h: &mut Simhasher, sink: impl FnMut(u64)) -> u32 {
+        match self {
+            Read::Once(tokens) => h.features_of_tokens(tokens, sink),
+            Read::Each(text) => h.features(text, sink),
+        }
+    }
+
+    fn features_measured(&self, h: &mut Simhasher, sink: impl FnMut(u64, u32)) -> u32 {
+        match self {
+            Read::Once(tokens) => h.features_measured_of_tokens(tokens, sink),
+            Read::Each(text) => h.features_measured(text, sink),
+        }
+    }
 }
 
 /// What [`Fingerprinter::prepare`] computes for one document.
@@ -206,23 +246,32 @@ impl Fingerprinter {
             fingerprinter,
             shingler,
             short_features: config.short_features,
+            tokens: Tokens::default(),
         })
     }
 
     pub fn prepare<'a>(&mut self, doc: impl Into<Doc<'a>>) -> Prepared {
         let doc = doc.into();
-        let simhash = self.fingerprinter.hash(doc.text);
+        let mut tokens = std::mem::take(&mut self.tokens);
+        let read = if doc.text.len() <= READ_ONCE_BYTES {
+            self.fingerprinter.read_tokens(doc.text, &mut tokens);
+            Read::Once(&tokens)
+        } else {
+            Read::Each(doc.text)
+        };
+        let simhash = read.hash(&mut self.fingerprinter);
         let mut sketch = SketchBuilder::default();
         let mut content = ContentHash::default();
-        self.shingler.features(doc.text, |f| {
+        read.features(&mut self.shingler, |f| {
             sketch.add(f);
             content.add(f);
         });
         let short = simhash.features < self.short_features;
         let text = if short {
             let mut words = Vec::new();
-            self.fingerprinter
-                .features_measured(doc.text, |f, chars| words.push(short_word(f, chars)));
+            read.features_measured(&mut self.fingerprinter, |f, chars| {
+                words.push(short_word(f, chars))
+            });
             // Within a third of the line, a line added takes a copy past
             // it: such a text keeps the sketch a long one is compared by.
             if simhash.features * 3 >= self.short_features * 2 {
@@ -233,6 +282,9 @@ impl Fingerprinter {
         } else {
             TextSummary::Sketch(Box::new(sketch.finish()))
         };
+        if tokens.len() <= KEPT_TOKENS {
+            self.tokens = tokens;
+        }
         let directories = match (doc.title, doc.url) {
             (Some(title), Some(url)) => names::directory_words(title, url),
             _ => 0,
@@ -1082,6 +1134,37 @@ mod tests {
             assert!(p.to_bytes().len() < 220, "{} bytes", p.to_bytes().len());
         }
         assert_eq!(Prepared::from_bytes(&[0; 20]), None);
+    }
+
+    #[test]
+    fn texts_read_once_or_by_each_prepare_alike() {
+        let config = DedupConfig::default();
+        let mut f = Fingerprinter::new(&config).unwrap();
+        let mut simhasher = Simhasher::new(config.simhash).unwrap();
+        let long: String = (0..300).map(|i| format!("word{} ", i * 7 % 113)).collect();
+        // Over READ_ONCE_BYTES: its tokens are read by each.
+        let huge = long.repeat(READ_ONCE_BYTES / long.len() + 1);
+        let doc = |text| Doc {
+            text,
+            title: None,
+            host: None,
+            url: None,
+        };
+        let first = f.prepare(doc(&long));
+        for text in [
+            long.as_str(),
+            "a short page of a few words",
+            &huge,
+            "",
+            &long,
+        ] {
+            let p = f.prepare(doc(text));
+            assert_eq!(p.simhash, simhasher.hash(text));
+            // A fresh fingerprinter (no buffers from earlier texts) agrees.
+            let fresh = Fingerprinter::new(&config).unwrap().prepare(doc(text));
+            assert_eq!(p, fresh);
+        }
+        assert_eq!(f.prepare(doc(&long)), first);
     }
 
     #[test]

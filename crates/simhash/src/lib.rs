@@ -27,6 +27,9 @@
 //!   murmur3's `fmix64` (see [`hash`] for why).
 //! - [`Simhash`] carries the fingerprint and the feature count, because short
 //!   texts fingerprint badly and callers must know when a text is short.
+//! - [`Tokens`] holds a text's tokens, read once for several simhashers of
+//!   one tokenizer (the `_tokens` methods): a fingerprint of unigrams and a
+//!   sketch of shingles then read the text once between them.
 //!
 //! # Why these defaults
 //!
@@ -74,5 +77,7 @@ mod simhasher;
 mod tokenize;
 
 pub use fingerprint::{Fingerprint, ParseFingerprintError};
-pub use simhasher::{MAX_SHINGLE, Options, OptionsError, Simhash, Simhasher, Weighting, simhash};
+pub use simhasher::{
+    MAX_SHINGLE, Options, OptionsError, Simhash, Simhasher, Tokens, Weighting, simhash,
+};
 pub use tokenize::{StandardTokenizer, Tokenizer};

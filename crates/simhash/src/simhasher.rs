@@ -127,10 +127,33 @@ impl<T: Tokenizer> Simhasher<T> {
 
     /// Fingerprints `text`.
     pub fn hash(&mut self, text: &str) -> Simhash {
+        self.hash_from(text)
+    }
+
+    /// [`hash`](Simhasher::hash) of the text `tokens` were read from.
+    pub fn hash_tokens(&mut self, tokens: &Tokens) -> Simhash {
+        self.hash_from(tokens)
+    }
+
+    /// Reads the tokens of `text` into `tokens` (what was there before
+    /// goes), for [`hash_tokens`](Simhasher::hash_tokens) and the other
+    /// `_tokens` methods of this simhasher and of any other with the same
+    /// tokenizer.
+    pub fn read_tokens(&mut self, text: &str, tokens: &mut Tokens) {
+        tokens.hashes.clear();
+        tokens.chars.clear();
+        tokens.text_bytes = text.len();
+        self.tokenizer.tokenize_measured(text, |t, chars| {
+            tokens.hashes.push(t);
+            tokens.chars.push(chars);
+        });
+    }
+
+    fn hash_from<S: TokenSource + ?Sized>(&mut self, source: &S) -> Simhash {
         match self.options.weighting {
             Weighting::Tf => {
                 let mut votes = UnitVotes::new();
-                let features = self.for_each_feature_batch(text, |fs| votes.add_all(fs));
+                let features = self.for_each_feature_batch(source, |fs| votes.add_all(fs));
                 Simhash {
                     fingerprint: Fingerprint(votes.finish()),
                     features,
@@ -142,8 +165,8 @@ impl<T: Tokenizer> Simhasher<T> {
                 // fewer in a large text, whose words repeat (a 100 MB text
                 // of articles has 1 in 160), so past that the table grows as
                 // it fills instead of starting at its size for all-distinct.
-                counts.reset((text.len() / 8).min(MAX_EXPECTED_FEATURES));
-                let features = self.for_each_feature_batch(text, |fs| counts.add_all(fs));
+                counts.reset((source.text_bytes() / 8).min(MAX_EXPECTED_FEATURES));
+                let features = self.for_each_feature_batch(source, |fs| counts.add_all(fs));
                 // Features of equal tf share a weight: count each class with
                 // the cheap unit counter, then weigh the classes. Most
                 // features have tf 1; only tf above the classes goes one by one.
@@ -172,19 +195,49 @@ impl<T: Tokenizer> Simhasher<T> {
     /// unigrams or shingles the options ask for, finalized, in text order,
     /// stop words left out); returns how many. Other sketches of the same
     /// features (MinHash, exact-content hashes) build on this.
-    pub fn features(&mut self, text: &str, mut sink: impl FnMut(u64)) -> u32 {
-        self.for_each_feature_batch(text, |fs| fs.iter().for_each(|&f| sink(f)))
+    pub fn features(&mut self, text: &str, sink: impl FnMut(u64)) -> u32 {
+        self.features_from(text, sink)
+    }
+
+    /// [`features`](Simhasher::features) of the text `tokens` were read
+    /// from.
+    pub fn features_of_tokens(&mut self, tokens: &Tokens, sink: impl FnMut(u64)) -> u32 {
+        self.features_from(tokens, sink)
+    }
+
+    fn features_from<S>(&mut self, source: &S, mut sink: impl FnMut(u64)) -> u32
+    where
+        S: TokenSource + ?Sized,
+    {
+        self.for_each_feature_batch(source, |fs| fs.iter().for_each(|&f| sink(f)))
     }
 
     /// [`features`](Simhasher::features), each with what it weighs: the
     /// token's length in characters for unigrams without stop words (see
     /// [`Tokenizer::tokenize_measured`]), 1 for shingles or with stop words.
-    pub fn features_measured(&mut self, text: &str, mut sink: impl FnMut(u64, u32)) -> u32 {
+    pub fn features_measured(&mut self, text: &str, sink: impl FnMut(u64, u32)) -> u32 {
+        self.features_measured_from(text, sink)
+    }
+
+    /// [`features_measured`](Simhasher::features_measured) of the text
+    /// `tokens` were read from.
+    pub fn features_measured_of_tokens(
+        &mut self,
+        tokens: &Tokens,
+        sink: impl FnMut(u64, u32),
+    ) -> u32 {
+        self.features_measured_from(tokens, sink)
+    }
+
+    fn features_measured_from<S>(&mut self, source: &S, mut sink: impl FnMut(u64, u32)) -> u32
+    where
+        S: TokenSource + ?Sized,
+    {
         if self.options.shingle > 1 || !self.stop_tokens.is_empty() {
-            return self.features(text, |f| sink(f, 1));
+            return self.features_from(source, |f| sink(f, 1));
         }
         let mut n = 0;
-        self.tokenizer.tokenize_measured(text, |t, chars| {
+        source.each_measured(&mut self.tokenizer, |t, chars| {
             n += 1;
             sink(fmix64(t), chars);
         });
@@ -198,11 +251,14 @@ impl<T: Tokenizer> Simhasher<T> {
     /// and branchy, the feature loop small and branch-free, and the table
     /// look-ups of one batch overlap instead of waiting on the tokenizer.
     #[inline]
-    fn for_each_feature_batch(&mut self, text: &str, mut sink: impl FnMut(&[u64])) -> u32 {
+    fn for_each_feature_batch<S>(&mut self, source: &S, mut sink: impl FnMut(&[u64])) -> u32
+    where
+        S: TokenSource + ?Sized,
+    {
         let mut shingles = Shingles::new(self.options.shingle, &self.stop_tokens);
         let mut batch = [0u64; BATCH];
         let mut len = 0;
-        self.tokenizer.tokenize(text, |t| {
+        source.each(&mut self.tokenizer, |t| {
             batch[len] = t;
             len += 1;
             if len == BATCH {
@@ -217,6 +273,73 @@ impl<T: Tokenizer> Simhasher<T> {
 
 /// Tokens gathered before their features are made.
 const BATCH: usize = 256;
+
+/// A text's tokens as a [`Simhasher`]'s tokenizer read them
+/// ([`Simhasher::read_tokens`]), each with its length in characters, for
+/// several simhashers with the same tokenizer (a fingerprint of unigrams
+/// and a sketch of shingles): reading the text is most of what making its
+/// features costs, and this way it is read once. 12 bytes a token (about
+/// twice the text's size): for texts of ordinary size, streaming the
+/// largest instead.
+#[derive(Debug, Clone, Default)]
+pub struct Tokens {
+    hashes: Vec<u64>,
+    chars: Vec<u32>,
+    /// The text's length in bytes, which sizes the table of its features
+    /// as reading the text would.
+    text_bytes: usize,
+}
+
+impl Tokens {
+    /// How many tokens were read.
+    pub fn len(&self) -> usize {
+        self.hashes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.hashes.is_empty()
+    }
+}
+
+/// Where a simhasher's tokens come from: a text its tokenizer reads, or
+/// tokens read before.
+trait TokenSource {
+    fn text_bytes(&self) -> usize;
+    fn each<T: Tokenizer>(&self, tokenizer: &mut T, emit: impl FnMut(u64));
+    fn each_measured<T: Tokenizer>(&self, tokenizer: &mut T, emit: impl FnMut(u64, u32));
+}
+
+impl TokenSource for str {
+    fn text_bytes(&self) -> usize {
+        self.len()
+    }
+
+    #[inline]
+    fn each<T: Tokenizer>(&self, tokenizer: &mut T, emit: impl FnMut(u64)) {
+        tokenizer.tokenize(self, emit);
+    }
+
+    fn each_measured<T: Tokenizer>(&self, tokenizer: &mut T, emit: impl FnMut(u64, u32)) {
+        tokenizer.tokenize_measured(self, emit);
+    }
+}
+
+impl TokenSource for Tokens {
+    fn text_bytes(&self) -> usize {
+        self.text_bytes
+    }
+
+    #[inline]
+    fn each<T: Tokenizer>(&self, _: &mut T, emit: impl FnMut(u64)) {
+        self.hashes.iter().copied().for_each(emit);
+    }
+
+    fn each_measured<T: Tokenizer>(&self, _: &mut T, mut emit: impl FnMut(u64, u32)) {
+        for (&t, &chars) in self.hashes.iter().zip(&self.chars) {
+            emit(t, chars);
+        }
+    }
+}
 
 /// Turns token hashes into finalized feature hashes: unigrams, or n-token
 /// shingles through a ring buffer of the last n tokens.
@@ -337,6 +460,45 @@ mod tests {
         })
         .unwrap();
         h.features_measured(text, |_, chars| assert_eq!(chars, 1));
+    }
+
+    #[test]
+    fn tokens_read_once_give_what_the_text_gives() {
+        let texts = [
+            "",
+            "one",
+            "Uses of java.io.ByteArrayOutputStream: 中文 Ünïcode ok, ภาษาไทย",
+            "the the the cat sat on the mat, and the dog sat on the cat",
+        ];
+        let stop = |s: Simhasher| s.with_stop_words(["the"]);
+        for options in [
+            opts(1, Weighting::SublinearTf),
+            opts(1, Weighting::Tf),
+            opts(3, Weighting::Tf),
+        ] {
+            for with_stop in [false, true] {
+                let mut h = Simhasher::new(options).unwrap();
+                if with_stop {
+                    h = stop(h);
+                }
+                let mut tokens = Tokens::default();
+                for text in texts {
+                    h.read_tokens(text, &mut tokens);
+                    assert_eq!(h.hash_tokens(&tokens), h.hash(text), "{text}");
+                    let (mut a, mut b) = (Vec::new(), Vec::new());
+                    let n = h.features(text, |f| a.push(f));
+                    assert_eq!(h.features_of_tokens(&tokens, |f| b.push(f)), n);
+                    assert_eq!(a, b);
+                    let (mut a, mut b) = (Vec::new(), Vec::new());
+                    let n = h.features_measured(text, |f, c| a.push((f, c)));
+                    assert_eq!(
+                        h.features_measured_of_tokens(&tokens, |f, c| b.push((f, c))),
+                        n
+                    );
+                    assert_eq!(a, b);
+                }
+            }
+        }
     }
 
     #[test]
