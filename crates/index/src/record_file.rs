@@ -12,10 +12,12 @@
 //! back to that length: records appended after the last flush are gone,
 //! as they would be from any other part of the gate.
 
+use std::collections::{HashMap, VecDeque};
 use std::fs::{File, OpenOptions};
 use std::io::{BufReader, Read};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::Mutex;
 
 use crate::error::IndexError;
 
@@ -25,6 +27,11 @@ const GROUP: u32 = 16;
 /// Appended bytes held before they are written to the file.
 const BUFFER: usize = 1 << 20;
 const LENGTH_KEY: &[u8] = b"records";
+/// Complete groups kept once read (about 4 KB each): the gate reads the
+/// same candidates for many pages (a template's pages share its bands),
+/// and each read of the file was a system call and a zeroed buffer under
+/// the crawl's lock.
+const CACHED_GROUPS: usize = 256;
 
 #[derive(Debug)]
 pub(crate) struct RecordLog {
@@ -37,6 +44,29 @@ pub(crate) struct RecordLog {
     buffer: Vec<u8>,
     /// Offset of record g × GROUP, for every group g.
     group_starts: Vec<u64>,
+    /// Complete groups read lately. A group is complete once the next has
+    /// begun, and never changes after (records are only appended, and cut
+    /// back only when the file is opened).
+    cache: Mutex<GroupCache>,
+}
+
+/// The bytes of complete groups, by group; the oldest read goes first.
+#[derive(Debug, Default)]
+struct GroupCache {
+    groups: HashMap<u32, Box<[u8]>>,
+    order: VecDeque<u32>,
+}
+
+impl GroupCache {
+    fn insert(&mut self, group: u32, bytes: Box<[u8]>) {
+        if self.order.len() == CACHED_GROUPS
+            && let Some(oldest) = self.order.pop_front()
+        {
+            self.groups.remove(&oldest);
+        }
+        self.order.push_back(group);
+        self.groups.insert(group, bytes);
+    }
 }
 
 impl RecordLog {
@@ -81,6 +111,7 @@ impl RecordLog {
             written: bytes,
             buffer: Vec::new(),
             group_starts: Vec::new(),
+            cache: Mutex::default(),
         };
         log.load(bytes, &mut f).map_err(io)?;
         if log.len != len {
@@ -140,7 +171,24 @@ impl RecordLog {
         if slot >= self.len {
             return Err(missing());
         }
-        let group = (slot / GROUP) as usize;
+        let group = slot / GROUP;
+        let complete = (group as usize) + 1 < self.group_starts.len();
+        let mut cache = self.cache.lock().expect("a gate thread panicked");
+        if complete && let Some(bytes) = cache.groups.get(&group) {
+            return record_in(bytes, slot).map(f).ok_or_else(missing);
+        }
+        let bytes = self.read_group(group, slot)?;
+        let found = record_in(&bytes, slot).map(f).ok_or_else(missing);
+        if complete {
+            cache.insert(group, bytes.into_boxed_slice());
+        }
+        found
+    }
+
+    /// The bytes of `group` (which holds `slot`), from the file and the
+    /// buffer after it.
+    fn read_group(&self, group: u32, slot: u32) -> Result<Vec<u8>, IndexError> {
+        let group = group as usize;
         let start = self.group_starts[group];
         let end = self
             .group_starts
@@ -158,17 +206,7 @@ impl RecordLog {
             let buffered = (start + from_file as u64 - self.written) as usize;
             bytes[from_file..].copy_from_slice(&self.buffer[buffered..buffered + rest]);
         }
-        let mut at = 0;
-        for _ in 0..slot % GROUP {
-            let length = bytes.get(at..at + 2).ok_or_else(missing)?;
-            at += 2 + usize::from(u16::from_le_bytes([length[0], length[1]]));
-        }
-        let length = bytes.get(at..at + 2).ok_or_else(missing)?;
-        let length = usize::from(u16::from_le_bytes([length[0], length[1]]));
-        bytes
-            .get(at + 2..at + 2 + length)
-            .map(f)
-            .ok_or_else(missing)
+        Ok(bytes)
     }
 
     /// Makes every record durable in the file and names the new length in
@@ -196,6 +234,18 @@ impl RecordLog {
         self.buffer.clear();
         Ok(())
     }
+}
+
+/// The record of `slot` in the bytes of its group.
+fn record_in(bytes: &[u8], slot: u32) -> Option<&[u8]> {
+    let mut at = 0;
+    for _ in 0..slot % GROUP {
+        let length = bytes.get(at..at + 2)?;
+        at += 2 + usize::from(u16::from_le_bytes([length[0], length[1]]));
+    }
+    let length = bytes.get(at..at + 2)?;
+    let length = usize::from(u16::from_le_bytes([length[0], length[1]]));
+    bytes.get(at + 2..at + 2 + length)
 }
 
 #[cfg(test)]
@@ -239,6 +289,39 @@ mod tests {
             .set_len(10)
             .unwrap();
         assert!(RecordLog::open(&path, meta(), |_, _| {}).is_err());
+        drop(db);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn records_read_back_alike_from_the_cache_while_groups_fill() {
+        let dir = std::env::temp_dir().join(format!("nearcrawl-cached-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let db = crate::store::open_db(&dir).unwrap();
+        let meta = db.open_tree("meta").unwrap();
+        let mut log = RecordLog::open(&dir.join("records"), meta, |_, _| {}).unwrap();
+        let record = |i: u32| vec![(i * 31) as u8; (i % 11) as usize + 1];
+        let n = (CACHED_GROUPS as u32 + 3) * GROUP;
+        for slot in 0..n {
+            log.push(&record(slot)).unwrap();
+            // Its group is still filling: read, but not kept.
+            assert_eq!(log.with(slot, <[u8]>::to_vec).unwrap(), record(slot));
+            if slot % 97 == 0 {
+                log.write_buffer().unwrap();
+            }
+        }
+        // Twice over: the first pass fills the cache past its size, the
+        // second reads what it kept and what it let go.
+        for _ in 0..2 {
+            for slot in (0..n).rev() {
+                assert_eq!(log.with(slot, <[u8]>::to_vec).unwrap(), record(slot));
+            }
+        }
+        let cache = log.cache.lock().unwrap();
+        assert_eq!(cache.groups.len(), CACHED_GROUPS);
+        assert_eq!(cache.order.len(), CACHED_GROUPS);
+        drop(cache);
+        drop(log);
         drop(db);
         let _ = std::fs::remove_dir_all(&dir);
     }
