@@ -2,8 +2,10 @@
 //!
 //! The binary is the one of this build (`target/<profile>/nearcrawl`).
 //! Before the first test uses it, it is brought up to date with `cargo
-//! build` (a no-op under `cargo test --workspace`, which has built it), so
-//! `cargo test -p nearcrawl-tests` never runs a stale binary.
+//! build`, so `cargo test -p nearcrawl-tests` never runs a stale binary.
+//! That build resolves features as `cargo test --workspace` does (see
+//! [`nearcrawl_bin`]), so under it the build reuses every dependency the
+//! tests were built with.
 //! `NEARCRAWL_BIN` overrides the path and skips the build.
 
 pub mod app_site;
@@ -22,6 +24,13 @@ use std::sync::OnceLock;
 
 /// The `nearcrawl` binary of this build: beside the `deps/` folder that holds
 /// this test executable.
+///
+/// It is built with `--workspace --examples` because selecting examples
+/// makes cargo resolve features with every member's dev-dependencies, as
+/// `cargo test --workspace` does (which has built the examples already).
+/// `--package nearcrawl-cli` alone resolves without them, so a dev-only
+/// feature (criterion turns on serde's `alloc`) gave a second copy of
+/// serde's dependents, pdf_oxide among them: gigabytes of `target/` in CI.
 pub fn nearcrawl_bin() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
@@ -39,8 +48,8 @@ pub fn nearcrawl_bin() -> PathBuf {
         build.args([
             "build",
             "--quiet",
-            "--package",
-            "nearcrawl-cli",
+            "--workspace",
+            "--examples",
             "--bin",
             "nearcrawl",
         ]);
