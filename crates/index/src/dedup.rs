@@ -722,12 +722,13 @@ impl Deduper {
         let short_pair = a.words().is_some() || b.words().is_some();
         let (similarity, check, threshold, sketches) =
             match (a.words(), b.words(), a.sketch(), b.sketch()) {
-                (Some(a), Some(b), _, _) => (
-                    word_similarity(a, b, Weigh::Characters),
-                    Check::ShortText,
-                    self.config.short_similarity,
-                    None,
-                ),
+                (Some(a), Some(b), _, _) => {
+                    let threshold = self.config.short_similarity;
+                    let Some(s) = word_similarity(a, b, Weigh::Characters, threshold) else {
+                        return Ok(Compared::Unlike);
+                    };
+                    (s, Check::ShortText, threshold, None)
+                }
                 (_, _, Some(a), Some(b)) => (
                     a.similarity(b),
                     Check::Sketch,
@@ -750,7 +751,7 @@ impl Deduper {
             // path word swapped in the text (`f64` for `f32`, `net` for
             // `rmi`) names another item, however few its characters.
             Names::Qualified => match (a.words(), b.words()) {
-                (Some(a), Some(b)) => word_similarity(a, b, Weigh::Words) >= NEAR_IDENTICAL,
+                (Some(a), Some(b)) => word_similarity(a, b, Weigh::Words, NEAR_IDENTICAL).is_some(),
                 _ => similarity >= NEAR_IDENTICAL,
             },
             Names::Same | Names::Unknown => true,
@@ -1048,7 +1049,13 @@ enum Weigh {
 /// Chinese a character is a word. Records of earlier versions kept no
 /// lengths: a pair with one is compared word by word. Short texts only (a
 /// few hundred words at most): quadratic.
-fn word_similarity(a: &[u32], b: &[u32], weigh: Weigh) -> f32 {
+///
+/// `None` when the similarity is under `needed`. The words the texts
+/// share in any order bound the subsequence, so a pair that shares too
+/// few is ruled out without the quadratic table: most pairs of one
+/// template's pages, which differ in their names and descriptions (the
+/// table was a third of the gate's time on the Rust docs).
+fn word_similarity(a: &[u32], b: &[u32], weigh: Weigh, needed: f32) -> Option<f32> {
     let measured = weigh == Weigh::Characters && a.iter().chain(b).all(|&w| word_chars(w) > 0);
     let key = |w: u32| if measured { w } else { word_hash(w) };
     let weight = |w: u32| if measured { word_chars(w) } else { 1 };
@@ -1059,8 +1066,9 @@ fn word_similarity(a: &[u32], b: &[u32], weigh: Weigh) -> f32 {
     } else {
         ((b, b_len), (a, a_len))
     };
+    let reaching = |s: f32| (s >= needed).then_some(s);
     if short_len == 0 || long_len * 2 > short_len * 3 {
-        return 0.0;
+        return reaching(0.0);
     }
     // Words the texts begin and end with alike are in a heaviest common
     // subsequence (a word's weight is its key's): a copy's texts are
@@ -1083,6 +1091,12 @@ fn word_similarity(a: &[u32], b: &[u32], weigh: Weigh) -> f32 {
         .iter()
         .map(|&y| key(y))
         .collect();
+    // Both similarities divide by one length, and an integer's f32 grows
+    // with it: under the bound's, the table's is under too.
+    let similarity = |held: u32| (alike + held) as f32 / short_len as f32;
+    if similarity(shared_weight(short_mid, &long_keys, key, weight)) < needed {
+        return None;
+    }
     // One row of the table, its cell to the left and the one diagonally
     // up-left in registers: reading them back from the row made each cell
     // wait on the store before it (1.6x the time).
@@ -1102,7 +1116,34 @@ fn word_similarity(a: &[u32], b: &[u32], weigh: Weigh) -> f32 {
             *cell = next;
         }
     }
-    (alike + row.last().copied().unwrap_or(0)) as f32 / short_len as f32
+    reaching(similarity(row.last().copied().unwrap_or(0)))
+}
+
+/// The weight of the words `short` and `long_keys` share, in any order (a
+/// word counted as often as both hold it): no common subsequence weighs
+/// more. A word's weight is its key's (`weight` reads either).
+fn shared_weight(
+    short: &[u32],
+    long_keys: &[u32],
+    key: impl Fn(u32) -> u32,
+    weight: impl Fn(u32) -> u32,
+) -> u32 {
+    let mut xs: Vec<u32> = short.iter().map(|&x| key(x)).collect();
+    let mut ys = long_keys.to_vec();
+    xs.sort_unstable();
+    ys.sort_unstable();
+    let (mut i, mut j, mut shared) = (0, 0, 0);
+    while i < xs.len() && j < ys.len() {
+        match xs[i].cmp(&ys[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                shared += weight(xs[i]);
+                (i, j) = (i + 1, j + 1);
+            }
+        }
+    }
+    shared
 }
 
 #[cfg(test)]
@@ -1167,6 +1208,11 @@ mod tests {
         assert_eq!(f.prepare(doc(&long)), first);
     }
 
+    /// [`word_similarity`] with nothing needed: always the value.
+    fn similarity(a: &[u32], b: &[u32], weigh: Weigh) -> f32 {
+        word_similarity(a, b, weigh, 0.0).expect("every similarity reaches 0")
+    }
+
     #[test]
     fn word_similarity_weighs_words_by_their_characters() {
         let words = |text: &str| -> Vec<u32> {
@@ -1183,32 +1229,32 @@ mod tests {
             ),
         );
         // 10 of 12 words; 32 characters of the shorter 72.
-        assert!((word_similarity(&a, &b, Weigh::Characters) - 32.0 / 72.0).abs() < 1e-6);
-        assert!((word_similarity(&a, &b, Weigh::Words) - 10.0 / 12.0).abs() < 1e-6);
+        assert!((similarity(&a, &b, Weigh::Characters) - 32.0 / 72.0).abs() < 1e-6);
+        assert!((similarity(&a, &b, Weigh::Words) - 10.0 / 12.0).abs() < 1e-6);
         let unmeasured: Vec<u32> = b.iter().map(|&w| word_hash(w)).collect();
-        assert!((word_similarity(&a, &unmeasured, Weigh::Characters) - 10.0 / 12.0).abs() < 1e-6);
+        assert!((similarity(&a, &unmeasured, Weigh::Characters) - 10.0 / 12.0).abs() < 1e-6);
         // Chinese: a character is a word.
         let zh = words("如果没有给定文件，则编辑器会打开一个空的缓冲区。");
         let edited = words("如果没有给出文件，则编辑器将打开一个空的缓冲区。");
-        assert!((word_similarity(&zh, &edited, Weigh::Characters) - 20.0 / 22.0).abs() < 1e-6);
+        assert!((similarity(&zh, &edited, Weigh::Characters) - 20.0 / 22.0).abs() < 1e-6);
     }
 
     #[test]
     fn word_similarity_is_containment_of_the_shorter() {
         let a: Vec<u32> = (0..20).collect();
-        assert_eq!(word_similarity(&a, &a, Weigh::Characters), 1.0);
+        assert_eq!(similarity(&a, &a, Weigh::Characters), 1.0);
         // A line of 6 words added at the front: still all of `a`.
         let banner: Vec<u32> = (100..106).chain(0..20).collect();
-        assert_eq!(word_similarity(&a, &banner, Weigh::Characters), 1.0);
+        assert_eq!(similarity(&a, &banner, Weigh::Characters), 1.0);
         // Two words replaced: 18 of 20.
         let mut edited = a.clone();
         edited[3] = 999;
         edited[11] = 998;
-        assert!((word_similarity(&a, &edited, Weigh::Characters) - 0.9).abs() < 1e-6);
+        assert!((similarity(&a, &edited, Weigh::Characters) - 0.9).abs() < 1e-6);
         // Much longer: another page.
         let long: Vec<u32> = (0..31).collect();
-        assert_eq!(word_similarity(&a, &long, Weigh::Characters), 0.0);
-        assert_eq!(word_similarity(&[], &a, Weigh::Characters), 0.0);
+        assert_eq!(similarity(&a, &long, Weigh::Characters), 0.0);
+        assert_eq!(similarity(&[], &a, Weigh::Characters), 0.0);
     }
 
     /// The heaviest common subsequence over the whole texts, with no
@@ -1265,7 +1311,7 @@ mod tests {
             } else {
                 (&b, &a)
             };
-            let got = word_similarity(&a, &b, Weigh::Characters);
+            let got = similarity(&a, &b, Weigh::Characters);
             let want = if length(short) == 0 || length(long) * 2 > length(short) * 3 {
                 0.0
             } else {
@@ -1275,6 +1321,14 @@ mod tests {
                 (got - want).abs() < 1e-6,
                 "{a:?} {b:?}: {got} against {want}"
             );
+            // What the shared words rule out, the table would have too.
+            for needed in [0.3, 0.5, 0.8, 0.9, 1.0] {
+                assert_eq!(
+                    word_similarity(&a, &b, Weigh::Characters, needed),
+                    (got >= needed).then_some(got),
+                    "{a:?} {b:?} needing {needed}"
+                );
+            }
         }
     }
 }
