@@ -112,7 +112,10 @@ impl Tables {
                 ),
             }
         }
-        out.sort_by_key(|c| (!c.named, std::cmp::Reverse(c.bands), c.slot));
+        // Unstable: no two candidates share a slot, so the order is the
+        // stable sort's, without its scratch buffer (that sort was half
+        // of this function's time).
+        out.sort_unstable_by_key(|c| (!c.named, std::cmp::Reverse(c.bands), c.slot));
         out
     }
 
