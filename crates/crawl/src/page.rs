@@ -16,6 +16,7 @@
 //! Fetch failures ([`failed`]) and sitemap lists ([`Pipeline::sitemap_pages`])
 //! are counted and scoped here too.
 
+use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -101,6 +102,17 @@ impl ReadPage {
 pub struct ScopedLinks {
     pub queue: Vec<Url>,
     pub out_of_scope: Vec<&'static str>,
+}
+
+/// Where [`Pipeline::scope_link`] put a link.
+#[derive(Debug, Clone, Copy)]
+enum Scoped {
+    /// In the queue, at this index.
+    Queued(usize),
+    /// Out of scope, for this reason.
+    Out(&'static str),
+    /// Neither: not canonical http(s), or seen.
+    Left,
 }
 
 /// The outcomes of a judged page.
@@ -560,24 +572,56 @@ impl Pipeline {
         if page.robots.nofollow {
             return links;
         }
+        // A page links to one place many times (API docs: four times
+        // over): a URL is scoped the first time, and its repeats go where
+        // it went, queued or counted out of scope again, as if scoped.
+        let mut first: HashMap<&str, Scoped> = HashMap::new();
         for link in page.links.iter().filter(|l| !l.nofollow) {
-            // Most links a scope leaves out lead to other hosts: told by
-            // the host alone (a link is an http(s) URL, and canonical
-            // spelling keeps its host), before the URL is copied.
-            if !self.scope.allows_host(link.url.host_str().unwrap_or("")) {
-                links.out_of_scope.push(OutOfScope::Host.name());
-                continue;
-            }
-            let Some(c) = self.canon.canonicalize(&link.url) else {
-                continue;
-            };
-            match self.scope.check(&c, depth) {
-                Ok(()) if seen(&c) => {}
-                Ok(()) => links.queue.push(c),
-                Err(why) => links.out_of_scope.push(why.name()),
+            match first.get(link.url.as_str()) {
+                Some(&Scoped::Queued(i)) => {
+                    let url = links.queue[i].clone();
+                    links.queue.push(url);
+                }
+                Some(&Scoped::Out(why)) => links.out_of_scope.push(why),
+                Some(Scoped::Left) => {}
+                None => {
+                    let scoped = self.scope_link(&link.url, depth, &seen, &mut links);
+                    first.insert(link.url.as_str(), scoped);
+                }
             }
         }
         links
+    }
+
+    /// Adds a link to `links` (queued, or its reason out of scope) or
+    /// leaves it (not canonical http(s), or seen); says which.
+    fn scope_link(
+        &self,
+        url: &Url,
+        depth: u32,
+        seen: impl Fn(&Url) -> bool,
+        links: &mut ScopedLinks,
+    ) -> Scoped {
+        // Most links a scope leaves out lead to other hosts: told by the
+        // host alone (a link is an http(s) URL, and canonical spelling
+        // keeps its host), before the URL is copied.
+        let why = if !self.scope.allows_host(url.host_str().unwrap_or("")) {
+            OutOfScope::Host.name()
+        } else {
+            let Some(c) = self.canon.canonicalize(url) else {
+                return Scoped::Left;
+            };
+            match self.scope.check(&c, depth) {
+                Ok(()) if seen(&c) => return Scoped::Left,
+                Ok(()) => {
+                    links.queue.push(c);
+                    return Scoped::Queued(links.queue.len() - 1);
+                }
+                Err(why) => why.name(),
+            }
+        };
+        links.out_of_scope.push(why);
+        Scoped::Out(why)
     }
 
     /// The page's fingerprints and name, with a fingerprinter from the
@@ -724,4 +768,55 @@ fn now() -> Duration {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_repeated_link_goes_where_it_went_the_first_time() {
+        let config = Config::parse(
+            "[scope]\nexclude = [\"/private\"]\n",
+            std::path::Path::new("test.toml"),
+        )
+        .unwrap();
+        let seed = Url::parse("http://127.0.0.1/").unwrap();
+        let fingerprinter = Fingerprinter::new(&nearcrawl_index::DedupConfig::default()).unwrap();
+        let pages =
+            Pipeline::new(&config, &[(seed.clone(), 0)], fingerprinter, None, None).unwrap();
+        let hrefs = [
+            "/a",
+            "http://127.0.0.2/x",
+            "/private/p",
+            "/seen",
+            "/a",
+            "/seen",
+            "http://127.0.0.2/x",
+            "/private/p",
+            "/a#f",
+            "/b",
+        ];
+        let html: String = hrefs
+            .iter()
+            .map(|h| format!("<a href=\"{h}\">x</a>"))
+            .collect();
+        let input = Input {
+            url: Some(&seed),
+            ..Input::default()
+        };
+        let page = nearcrawl_extract::extract(html.as_bytes(), &input);
+        let seen = |u: &Url| u.path() == "/seen";
+        let got = pages.scoped_links(&page, 1, seen);
+        let paths: Vec<&str> = got.queue.iter().map(Url::path).collect();
+        assert_eq!(paths, ["/a", "/a", "/a", "/b"]);
+        assert_eq!(got.out_of_scope, ["host", "excluded", "host", "excluded"]);
+        // As every link scoped on its own.
+        let mut alone = ScopedLinks::default();
+        for link in &page.links {
+            pages.scope_link(&link.url, 1, seen, &mut alone);
+        }
+        assert_eq!(got.queue, alone.queue);
+        assert_eq!(got.out_of_scope, alone.out_of_scope);
+    }
 }
