@@ -9,14 +9,17 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 /// Extraction is CPU work, and a page's parse holds many times its bytes
 /// (a tree 13× to 25×, the extractor's streamed pass for pages over 1 MiB
 /// about 4×): so pages are extracted one per core at most (and one more,
-/// [`SPARE_TURNS`]), and while their
-/// bytes fit a budget, so that memory is bounded by bytes and not by the
-/// requests in flight (64 large pages parsed at once took ~300 MB). And
-/// while fetched bodies wait for their turn past a bound, in bytes or in
-/// bodies, no new request starts: then extraction, not the network, is
-/// what the crawl waits for, and more requests would only add bodies to
-/// the wait (they were 36 MB on javadoc's large pages, and 64 bodies of up
-/// to 3 MB, 62 MB, on rust-doc's). Both engines use them.
+/// [`SPARE_TURNS`]), and large pages while their parses fit a budget, so
+/// that memory is bounded by bytes and not by the requests in flight (64
+/// large pages parsed at once took ~300 MB). And while fetched bodies wait
+/// for their turn past a bound, in bytes or in bodies, no new request
+/// starts: then extraction, not the network, is what the crawl waits for,
+/// and more requests would only add bodies to the wait (they were 36 MB on
+/// javadoc's large pages, and 64 bodies of up to 3 MB, 62 MB, on
+/// rust-doc's). A body in extraction is the budget's, not the backlog's:
+/// counted until its turn ended, one page of 4 MiB or more stopped every
+/// request while it was read, and the other core sat idle. Both engines
+/// use them.
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
@@ -43,8 +46,8 @@ pub struct ExtractionSlots {
     max_bodies: usize,
 }
 
-/// Fetched bodies not judged yet: from the moment one asks for its turn
-/// until the turn ends.
+/// Fetched bodies waiting for a turn: from the moment one asks for its
+/// turn until the turn starts.
 #[derive(Debug, Default)]
 struct Backlog {
     bytes: AtomicUsize,
@@ -65,7 +68,7 @@ impl Backlog {
     }
 }
 
-/// A body counted in the backlog until this is dropped (its turn ended,
+/// A body counted in the backlog until this is dropped (its turn started,
 /// or the wait for it was given up).
 #[derive(Debug)]
 pub struct Held {
@@ -79,14 +82,24 @@ impl Drop for Held {
     }
 }
 
-/// Memory that the pages being extracted at once may take, as estimated
-/// by [`parse_memory`]. A tree takes 13 to 25 times its markup, so a page
-/// of up to 640 KiB goes beside another like it (one per core), a 1 MiB
-/// page beside pages under 280 KiB, and only a page whose parse would
-/// take the whole budget goes alone. (A budget of 1 MiB of *body* kept a
-/// page of 1 MiB or more alone: during javadoc's burst of large index
-/// pages one core sat idle, 36-44% of the machine.)
+/// Memory that the large pages being extracted at once may take, as
+/// estimated by [`parse_memory`]. A tree takes 13 to 25 times its markup,
+/// so a page of up to 640 KiB goes beside another like it (one per core),
+/// a 1 MiB page beside large pages under 280 KiB, and a page whose parse
+/// would take the whole budget goes without another large one. (A budget
+/// of 1 MiB of *body* kept a page of 1 MiB or more alone: during javadoc's
+/// burst of large index pages one core sat idle, 36-44% of the machine.)
 const EXTRACTION_BUDGET: usize = 32 << 20;
+
+/// A page whose parse may take at most this much is small: it needs a
+/// turn, not a share of [`EXTRACTION_BUDGET`] (pages up to 164 KiB, the
+/// bulk of every site). The budget's queue is first come, first served,
+/// so small pages in it waited behind a large page waiting for room:
+/// while javadoc's 1-6 MB index pages waited for each other (30-260 ms),
+/// one core sat idle, the crawl at 80-130% CPU. Beside the budget, small
+/// pages add at most this a turn: the worst case is the budget and two of
+/// these.
+const SMALL_PARSE: usize = EXTRACTION_BUDGET / 8;
 
 /// What extracting a body of `len` bytes may take at its peak: a tree of
 /// up to 25 times the markup, for markup up to the 1 MiB past which the
@@ -112,9 +125,9 @@ const SPARE_TURNS: usize = 1;
 /// starts.
 const MAX_BACKLOG: usize = 4 << 20;
 
-/// Fetched bodies not judged yet, per core, past which no request starts:
-/// one being extracted and three ready for the next turns.
-const BODIES_PER_CORE: usize = 4;
+/// Fetched bodies waiting for a turn, per core, past which no request
+/// starts: three ready for the next turns.
+const BODIES_PER_CORE: usize = 3;
 
 impl Default for ExtractionSlots {
     fn default() -> Self {
@@ -139,8 +152,8 @@ impl ExtractionSlots {
         }
     }
 
-    /// Whether a new request may start: the fetched bodies not judged yet
-    /// are within their bounds.
+    /// Whether a new request may start: the fetched bodies waiting for a
+    /// turn are within their bounds.
     pub fn has_room(&self) -> bool {
         self.backlog.bytes.load(Ordering::SeqCst) < MAX_BACKLOG
             && self.backlog.bodies.load(Ordering::SeqCst) < self.max_bodies
@@ -170,21 +183,27 @@ impl ExtractionSlots {
         }
     }
 
-    /// Waits for a turn to extract a fetched page of `len` bytes; the body
-    /// counts as waiting from this call until the turn is dropped.
+    /// Waits for a turn to extract a fetched page of `len` bytes (and, for
+    /// a large page, its share of the budget); the body counts as waiting
+    /// from this call until the turn starts.
     pub async fn enter(&self, len: usize) -> ExtractionTurn {
         let held = self.hold(len);
-        let kib = u32::try_from(parse_memory(len).div_ceil(1024)).unwrap_or(u32::MAX);
-        let bytes = self
-            .bytes
-            .clone()
-            .acquire_many_owned(kib.clamp(1, self.budget_kib));
-        let bytes = bytes.await.expect("never closed");
+        let memory = parse_memory(len);
+        let bytes = if memory > SMALL_PARSE {
+            let kib = u32::try_from(memory.div_ceil(1024)).unwrap_or(u32::MAX);
+            let share = self
+                .bytes
+                .clone()
+                .acquire_many_owned(kib.min(self.budget_kib));
+            Some(share.await.expect("never closed"))
+        } else {
+            None
+        };
         let turn = self.turns.clone().acquire_owned().await;
+        drop(held);
         ExtractionTurn {
             _bytes: bytes,
             _turn: turn.expect("never closed"),
-            _held: held,
         }
     }
 }
@@ -195,9 +214,8 @@ impl ExtractionSlots {
 /// polled that task again.
 #[derive(Debug)]
 pub struct ExtractionTurn {
-    _bytes: OwnedSemaphorePermit,
+    _bytes: Option<OwnedSemaphorePermit>,
     _turn: OwnedSemaphorePermit,
-    _held: Held,
 }
 
 #[cfg(test)]
@@ -219,27 +237,43 @@ mod tests {
     }
 
     #[test]
-    fn a_page_past_the_budget_is_extracted_alone() {
+    fn a_large_page_waits_for_room_and_small_pages_go_past_it() {
         let slots = ExtractionSlots::with_cores(2);
         let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
             .build()
             .unwrap();
-        // A page whose streamed read would take the whole budget.
+        // A page whose streamed read would take the whole budget: no
+        // other large page goes beside it, a small one does.
         let huge = rt.block_on(slots.enter(EXTRACTION_BUDGET / 4 + 1));
-        assert!(turn_waits(slots.enter(100)), "a small page waits");
-        drop(huge);
-        assert!(!turn_waits(slots.enter(100)));
-        // A 1 MiB page (a tree of up to 25 MiB) goes beside a small page,
-        // not beside another large one.
-        let large = rt.block_on(slots.enter(1 << 20));
-        assert!(turn_waits(slots.enter(512 << 10)), "two large trees wait");
+        assert!(turn_waits(slots.enter(200 << 10)), "a large page waits");
         let small = rt.block_on(slots.enter(100 << 10));
-        drop((large, small));
-        // Pages that fit the budget together go together, one per core
-        // and one more.
+        drop((huge, small));
+        // A 1 MiB page (a tree of up to 25 MiB) goes beside a large page
+        // under 280 KiB, not beside another like it; and while a large
+        // page waits for room, a small page still goes (first come, first
+        // served held it behind the large one).
+        let large = rt.block_on(slots.enter(1 << 20));
+        let beside = rt.block_on(slots.enter(250 << 10));
+        drop(beside);
+        rt.block_on(async {
+            let waiting = slots.enter(512 << 10);
+            tokio::pin!(waiting);
+            let polled = tokio::time::timeout(Duration::from_millis(50), &mut waiting).await;
+            assert!(polled.is_err(), "two large trees wait");
+            let small = tokio::time::timeout(Duration::from_millis(50), slots.enter(100 << 10));
+            assert!(
+                small.await.is_ok(),
+                "a small page goes past the waiting one"
+            );
+            drop(large);
+            let turn = tokio::time::timeout(Duration::from_millis(50), waiting).await;
+            assert!(turn.is_ok(), "the waiting page goes once there is room");
+        });
+        // Pages go one per core and one more, whatever their size.
         let a = rt.block_on(slots.enter(400 << 10));
-        let b = rt.block_on(slots.enter(400 << 10));
-        let c = rt.block_on(slots.enter(400 << 10));
+        let b = rt.block_on(slots.enter(100));
+        let c = rt.block_on(slots.enter(100));
         assert!(turn_waits(slots.enter(100)), "every turn is taken");
         drop((a, b, c));
     }
@@ -264,6 +298,30 @@ mod tests {
         slots.backlog.remove(100);
         assert!(slots.has_room());
         assert!(!turn_waits(slots.wait_for_room()));
+    }
+
+    #[test]
+    fn a_body_counts_in_the_backlog_until_its_turn_starts() {
+        let slots = ExtractionSlots::with_cores(2);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        // Extracted, a body past the backlog's bound holds no request back.
+        let large = rt.block_on(slots.enter(MAX_BACKLOG + 1));
+        assert!(slots.has_room());
+        // Waiting for room, it does.
+        rt.block_on(async {
+            let waiting = slots.enter(MAX_BACKLOG + 1);
+            tokio::pin!(waiting);
+            let polled = tokio::time::timeout(Duration::from_millis(50), &mut waiting).await;
+            assert!(polled.is_err());
+            assert!(!slots.has_room());
+            drop(large);
+            let turn = waiting.await;
+            assert!(slots.has_room());
+            drop(turn);
+        });
     }
 
     #[test]

@@ -95,8 +95,9 @@ impl<S: CrawlStore> Loop<'_, S> {
 
     /// While fetched bodies wait for extraction past their bounds, no
     /// request starts. A task waits for that itself before its request
-    /// (one starts as each body is judged, as the backlog frees), unless a
-    /// URL must start at once once handed out: then none is taken.
+    /// (one starts as each body's turn starts, as the backlog frees),
+    /// unless a URL must start at once once handed out: then none is
+    /// taken.
     fn may_start(&self) -> bool {
         match self.pages.start() {
             Start::WhenReady(_) => true,
