@@ -224,12 +224,16 @@ mod tests {
 
     use super::*;
 
-    fn turn_waits<F: std::future::Future>(f: F) -> bool {
-        let rt = tokio::runtime::Builder::new_current_thread()
+    /// A runtime on this thread, with timers.
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .build()
-            .unwrap();
-        rt.block_on(async {
+            .unwrap()
+    }
+
+    fn turn_waits<F: std::future::Future>(f: F) -> bool {
+        runtime().block_on(async {
             tokio::time::timeout(Duration::from_millis(50), f)
                 .await
                 .is_err()
@@ -239,10 +243,7 @@ mod tests {
     #[test]
     fn a_large_page_waits_for_room_and_small_pages_go_past_it() {
         let slots = ExtractionSlots::with_cores(2);
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .unwrap();
+        let rt = runtime();
         // A page whose streamed read would take the whole budget: no
         // other large page goes beside it, a small one does.
         let huge = rt.block_on(slots.enter(EXTRACTION_BUDGET / 4 + 1));
@@ -303,10 +304,7 @@ mod tests {
     #[test]
     fn a_body_counts_in_the_backlog_until_its_turn_starts() {
         let slots = ExtractionSlots::with_cores(2);
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .unwrap();
+        let rt = runtime();
         // Extracted, a body past the backlog's bound holds no request back.
         let large = rt.block_on(slots.enter(MAX_BACKLOG + 1));
         assert!(slots.has_room());
