@@ -572,6 +572,16 @@ pub(crate) struct FactsMap {
 }
 
 impl FactsMap {
+    /// Room for a tree of `nodes` nodes: grown as they were asked for,
+    /// the maps were copied several times a page.
+    pub(crate) fn for_nodes(nodes: usize) -> FactsMap {
+        FactsMap {
+            map: std::cell::RefCell::new(crate::node_map::NodeMap::for_nodes(nodes)),
+            seen: std::cell::Cell::default(),
+            texts: std::cell::RefCell::new(crate::node_map::NodeMap::for_nodes(nodes)),
+        }
+    }
+
     /// The counts of text node `id`, made by `count` the first time: each
     /// pass over the page counts every text node, and a page is read in
     /// three passes on average (javadoc), so counting once saves two.

@@ -197,6 +197,9 @@ fn count_text(t: &str) -> (u32, u32) {
     (chars, commas)
 }
 
+/// Elements open at once that a pass makes room for before it starts.
+const OPEN_DEPTH: usize = 32;
+
 /// One pass over the document: statistics of every element, junk skipped.
 pub(crate) fn analyze<'a>(
     root: NodeRef<'_>,
@@ -209,9 +212,10 @@ pub(crate) fn analyze<'a>(
     // a pass.
     let mut stats: NodeMap<Stats> = NodeMap::for_nodes(root.tree().nodes().len());
     // Open elements: (id, stats so far, is block); and where the open
-    // blocks are in it, the nearest last.
-    let mut stack: Vec<(NodeId, Stats, bool)> = Vec::new();
-    let mut blocks: Vec<usize> = Vec::new();
+    // blocks are in it, the nearest last. Room for the depth of most
+    // pages (grown from nothing, each grew three times a pass).
+    let mut stack: Vec<(NodeId, Stats, bool)> = Vec::with_capacity(OPEN_DEPTH);
+    let mut blocks: Vec<usize> = Vec::with_capacity(OPEN_DEPTH);
     let mut skip: Option<NodeId> = None;
     let mut in_link = 0u32;
     for edge in root.traverse() {

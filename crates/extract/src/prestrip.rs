@@ -51,7 +51,10 @@ pub(crate) fn strip_raw_text(html: &str) -> Cow<'_, str> {
             i = lt + 1;
             continue;
         };
-        let o = out.get_or_insert_with(|| String::with_capacity(html.len() / 2));
+        // Room for all of it: what is left is never longer, and a page of
+        // few scripts (most) keeps most of its bytes, so half grew once,
+        // a copy of the page's markup.
+        let o = out.get_or_insert_with(|| String::with_capacity(html.len()));
         o.push_str(&html[copied..keep_until]);
         copied = resume;
         i = resume;
