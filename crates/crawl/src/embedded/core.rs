@@ -30,6 +30,8 @@ pub(crate) struct Core {
     pub remembered: Remembered,
     /// The URL rules learned from the committed verdicts.
     pub dust: crate::run::SharedRules,
+    /// Retired rules whose skipped URLs may not all be queued again yet.
+    pub requeuing: crate::embedded::url_rules::Requeuing,
 }
 
 impl Core {

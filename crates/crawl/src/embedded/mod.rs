@@ -134,10 +134,11 @@ impl EmbeddedStore {
             pending_docs: Default::default(),
             remembered: Remembered::open(&config.dedup.remembered(&config.recrawl))?,
             dust: Default::default(),
+            requeuing: Default::default(),
         };
         *core.dust.write().unwrap() = url_rules::open(&core.state)?;
         core.recover(sink.as_mut())?;
-        requeue_after_crash(&mut core)?;
+        requeue_skipped(&mut core, true)?;
         core.remember()?;
         core.state.frontier.set_limits(
             u32::try_from(config.politeness.per_host_concurrency.0).unwrap_or(u32::MAX),
@@ -379,7 +380,12 @@ impl CrawlStore for EmbeddedStore {
     }
 
     async fn over(&mut self, stopping: bool) -> Result<bool, CrawlError> {
-        let core = self.core.lock();
+        let mut core = self.core.lock();
+        // Not over while a retired rule's URLs wait to be queued again.
+        if !stopping && !core.requeuing.is_empty() {
+            requeue_skipped(&mut core, false)?;
+            return Ok(false);
+        }
         let spent = core.state.stats.fetched >= self.stages.config.scope.max_pages;
         let empty = core.state.frontier.is_empty() && self.sitemaps.is_empty();
         Ok(stopping || spent || empty)
@@ -429,15 +435,16 @@ impl CrawlStore for EmbeddedStore {
     }
 }
 
-/// What a group of finished URLs writes, gathered before the one batch.
-/// Queues again the URLs skipped by rules that retired in a group a crash
-/// kept from its next one.
-fn requeue_after_crash(core: &mut Core) -> Result<(), StoreError> {
+/// Queues again, in a batch of its own, URLs skipped by retired rules (at
+/// `start`, by every one: a crash may have kept a retired rule's URLs
+/// from its next group).
+fn requeue_skipped(core: &mut Core, start: bool) -> Result<(), StoreError> {
     let (mut writes, mut adds) = (Writes::default(), Additions::default());
-    url_rules::requeue_retired(core, &mut writes, &mut adds, true)?;
+    url_rules::requeue_retired(core, &mut writes, &mut adds, start)?;
     core.state.frontier.apply(writes, adds)
 }
 
+/// What a group of finished URLs writes, gathered before the one batch.
 #[derive(Default)]
 struct GroupCommit {
     writes: Writes,

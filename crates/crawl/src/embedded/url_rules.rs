@@ -92,9 +92,67 @@ pub(super) fn replay(rules: &mut DustRules, blocks: &[Block]) {
     }
 }
 
-/// Queues again, in `batch` and `adds`, the URLs skipped by the rules
-/// retired since the last call (or, at `start`, by every retired rule):
-/// a URL another proven rule still skips moves to that rule's records.
+/// URLs of retired rules queued again in one batch, at most; the rest
+/// wait for the next batches. sled kept about 3 KB for every key one
+/// batch removed, past about a thousand keys (8,000 in one batch: +23 MB
+/// that stayed; in batches of 256: +4 MB), and a rule that retired on
+/// rust-doc had skipped 4,782 URLs: its one batch took the crawl's peak
+/// RSS from ~87 MB to 122-134 MB. Enough for a commit to keep every
+/// request busy (a group is 64 URLs).
+const REQUEUED_PER_BATCH: usize = 256;
+
+/// URLs a rule skipped, with their depths.
+type Skipped = Vec<(String, u32)>;
+
+/// Retired rules whose skipped URLs may not all be queued again yet, in
+/// the order they retired.
+#[derive(Debug, Default)]
+pub(crate) struct Requeuing {
+    rules: Vec<usize>,
+}
+
+impl Requeuing {
+    /// Adds `rule`; false if it is in already.
+    fn add(&mut self, rule: usize) -> bool {
+        let new = !self.rules.contains(&rule);
+        if new {
+            self.rules.push(rule);
+        }
+        new
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    /// The next batch of skipped URLs to queue again, by rule: up to
+    /// [`REQUEUED_PER_BATCH`], asked of `skipped_by(rule, most)` rule by
+    /// rule (which must no longer give the URLs of earlier batches). A
+    /// rule that gives fewer than asked has none left.
+    fn next_batch<E>(
+        &mut self,
+        mut skipped_by: impl FnMut(usize, usize) -> Result<Skipped, E>,
+    ) -> Result<Vec<(usize, Skipped)>, E> {
+        let (mut batch, mut room) = (Vec::new(), REQUEUED_PER_BATCH);
+        while let Some(&rule) = self.rules.first() {
+            let skipped = skipped_by(rule, room)?;
+            if skipped.len() < room {
+                self.rules.remove(0);
+            }
+            room -= skipped.len();
+            batch.push((rule, skipped));
+            if room == 0 {
+                break;
+            }
+        }
+        Ok(batch)
+    }
+}
+
+/// Queues again, in `batch` and `adds`, a batch of the URLs skipped by the
+/// rules retired since the last call (or, at `start`, by every retired
+/// rule) and by those retired before whose URLs are not all queued yet: a
+/// URL another proven rule still skips moves to that rule's records.
 pub(super) fn requeue_retired(
     core: &mut Core,
     batch: &mut Writes,
@@ -104,22 +162,79 @@ pub(super) fn requeue_retired(
     let shared = core.dust.clone();
     let mut rules = shared.write().unwrap();
     for rule in rules.retired(start) {
-        let skipped = core.state.skipped_by(rule)?;
-        if !skipped.is_empty() {
-            let shown = &rules.rules()[rule].rule;
-            tracing::info!(rule = %shown, urls = skipped.len(), "a URL rule retired: the URLs it skipped are queued again");
+        if core.requeuing.add(rule) {
+            let r = &rules.rules()[rule];
+            tracing::info!(rule = %r.rule, skipped = r.skipped, "a URL rule retired: the URLs it skipped are queued again");
         }
+    }
+    let state = &mut core.state;
+    for (rule, skipped) in core
+        .requeuing
+        .next_batch(|rule, most| state.skipped_by(rule, most))?
+    {
         for (url, depth) in skipped {
-            core.state.remove_skipped(batch, rule, &url);
+            state.remove_skipped(batch, rule, &url);
             let Ok(parsed) = Url::parse(&url) else {
                 continue;
             };
             if let Some(still) = rules.still_skipped_by(&url) {
-                core.state.put_skipped(batch, still, &parsed, depth);
-            } else if core.state.frontier.requeue(batch, adds, &parsed, depth)? == Pushed::Queued {
-                core.state.stats.predictions_requeued += 1;
+                state.put_skipped(batch, still, &parsed, depth);
+            } else if state.frontier.requeue(batch, adds, &parsed, depth)? == Pushed::Queued {
+                state.stats.predictions_requeued += 1;
             }
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::convert::Infallible;
+
+    use super::*;
+
+    /// Rules' skipped URLs, as the store holds them: a batch's are removed
+    /// before the next batch is asked for.
+    fn drain(requeuing: &mut Requeuing, store: &mut BTreeMap<usize, Vec<String>>) -> Vec<usize> {
+        let mut sizes = Vec::new();
+        while !requeuing.is_empty() {
+            let batch = requeuing
+                .next_batch(|rule, most| {
+                    let urls = store.get(&rule).map_or(&[][..], |u| &u[..]);
+                    Ok::<_, Infallible>(urls.iter().take(most).map(|u| (u.clone(), 1)).collect())
+                })
+                .unwrap();
+            for (rule, urls) in &batch {
+                store.get_mut(rule).unwrap().drain(..urls.len());
+            }
+            sizes.push(batch.iter().map(|(_, urls)| urls.len()).sum());
+        }
+        sizes
+    }
+
+    #[test]
+    fn a_retired_rules_urls_are_queued_again_a_batch_at_a_time_and_all_of_them() {
+        let mut store = BTreeMap::new();
+        store.insert(
+            3,
+            (0..600)
+                .map(|i| format!("http://a/{i}"))
+                .collect::<Vec<_>>(),
+        );
+        store.insert(5, (0..10).map(|i| format!("http://b/{i}")).collect());
+        store.insert(7, Vec::new());
+        let mut requeuing = Requeuing::default();
+        for rule in [3, 7, 5] {
+            assert!(requeuing.add(rule));
+        }
+        assert!(!requeuing.add(3), "a rule is in once");
+        // 600 of rule 3 in three batches, then the empty rule 7 and rule 5.
+        assert_eq!(drain(&mut requeuing, &mut store), [256, 256, 98]);
+        assert!(store.values().all(Vec::is_empty), "{store:?}");
+        // A rule named again (a URL it predicted as it retired) comes back.
+        store.get_mut(&3).unwrap().push("http://a/late".into());
+        assert!(requeuing.add(3));
+        assert_eq!(drain(&mut requeuing, &mut store), [1]);
+    }
 }

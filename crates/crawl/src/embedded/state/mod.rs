@@ -557,10 +557,10 @@ impl State {
         batch.insert(skipped_key(rule, url.as_str()), depth.to_be_bytes());
     }
 
-    /// The URLs rule `rule` skipped, with their depths.
-    pub fn skipped_by(&self, rule: usize) -> Result<Vec<(String, u32)>, StoreError> {
+    /// Up to `most` of the URLs rule `rule` skipped, with their depths.
+    pub fn skipped_by(&self, rule: usize, most: usize) -> Result<Vec<(String, u32)>, StoreError> {
         let prefix = skipped_key(rule, "");
-        let skipped = self.store.scan_prefix(&prefix).map(|kv| {
+        let skipped = self.store.scan_prefix(&prefix).take(most).map(|kv| {
             let (k, v) = kv?;
             let url = String::from_utf8_lossy(&k[prefix.len()..]).into_owned();
             let depth = v
