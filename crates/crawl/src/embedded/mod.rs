@@ -435,13 +435,16 @@ impl CrawlStore for EmbeddedStore {
     }
 }
 
-/// Queues again, in a batch of its own, URLs skipped by retired rules (at
+/// Queues again, in a commit of its own, URLs skipped by retired rules (at
 /// `start`, by every one: a crash may have kept a retired rule's URLs
-/// from its next group).
+/// from its next group). Committed as a group is, through the outbox: the
+/// URLs queued again are in the frontier's files past the last
+/// checkpoint, which a crash cuts back to it.
 fn requeue_skipped(core: &mut Core, start: bool) -> Result<(), StoreError> {
     let (mut writes, mut adds) = (Writes::default(), Additions::default());
     url_rules::requeue_retired(core, &mut writes, &mut adds, start)?;
-    core.state.frontier.apply(writes, adds)
+    core.state.put_stats(&mut writes);
+    core.state.commit(writes, adds, &[])
 }
 
 /// What a group of finished URLs writes, gathered before the one batch.
