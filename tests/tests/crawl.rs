@@ -272,10 +272,12 @@ fn crawls_the_site_and_keeps_duplicates_out() {
     assert_eq!(stats["robots_denied"], 1);
     assert!(stats["out_of_scope"]["host"].as_u64().unwrap() >= 1);
     assert_eq!(stats["written"].as_u64().unwrap() as usize, pages.len());
-    // How serial the run was: the commit lock's time, held and waited for.
+    // How serial the run was: the commit lock's time, held, blocked on and
+    // queued for.
     let lock = &stats["this_run"]["core_lock"];
     assert!(lock["held_secs"].as_f64().unwrap() > 0.0, "{stats}");
     assert!(lock["waited_secs"].as_f64().unwrap() >= 0.0, "{stats}");
+    assert!(lock["queued_secs"].as_f64().unwrap() >= 0.0, "{stats}");
     assert!(
         stats["this_run"]["gate_memory_bytes"].as_u64().unwrap() > 0,
         "{stats}"

@@ -342,7 +342,7 @@ impl CrawlStore for RedisStore {
         Ok(taken)
     }
 
-    fn finished(&mut self, finished: &[Done<ClusterClaim>]) -> Result<(), ClusterError> {
+    async fn finished(&mut self, finished: &[Done<ClusterClaim>]) -> Result<(), ClusterError> {
         for done in finished {
             let leased = &done.claimed.claim.leased;
             if let Some(n) = self.share.in_flight.get_mut(&leased.partition) {

@@ -5,8 +5,6 @@
 //! group's batch, outside the lock, while fetch tasks judge pages.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
 use nearcrawl_index::{Deduper, IndexError, Judgement, Prepared};
@@ -14,6 +12,7 @@ use nearcrawl_index::{Deduper, IndexError, Judgement, Prepared};
 use crate::embedded::error::CrawlError;
 use crate::embedded::state::State;
 use crate::embedded::store::StoreError;
+use crate::embedded::timed_lock::{TimedGuard, TimedLock};
 use crate::remembered::Remembered;
 use crate::sink::Sink;
 use crate::traps::TrapDetector;
@@ -142,69 +141,8 @@ impl Core {
     }
 }
 
-/// The lock every commit and verdict takes, timed: the time it was held
-/// and the time threads waited for it, over the run, say how much of the
-/// crawl is serial (`stats.json`, `this_run.core_lock`).
-pub(crate) struct CoreLock {
-    core: Mutex<Core>,
-    waited_ns: AtomicU64,
-    held_ns: AtomicU64,
-}
+/// The lock every commit and verdict takes (see [`TimedLock`]).
+pub(crate) type CoreLock = TimedLock<Core>;
 
-impl CoreLock {
-    pub fn new(core: Core) -> CoreLock {
-        CoreLock {
-            core: Mutex::new(core),
-            waited_ns: AtomicU64::new(0),
-            held_ns: AtomicU64::new(0),
-        }
-    }
-
-    pub fn lock(&self) -> CoreGuard<'_> {
-        let asked = Instant::now();
-        let guard = self.core.lock().expect("a crawl thread panicked");
-        let since = Instant::now();
-        let waited = since.duration_since(asked).as_nanos() as u64;
-        self.waited_ns.fetch_add(waited, Ordering::Relaxed);
-        CoreGuard {
-            guard,
-            since,
-            held_ns: &self.held_ns,
-        }
-    }
-
-    /// Seconds held and seconds waited for, so far.
-    pub fn times(&self) -> serde_json::Value {
-        let secs = |ns: &AtomicU64| (ns.load(Ordering::Relaxed) as f64 / 1e3).round() / 1e6;
-        serde_json::json!({
-            "held_secs": secs(&self.held_ns),
-            "waited_secs": secs(&self.waited_ns),
-        })
-    }
-}
-
-pub(crate) struct CoreGuard<'a> {
-    guard: MutexGuard<'a, Core>,
-    since: Instant,
-    held_ns: &'a AtomicU64,
-}
-
-impl std::ops::Deref for CoreGuard<'_> {
-    type Target = Core;
-    fn deref(&self) -> &Core {
-        &self.guard
-    }
-}
-
-impl std::ops::DerefMut for CoreGuard<'_> {
-    fn deref_mut(&mut self) -> &mut Core {
-        &mut self.guard
-    }
-}
-
-impl Drop for CoreGuard<'_> {
-    fn drop(&mut self) {
-        let held = self.since.elapsed().as_nanos() as u64;
-        self.held_ns.fetch_add(held, Ordering::Relaxed);
-    }
-}
+/// A guard of [`CoreLock`].
+pub(crate) type CoreGuard<'a> = TimedGuard<'a, Core>;

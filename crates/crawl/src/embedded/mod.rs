@@ -6,7 +6,8 @@
 //! - [`frontier`]: per-host queues and the seen set, in files beside it;
 //! - [`state`]: everything else a crawl keeps (hosts, robots.txt, counts,
 //!   documents), and the crash-exactness argument;
-//! - `outbox`: outcomes committed but not yet in the outputs.
+//! - `outbox`: outcomes committed but not yet in the outputs;
+//! - `timed_lock`: the one lock, which tasks wait for without their threads.
 //!
 //! Everything a group of finished URLs changes is committed in one batch
 //! under one lock with the duplicate index, so the two always agree;
@@ -23,6 +24,7 @@ mod pages;
 mod sitemaps;
 pub mod state;
 pub mod store;
+mod timed_lock;
 mod url_rules;
 
 use std::collections::HashSet;
@@ -34,7 +36,7 @@ use nearcrawl_fetch::Fetcher;
 use nearcrawl_index::Deduper;
 use url::Url;
 
-use self::core::{Core, CoreLock};
+use self::core::{Core, CoreGuard, CoreLock};
 use self::outbox::PackedOutcomes;
 use self::sitemaps::{Queued, SitemapQueue};
 use crate::config::Config;
@@ -173,33 +175,42 @@ impl EmbeddedStore {
     }
 
     /// One batch for the group: its URLs done, documents, links, counts
-    /// and the outbox entry of its outcomes; then, with the store's lock
-    /// released, the outcomes go to the sink. It never waits but for the
-    /// lock.
-    fn commit_now(&mut self, group: Vec<Done<EmbeddedClaim>>) -> Result<(), CrawlError> {
-        let outcomes = self.commit_batch(group)?;
-        for o in &outcomes {
-            // On failure the outcome is still in the state's outbox: the
-            // next checkpoint would record a position past a hole, so the
-            // crawl stops and the next run rewinds and writes it again.
-            o.send(self.sink.as_mut()).map_err(|e| {
-                std::io::Error::new(e.kind(), format!("writing output failed: {e}"))
-            })?;
-        }
-        Ok(())
+    /// and the outbox entry of its outcomes, under the store's lock (its
+    /// pages' outcomes packed for the outbox before); then, with the lock
+    /// released, the outcomes go to the sink.
+    async fn commit_group(
+        &mut self,
+        mut group: Vec<Done<EmbeddedClaim>>,
+    ) -> Result<(), CrawlError> {
+        use crate::cpu::{Stage, time};
+        group.retain(|d| !d.again);
+        let pages = time(Stage::Write, || {
+            PackedOutcomes::pack(group.iter().flat_map(|d| &d.outcomes))
+        })?;
+        let core_lock = self.core.clone();
+        let guard = core_lock.lock_async().await;
+        let outcomes = time(Stage::Write, || self.commit_batch(guard, group, pages))?;
+        time(Stage::Write, || {
+            for o in &outcomes {
+                // On failure the outcome is still in the state's outbox: the
+                // next checkpoint would record a position past a hole, so the
+                // crawl stops and the next run rewinds and writes it again.
+                o.send(self.sink.as_mut()).map_err(|e| {
+                    std::io::Error::new(e.kind(), format!("writing output failed: {e}"))
+                })?;
+            }
+            Ok(())
+        })
     }
 
     /// The group's batch, under the store's lock; its outcomes: the
-    /// pages', packed for the outbox before the lock is taken, then the
-    /// duplicate traps the group's verdicts made.
+    /// pages', then the duplicate traps the group's verdicts made.
     fn commit_batch(
         &mut self,
-        mut group: Vec<Done<EmbeddedClaim>>,
+        mut guard: CoreGuard<'_>,
+        group: Vec<Done<EmbeddedClaim>>,
+        pages: PackedOutcomes,
     ) -> Result<Vec<Outcome>, CrawlError> {
-        group.retain(|d| !d.again);
-        let pages = PackedOutcomes::pack(group.iter().flat_map(|d| &d.outcomes))?;
-        let core_lock = self.core.clone();
-        let mut guard = core_lock.lock();
         let core = &mut *guard;
         let mut c = GroupCommit::default();
         url_rules::requeue_retired(core, &mut c.writes, &mut c.adds, false)?;
@@ -304,7 +315,7 @@ impl CrawlStore for EmbeddedStore {
         room: usize,
         in_flight: usize,
     ) -> Result<Taken<EmbeddedClaim>, CrawlError> {
-        let mut core = self.core.lock();
+        let mut core = self.core.lock_async().await;
         let spent = core.state.stats.fetched + in_flight as u64;
         let left = self.stages.config.scope.max_pages.saturating_sub(spent);
         let room = room.min(usize::try_from(left).unwrap_or(usize::MAX));
@@ -337,12 +348,12 @@ impl CrawlStore for EmbeddedStore {
         Ok(taken)
     }
 
-    fn finished(&mut self, finished: &[Done<EmbeddedClaim>]) -> Result<(), CrawlError> {
+    async fn finished(&mut self, finished: &[Done<EmbeddedClaim>]) -> Result<(), CrawlError> {
         if finished.is_empty() {
             return Ok(());
         }
         let turns = FetcherTurns(&self.stages.fetcher);
-        let mut core = self.core.lock();
+        let mut core = self.core.lock_async().await;
         for done in finished {
             match &done.claimed.claim {
                 EmbeddedClaim::Page { entry, .. } if done.again => {
@@ -370,17 +381,18 @@ impl CrawlStore for EmbeddedStore {
         Ok(())
     }
 
-    /// See [`EmbeddedStore::commit_now`].
+    /// See [`EmbeddedStore::commit_group`].
     async fn commit(&mut self, group: Vec<Done<EmbeddedClaim>>) -> Result<(), CrawlError> {
-        crate::cpu::time(crate::cpu::Stage::Write, || self.commit_now(group))
+        self.commit_group(group).await
     }
 
     async fn checkpoint(&mut self) -> Result<(), CrawlError> {
-        self.core.lock().checkpoint(self.sink.as_mut())
+        let mut core = self.core.lock_async().await;
+        core.checkpoint(self.sink.as_mut())
     }
 
     async fn over(&mut self, stopping: bool) -> Result<bool, CrawlError> {
-        let mut core = self.core.lock();
+        let mut core = self.core.lock_async().await;
         // Not over while a retired rule's URLs wait to be queued again.
         if !stopping && !core.requeuing.is_empty() {
             requeue_skipped(&mut core, false)?;
@@ -419,7 +431,7 @@ impl CrawlStore for EmbeddedStore {
     /// Checkpoints and writes `stats.json` (`stats`: this run's figures
     /// filled in).
     async fn finish(&mut self, stats: &Stats) -> Result<(), CrawlError> {
-        let mut core = self.core.lock();
+        let mut core = self.core.lock_async().await;
         core.checkpoint(self.sink.as_mut())?;
         let mut file = StatsFile::new(stats);
         file.this_run["core_lock"] = self.core.times();

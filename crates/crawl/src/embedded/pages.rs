@@ -78,7 +78,8 @@ impl PageStore for EmbeddedPages {
         let host = nearcrawl_fetch::politeness_key(url);
         let section = crate::traps::section(url);
         let (per_host, per_domain) = (self.max_pages_per_host, self.max_pages_per_domain);
-        let taken = (self.core.lock().state).take_page(&host, &section, per_host, per_domain);
+        let taken =
+            (self.core.lock_async().await.state).take_page(&host, &section, per_host, per_domain);
         match taken {
             Ok(Ok(())) => Admitted::Yes,
             Ok(Err(budget)) => Admitted::No(budget),
@@ -91,7 +92,7 @@ impl PageStore for EmbeddedPages {
 
     async fn give_back_page(&self, claimed: &Claimed<EmbeddedClaim>) {
         let host = nearcrawl_fetch::politeness_key(&claimed.url);
-        self.core.lock().state.give_back_page(&host);
+        self.core.lock_async().await.state.give_back_page(&host);
     }
 
     /// The first time this run meets an origin whose sitemaps an earlier
@@ -129,20 +130,21 @@ impl PageStore for EmbeddedPages {
         claimed: &mut Claimed<EmbeddedClaim>,
         prepared: Prepared,
     ) -> Result<Verdicted, GateError> {
+        let core = self.core.lock_async().await;
         crate::cpu::time(crate::cpu::Stage::Gate, || {
-            self.judge_now(claimed, prepared)
+            self.judge_now(core, claimed, prepared)
         })
     }
 }
 
 impl EmbeddedPages {
-    /// [`PageStore::judge`], which never waits but for the store's lock.
+    /// [`PageStore::judge`], under the store's lock (`guard`).
     fn judge_now(
         &self,
+        mut guard: super::core::CoreGuard<'_>,
         claimed: &mut Claimed<EmbeddedClaim>,
         prepared: Prepared,
     ) -> Result<Verdicted, GateError> {
-        let mut guard = self.core.lock();
         let core = &mut *guard;
         let judgement = (core.judge(prepared, claimed.url.as_str()))
             .map_err(|e| GateError::Failed(e.to_string()))?;

@@ -41,7 +41,7 @@ pub async fn run<S: CrawlStore>(store: &mut S, stages: &Arc<Stages>) -> Result<(
         l.store.show(l.tasks.len()).await?;
         let wait = l.group.wait(next, S::GROUP_AGE);
         let finished = collect(&mut l.tasks, wait, stages).await;
-        l.store.finished(&finished)?;
+        l.store.finished(&finished).await?;
         l.group.extend(finished);
         // Refilled before the commit, so that requests go on while it is
         // written.
@@ -84,7 +84,7 @@ impl<S: CrawlStore> Loop<'_, S> {
         // Finished URLs not committed yet count against the budget too.
         let out = self.tasks.len() + self.group.done.len();
         let taken = self.store.take(room, out).await?;
-        self.store.finished(&taken.done)?;
+        self.store.finished(&taken.done).await?;
         self.group.extend(taken.done);
         for claimed in taken.claims {
             let task = fetch_claimed(stages.clone(), self.pages.clone(), claimed);

@@ -314,7 +314,10 @@ pub trait CrawlStore: Send {
     /// URLs whose requests are over (or will not be made): their hosts may
     /// have their next turns. Their outcomes wait for
     /// [`commit`](CrawlStore::commit).
-    fn finished(&mut self, done: &[Done<Self::Claim>]) -> Result<(), Self::Error>;
+    fn finished(
+        &mut self,
+        done: &[Done<Self::Claim>],
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send;
 
     /// Commits finished URLs: each is done in the state, its links queued,
     /// its outcomes in the outputs, so that a crash anywhere loses or

@@ -187,7 +187,7 @@ impl CrawlStore for MemStore {
         Ok(taken)
     }
 
-    fn finished(&mut self, finished: &[Done<()>]) -> Result<(), Self::Error> {
+    async fn finished(&mut self, finished: &[Done<()>]) -> Result<(), Self::Error> {
         for done in finished {
             self.out -= 1;
             if done.again {
