@@ -12,13 +12,15 @@ use crate::phases::Phase;
 use crate::sitemap::{MAX_LEVELS, Sitemap};
 
 /// Pages up to this size are read on the runtime's thread that fetched
-/// them, larger ones on a blocking thread. Handing a page to the blocking
-/// pool costs two thread wake-ups (~30 us of system time a page, measured)
-/// against ~0.2 ms to read a small page; a page of this size takes ~1 ms,
-/// about what a request's round trip may wait for the reactor, while a
-/// multi-megabyte page would hold up every request in flight on that
-/// thread for tens of milliseconds.
-const INLINE_READ_BYTES: usize = 64 << 10;
+/// them, larger ones on a blocking thread. A page on a blocking thread is
+/// read beside the runtime's threads, more threads computing than cores:
+/// with 64 KiB here, javadoc's many pages of 64-256 KiB kept the crawl at
+/// 175-180% CPU and 0.84-0.86 ms a page; with 256 KiB, 182-183% and
+/// 0.81-0.84 ms (rust-doc: 167-170% -> 172-174%; 4 rounds alternating).
+/// A page of this size takes ~4 ms, which requests in flight on that
+/// thread may wait for the reactor; a multi-megabyte page would hold them
+/// up for tens of milliseconds.
+const INLINE_READ_BYTES: usize = 256 << 10;
 
 /// Fetches a claimed URL and judges the page (or reads the sitemap);
 /// never fails: a failure is an error outcome, or the URL goes back.
