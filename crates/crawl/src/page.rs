@@ -575,7 +575,8 @@ impl Pipeline {
         // A page links to one place many times (API docs: four times
         // over): a URL is scoped the first time, and its repeats go where
         // it went, queued or counted out of scope again, as if scoped.
-        let mut first: HashMap<&str, Scoped> = HashMap::new();
+        let mut first: HashMap<&str, Scoped, foldhash::fast::RandomState> =
+            HashMap::with_capacity_and_hasher(page.links.len(), Default::default());
         for link in page.links.iter().filter(|l| !l.nofollow) {
             match first.get(link.url.as_str()) {
                 Some(&Scoped::Queued(i)) => {

@@ -77,7 +77,7 @@ pub(crate) fn collect(doc: &Dom, base: Option<&Url>, with_text: bool) -> Vec<Lin
     // types and its own sections), so each href is resolved once: URL
     // parsing was a twentieth of extraction on API docs, whose hrefs
     // repeat four times over.
-    let mut resolved: HashMap<&str, Option<Url>> = HashMap::new();
+    let mut resolved: HashMap<&str, Option<Url>, foldhash::fast::RandomState> = HashMap::default();
     for node in elements(doc) {
         let e = node.value();
         let Some(href) = e.attr("href") else {
