@@ -8,7 +8,7 @@ mod metrics;
 mod series;
 
 /// jemalloc, configured in `.cargo/config.toml` (one arena, freed pages
-/// returned after 200 ms, those of 256 KiB or more at once): with glibc's allocator the crawl's resident
+/// returned after 200 ms): with glibc's allocator the crawl's resident
 /// memory was 1.8× its live heap (an arena per thread, freed pages kept),
 /// 188 MB on javadoc; with this, 114 MB, at the same speed.
 #[cfg(not(target_env = "msvc"))]
