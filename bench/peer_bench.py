@@ -242,10 +242,13 @@ def run_one(who, r, tmp, seed, binary):
         print(f"{'':10} ms/page by stage: {by_stage}", flush=True)
         lock = stats.get("this_run", {}).get("core_lock")
         if lock:
-            # How much of the crawl is serial: the store's lock held, and
-            # the time threads waited for it (summed over threads).
+            # How much of the crawl is serial: the store's lock held, the
+            # time threads were blocked on it and the time tasks queued
+            # for it (each summed over threads or tasks).
+            queued = lock.get("queued_secs")
+            queued = "" if queued is None else f", tasks queued {queued:.2f} s"
             print(f"{'':10} core lock: held {lock['held_secs']:.2f} s, "
-                  f"waited {lock['waited_secs']:.2f} s", flush=True)
+                  f"threads blocked {lock['waited_secs']:.2f} s{queued}", flush=True)
     shutil.rmtree(out, ignore_errors=True)
 
 if __name__ == "__main__":
