@@ -5,7 +5,7 @@ use std::sync::LazyLock;
 
 use aho_corasick::AhoCorasick;
 
-use crate::dom::{Element, Node, NodeId, NodeRef};
+use crate::dom::{Element, Node, NodeRef};
 
 /// The value of attribute `name`, in any namespace.
 #[inline(always)]
@@ -560,33 +560,22 @@ impl Facts {
     }
 }
 
-/// The [`Facts`] of a page's elements, and what its texts count, read as
-/// they are first asked for.
+/// The [`Facts`] of a page's elements, read as they are first asked for.
 #[derive(Default)]
 pub(crate) struct FactsMap {
     map: std::cell::RefCell<crate::node_map::NodeMap<Facts>>,
     /// The class and id words of the elements read so far.
     seen: std::cell::Cell<Bits>,
-    /// Per text node, what `count` made of it ([`FactsMap::text_counts`]).
-    texts: std::cell::RefCell<crate::node_map::NodeMap<(u32, u32)>>,
 }
 
 impl FactsMap {
-    /// Room for a tree of `nodes` nodes: grown as they were asked for,
-    /// the maps were copied several times a page.
+    /// Room for a tree of `nodes` nodes: grown as facts were asked for,
+    /// the map was copied several times a page.
     pub(crate) fn for_nodes(nodes: usize) -> FactsMap {
         FactsMap {
             map: std::cell::RefCell::new(crate::node_map::NodeMap::for_nodes(nodes)),
             seen: std::cell::Cell::default(),
-            texts: std::cell::RefCell::new(crate::node_map::NodeMap::for_nodes(nodes)),
         }
-    }
-
-    /// The counts of text node `id`, made by `count` the first time: each
-    /// pass over the page counts every text node, and a page is read in
-    /// three passes on average (javadoc), so counting once saves two.
-    pub(crate) fn text_counts(&self, id: NodeId, count: impl FnOnce() -> (u32, u32)) -> (u32, u32) {
-        *self.texts.borrow_mut().get_or_insert_with(id, count)
     }
 
     pub(crate) fn get(&self, node: NodeRef<'_>, el: Element<'_>) -> Facts {
@@ -804,22 +793,6 @@ mod tests {
             }
         }
         facts
-    }
-
-    #[test]
-    fn a_text_is_counted_once_a_page() {
-        let dom = crate::tree_builder::parse_document("<p>one, two</p><p>three</p>", 0);
-        let texts: Vec<NodeId> = (dom.nodes())
-            .filter(|n| matches!(n.value(), Node::Text(_)))
-            .map(|n| n.id())
-            .collect();
-        let facts = FactsMap::default();
-        assert_eq!(facts.text_counts(texts[0], || (7, 1)), (7, 1));
-        assert_eq!(facts.text_counts(texts[1], || (5, 0)), (5, 0));
-        // Asked again, by a later pass: what the first count made.
-        let again = || panic!("counted twice");
-        assert_eq!(facts.text_counts(texts[0], again), (7, 1));
-        assert_eq!(facts.text_counts(texts[1], again), (5, 0));
     }
 
     #[test]

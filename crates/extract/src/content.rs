@@ -8,6 +8,7 @@
 use crate::dom::{Node, NodeId, NodeRef};
 
 use crate::classify::{FactsMap, Rules, attr, is_block};
+use crate::elements::Elements;
 use crate::node_map::NodeMap;
 
 /// Text statistics of an element's non-junk content.
@@ -143,9 +144,9 @@ impl Outline {
     }
 }
 
-pub(crate) fn outline(root: NodeRef<'_>, facts: &FactsMap) -> Outline {
+pub(crate) fn outline(root: NodeRef<'_>, elements: &Elements<'_>, facts: &FactsMap) -> Outline {
     let none = NodeMap::default();
-    let full = analyze(root, Rules::FULL_TEXT, &none, facts).stats;
+    let full = analyze(elements, Rules::FULL_TEXT, &none, facts).stats;
     let total = full.values().map(|s| s.text).max().unwrap_or(0);
     let mut wrappers = NodeMap::default();
     for node in root.tree().nodes() {
@@ -170,117 +171,78 @@ fn is_declared_main(n: NodeRef<'_>) -> bool {
     }
 }
 
-fn is_comma(c: char) -> bool {
-    matches!(c, ',' | '，' | '、' | '،' | '；' | ';')
-}
-
-/// A text's characters that are not white space (as `char::is_whitespace`)
-/// and its commas. Asked of every text node once a page
-/// ([`FactsMap::text_counts`]): ASCII text, most of it, is counted in two
-/// passes over its bytes that the compiler turns into vector instructions
-/// (a loop testing each byte once for both was 4% of extraction).
-fn count_text(t: &str) -> (u32, u32) {
-    if t.is_ascii() {
-        let bytes = t.as_bytes();
-        let spaces = bytes
-            .iter()
-            .filter(|&&b| b == b' ' || (b'\t'..=b'\r').contains(&b))
-            .count();
-        let commas = bytes.iter().filter(|&&b| b == b',' || b == b';').count();
-        return ((bytes.len() - spaces) as u32, commas as u32);
-    }
-    let (mut chars, mut commas) = (0u32, 0u32);
-    for c in t.chars().filter(|c| !c.is_whitespace()) {
-        chars += 1;
-        commas += u32::from(is_comma(c));
-    }
-    (chars, commas)
-}
-
 /// Elements open at once that a pass makes room for before it starts.
 const OPEN_DEPTH: usize = 32;
 
-/// One pass over the document: statistics of every element, junk skipped.
+/// One pass over the page's elements: statistics of every element, junk
+/// skipped.
 pub(crate) fn analyze<'a>(
-    root: NodeRef<'_>,
+    elements: &Elements<'_>,
     rules: Rules,
     wrappers: &'a NodeMap<()>,
     facts: &'a FactsMap,
 ) -> Analysis<'a> {
-    // Sized once for the page's elements, about half of its nodes (the
-    // rest text): grown as it filled, the map was rehashed several times
-    // a pass.
-    let mut stats: NodeMap<Stats> = NodeMap::for_nodes(root.tree().nodes().len());
-    // Open elements: (id, stats so far, is block); and where the open
-    // blocks are in it, the nearest last. Room for the depth of most
+    // Sized once for the page's nodes: grown as it filled, the map was
+    // rehashed several times a pass.
+    let mut stats: NodeMap<Stats> = NodeMap::for_nodes(elements.nodes);
+    // Open elements: (index in the list, stats so far); and where the
+    // open blocks are in it, the nearest last. Room for the depth of most
     // pages (grown from nothing, each grew three times a pass).
-    let mut stack: Vec<(NodeId, Stats, bool)> = Vec::with_capacity(OPEN_DEPTH);
+    let mut stack: Vec<(usize, Stats)> = Vec::with_capacity(OPEN_DEPTH);
     let mut blocks: Vec<usize> = Vec::with_capacity(OPEN_DEPTH);
-    let mut skip: Option<NodeId> = None;
-    let mut in_link = 0u32;
-    for edge in root.traverse() {
-        match edge {
-            crate::dom::Edge::Open(node) => {
-                if skip.is_some() {
-                    continue;
-                }
-                match node.value() {
-                    Node::Element(el) => {
-                        if drops(node, el, rules, wrappers, facts) {
-                            skip = Some(node.id());
-                            continue;
-                        }
-                        if el.name() == "a" {
-                            in_link += 1;
-                        }
-                        let block = is_block(el.name());
-                        if block {
-                            blocks.push(stack.len());
-                        }
-                        stack.push((node.id(), Stats::default(), block));
-                    }
-                    Node::Text(t) => {
-                        let (chars, commas) = facts.text_counts(node.id(), || count_text(t));
-                        if let Some(top) = stack.last_mut() {
-                            top.1.text += chars;
-                            top.1.commas += commas;
-                            if in_link > 0 {
-                                top.1.link_text += chars;
-                            }
-                        }
-                        if let Some(&block) = blocks.last() {
-                            stack[block].1.own_text += chars;
-                            stack[block].1.own_commas += commas;
-                        }
-                    }
-                    _ => {}
-                }
+    let items = &elements.items;
+    let close =
+        |stack: &mut Vec<(usize, Stats)>, blocks: &mut Vec<usize>, stats: &mut NodeMap<Stats>| {
+            let Some((at, s)) = stack.pop() else {
+                return;
+            };
+            if items[at].block {
+                blocks.pop();
             }
-            crate::dom::Edge::Close(node) => {
-                if let Some(s) = skip {
-                    if s == node.id() {
-                        skip = None;
-                    }
-                    continue;
-                }
-                if let Node::Element(el) = node.value() {
-                    if el.name() == "a" {
-                        in_link = in_link.saturating_sub(1);
-                    }
-                    if let Some((id, s, block)) = stack.pop() {
-                        if block {
-                            blocks.pop();
-                        }
-                        if let Some(parent) = stack.last_mut() {
-                            parent.1.text += s.text;
-                            parent.1.link_text += s.link_text;
-                            parent.1.commas += s.commas;
-                        }
-                        stats.insert(id, s);
-                    }
-                }
+            if let Some(parent) = stack.last_mut() {
+                parent.1.text += s.text;
+                parent.1.link_text += s.link_text;
+                parent.1.commas += s.commas;
             }
+            stats.insert(items[at].node.id(), s);
+        };
+    let mut i = 0;
+    while let Some(item) = items.get(i) {
+        while stack
+            .last()
+            .is_some_and(|&(at, _)| items[at].end as usize <= i)
+        {
+            close(&mut stack, &mut blocks, &mut stats);
         }
+        let Node::Element(el) = item.node.value() else {
+            unreachable!("the list holds elements only");
+        };
+        if drops(item.node, el, rules, wrappers, facts) {
+            i = item.end as usize;
+            continue;
+        }
+        if item.block {
+            blocks.push(stack.len());
+        }
+        stack.push((
+            i,
+            Stats {
+                text: item.chars,
+                link_text: if item.in_link { item.chars } else { 0 },
+                commas: item.commas,
+                own_text: 0,
+                own_commas: 0,
+            },
+        ));
+        // Its own text's nearest block: itself or the nearest open one.
+        if let Some(&block) = blocks.last() {
+            stack[block].1.own_text += item.chars;
+            stack[block].1.own_commas += item.commas;
+        }
+        i += 1;
+    }
+    while !stack.is_empty() {
+        close(&mut stack, &mut blocks, &mut stats);
     }
     Analysis {
         stats,
@@ -710,24 +672,4 @@ fn ends_sentence(node: NodeRef<'_>) -> bool {
         }
     }
     matches!(last, Some('.' | '!' | '?' | '。' | '！' | '？'))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{count_text, is_comma};
-
-    #[test]
-    fn text_is_counted_as_char_is_whitespace_and_is_comma_count_it() {
-        let all_ascii: String = (0u8..128).map(char::from).collect();
-        for t in [
-            all_ascii.as_str(),
-            "a, b;\tc\u{b}d",
-            "caf\u{e9}\u{a0}x\u{3000}y\u{ff0c}z\u{3001}",
-            "",
-        ] {
-            let chars = t.chars().filter(|c| !c.is_whitespace()).count() as u32;
-            let commas = t.chars().filter(|c| is_comma(*c)).count() as u32;
-            assert_eq!(count_text(t), (chars, commas), "{t:?}");
-        }
-    }
 }

@@ -161,6 +161,7 @@ mod classify;
 mod content;
 mod decode;
 mod dom;
+mod elements;
 mod json;
 mod language;
 mod links;
@@ -431,7 +432,8 @@ fn main_or_full_text(doc: &Dom, reading: &Reading<'_>) -> Text {
     // Strict rules first; relax them while the result is short of what the
     // page holds. Lengths count non-whitespace characters.
     let facts = classify::FactsMap::for_nodes(doc.nodes().len());
-    let outline = content::outline(root, &facts);
+    let elements = elements::Elements::of(root);
+    let outline = content::outline(root, &elements, &facts);
     let (wrappers, full_chars) = (&outline.wrappers, outline.chars as usize);
     // Asked only of a pass that found between the two amounts.
     let declared_main = std::cell::OnceCell::new();
@@ -459,7 +461,7 @@ fn main_or_full_text(doc: &Dom, reading: &Reading<'_>) -> Text {
             continue;
         }
         last_pass = Some(rules);
-        let analysis = content::analyze(root, rules, wrappers, &facts);
+        let analysis = content::analyze(&elements, rules, wrappers, &facts);
         let main = render_content(
             root,
             &analysis,
