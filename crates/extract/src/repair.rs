@@ -155,10 +155,10 @@ fn rename_to_div(doc: &mut Dom, ids: Vec<NodeId>) {
 /// a page is revealed by its scripts (a wrapper hidden until the page has
 /// loaded, a product block filled in later), and what it hides is what a
 /// reader sees. Popovers stay closed: they are prompts over the page, not
-/// the page.
-pub(crate) fn unhide(doc: &mut Dom) {
+/// the page. Whether it showed anything (the page is as it was if not).
+pub(crate) fn unhide(doc: &mut Dom) -> bool {
     let all: Vec<NodeId> = doc.root().descendants().map(|n| n.id()).collect();
-    show_hidden(doc, &all, |_, _| true);
+    show_hidden(doc, &all, |_, _| true)
 }
 
 /// Opens the panels of disclosure widgets (accordions, "read more"): a
@@ -234,7 +234,7 @@ fn show_hidden(
     doc: &mut Dom,
     candidates: &[NodeId],
     which: impl Fn(crate::dom::NodeRef<'_>, crate::dom::Element<'_>) -> bool,
-) {
+) -> bool {
     let hidden: Vec<NodeId> = (candidates.iter())
         .filter_map(|&id| doc.get(id))
         .filter(|n| {
@@ -243,7 +243,9 @@ fn show_hidden(
         })
         .map(|n| n.id())
         .collect();
+    let any = !hidden.is_empty();
     show(doc, hidden);
+    any
 }
 
 /// Drops what hides these elements.
@@ -264,5 +266,26 @@ fn show(doc: &mut Dom, ids: Vec<NodeId>) {
                 a.value = html5ever::tendril::StrTendril::from(shown.join(" "));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dom::dump;
+    use crate::tree_builder::parse_document;
+
+    #[test]
+    fn unhide_says_whether_it_showed_anything() {
+        let mut hiding =
+            parse_document("<div style='display:none'><p>later</p></div><p>now</p>", 0);
+        let before = dump(&hiding);
+        assert!(unhide(&mut hiding));
+        assert_ne!(dump(&hiding), before);
+        // Nothing hidden: the tree is left as it was, and so reads the same.
+        let mut plain = parse_document("<div class=a><p style='color:red'>now</p></div>", 0);
+        let before = dump(&plain);
+        assert!(!unhide(&mut plain));
+        assert_eq!(dump(&plain), before);
     }
 }
