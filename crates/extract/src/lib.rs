@@ -315,13 +315,13 @@ pub fn extract(bytes: &[u8], input: &Input<'_>) -> Page {
 pub fn extract_timed(bytes: &[u8], input: &Input<'_>, lap: &mut dyn FnMut(Stage)) -> Page {
     let (html, enc, encoding_source) = decode_html(bytes, input.charset);
     // The tree's size follows the markup left once script and style
-    // bodies are dropped (inline scripts make many pages large).
-    let stripped = prestrip::strip_raw_text(&html);
-    if stripped.len() > stream::STREAM_ABOVE {
-        drop(stripped);
+    // bodies are dropped (inline scripts make many pages large). A page
+    // too large for a tree is measured, not copied.
+    if html.len() > stream::STREAM_ABOVE && prestrip::stripped_len(&html) > stream::STREAM_ABOVE {
         lap(Stage::Parse);
         return extract_streamed(&html, input, (enc, encoding_source), lap);
     }
+    let stripped = prestrip::strip_raw_text(&html);
     let json_ld = meta::json_ld_declares(&html);
     let mut doc = parse_stripped(&stripped);
     drop(stripped);

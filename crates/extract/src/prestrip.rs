@@ -11,8 +11,37 @@ use std::borrow::Cow;
 
 /// `html` without script, style and SVG bodies or comments.
 pub(crate) fn strip_raw_text(html: &str) -> Cow<'_, str> {
-    let bytes = html.as_bytes();
     let mut out: Option<String> = None;
+    let tail = kept_pieces(html, |piece| {
+        // Room for all of it: what is left is never longer, and a page of
+        // few scripts (most) keeps most of its bytes, so half grew once,
+        // a copy of the page's markup.
+        out.get_or_insert_with(|| String::with_capacity(html.len()))
+            .push_str(piece);
+    });
+    match out {
+        None => Cow::Borrowed(html),
+        Some(mut o) => {
+            o.push_str(&html[tail..]);
+            Cow::Owned(o)
+        }
+    }
+}
+
+/// The length of [`strip_raw_text`]'s result, without making it: a page
+/// too large for a tree is read as it streams, and a copy of it would be
+/// the largest thing in memory.
+pub(crate) fn stripped_len(html: &str) -> usize {
+    let mut len = 0;
+    let tail = kept_pieces(html, |piece| len += piece.len());
+    len + (html.len() - tail)
+}
+
+/// Calls `keep` with each piece of `html` kept before a cut, in order;
+/// returns where the piece kept after the last cut starts (the end of
+/// `html` when it is cut to the end).
+fn kept_pieces<'a>(html: &'a str, mut keep: impl FnMut(&'a str)) -> usize {
+    let bytes = html.as_bytes();
     let mut copied = 0; // bytes of `html` already handled
     let mut i = 0;
     // SVG images opening before this are left to the parser.
@@ -51,24 +80,14 @@ pub(crate) fn strip_raw_text(html: &str) -> Cow<'_, str> {
             i = lt + 1;
             continue;
         };
-        // Room for all of it: what is left is never longer, and a page of
-        // few scripts (most) keeps most of its bytes, so half grew once,
-        // a copy of the page's markup.
-        let o = out.get_or_insert_with(|| String::with_capacity(html.len()));
-        o.push_str(&html[copied..keep_until]);
+        keep(&html[copied..keep_until]);
         copied = resume;
         i = resume;
         if i >= bytes.len() {
             break;
         }
     }
-    match out {
-        None => Cow::Borrowed(html),
-        Some(mut o) => {
-            o.push_str(&html[copied.min(html.len())..]);
-            Cow::Owned(o)
-        }
-    }
+    copied.min(html.len())
 }
 
 /// Deepest element nesting kept. Real pages stay far below; a hostile page
@@ -408,5 +427,27 @@ mod tests {
         assert_eq!(strip_raw_text("<script"), "<script");
         assert_eq!(strip_raw_text("<"), "<");
         assert_eq!(strip_raw_text("é<!---->ü"), "éü");
+    }
+
+    #[test]
+    fn the_stripped_length_is_the_length_of_the_stripped_page() {
+        let long = format!(
+            "<p>{}</p><script>{}</script>",
+            "a".repeat(5000),
+            "b".repeat(9000)
+        );
+        for html in [
+            "<p>a<!-- x -->b</p><SCRIPT type=x>if (a<b) {}</SCRIPT><style>p{}</style><p>c</p>",
+            "<a><svg><path d=M0/></svg>Go</a><svg/><p>t</p>",
+            "<p>x</p><script>never closed",
+            "<p>x<!-- open",
+            "<p>plain</p>",
+            "<script",
+            "é<!---->ü",
+            "",
+            long.as_str(),
+        ] {
+            assert_eq!(stripped_len(html), strip_raw_text(html).len(), "{html}");
+        }
     }
 }
