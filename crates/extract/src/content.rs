@@ -8,7 +8,7 @@
 use crate::dom::{Node, NodeId, NodeRef};
 
 use crate::classify::{FactsMap, Rules, attr, is_block};
-use crate::elements::Elements;
+use crate::elements::{ElementMap, Elements};
 use crate::node_map::NodeMap;
 
 /// Text statistics of an element's non-junk content.
@@ -35,7 +35,7 @@ impl Stats {
 }
 
 pub(crate) struct Analysis<'a> {
-    pub stats: NodeMap<Stats>,
+    pub stats: ElementMap<'a, Stats>,
     pub rules: Rules,
     /// Elements holding most of the page's text: never dropped for their
     /// class or id alone (a page wrapper named "ad-margins" is layout; a
@@ -81,13 +81,13 @@ fn drops(
 /// What the structure-only pass finds: elements holding at least 40% of
 /// the visible text of the page, the page's visible (non-whitespace)
 /// characters, and every element's statistics.
-pub(crate) struct Outline {
+pub(crate) struct Outline<'a> {
     pub wrappers: NodeMap<()>,
     pub chars: u32,
-    full: NodeMap<Stats>,
+    full: ElementMap<'a, Stats>,
 }
 
-impl Outline {
+impl Outline<'_> {
     /// Visible characters of the page's declared main content (`<main>` or
     /// `role="main"`, the largest), 0 if it declares none.
     pub(crate) fn declared_main_chars(&self, root: NodeRef<'_>) -> u32 {
@@ -144,9 +144,13 @@ impl Outline {
     }
 }
 
-pub(crate) fn outline(root: NodeRef<'_>, elements: &Elements<'_>, facts: &FactsMap) -> Outline {
+pub(crate) fn outline<'a>(
+    root: NodeRef<'_>,
+    elements: &'a Elements<'_>,
+    facts: &FactsMap,
+) -> Outline<'a> {
     let none = NodeMap::default();
-    let full = analyze(elements, Rules::FULL_TEXT, &none, facts).stats;
+    let full = element_stats(elements, Rules::FULL_TEXT, &none, facts);
     let total = full.values().map(|s| s.text).max().unwrap_or(0);
     let mut wrappers = NodeMap::default();
     for node in root.tree().nodes() {
@@ -174,38 +178,51 @@ fn is_declared_main(n: NodeRef<'_>) -> bool {
 /// Elements open at once that a pass makes room for before it starts.
 const OPEN_DEPTH: usize = 32;
 
-/// One pass over the page's elements: statistics of every element, junk
-/// skipped.
+/// One pass over the page's elements under `rules`.
 pub(crate) fn analyze<'a>(
-    elements: &Elements<'_>,
+    elements: &'a Elements<'_>,
     rules: Rules,
     wrappers: &'a NodeMap<()>,
     facts: &'a FactsMap,
 ) -> Analysis<'a> {
-    // Sized once for the page's nodes: grown as it filled, the map was
-    // rehashed several times a pass.
-    let mut stats: NodeMap<Stats> = NodeMap::for_nodes(elements.nodes);
+    Analysis {
+        stats: element_stats(elements, rules, wrappers, facts),
+        rules,
+        wrappers,
+        facts,
+    }
+}
+
+/// Statistics of every element, junk skipped.
+fn element_stats<'e>(
+    elements: &'e Elements<'_>,
+    rules: Rules,
+    wrappers: &NodeMap<()>,
+    facts: &FactsMap,
+) -> ElementMap<'e, Stats> {
+    let mut stats = ElementMap::new(elements);
     // Open elements: (index in the list, stats so far); and where the
     // open blocks are in it, the nearest last. Room for the depth of most
     // pages (grown from nothing, each grew three times a pass).
     let mut stack: Vec<(usize, Stats)> = Vec::with_capacity(OPEN_DEPTH);
     let mut blocks: Vec<usize> = Vec::with_capacity(OPEN_DEPTH);
     let items = &elements.items;
-    let close =
-        |stack: &mut Vec<(usize, Stats)>, blocks: &mut Vec<usize>, stats: &mut NodeMap<Stats>| {
-            let Some((at, s)) = stack.pop() else {
-                return;
-            };
-            if items[at].block {
-                blocks.pop();
-            }
-            if let Some(parent) = stack.last_mut() {
-                parent.1.text += s.text;
-                parent.1.link_text += s.link_text;
-                parent.1.commas += s.commas;
-            }
-            stats.insert(items[at].node.id(), s);
+    let close = |stack: &mut Vec<(usize, Stats)>,
+                 blocks: &mut Vec<usize>,
+                 stats: &mut ElementMap<Stats>| {
+        let Some((at, s)) = stack.pop() else {
+            return;
         };
+        if items[at].block {
+            blocks.pop();
+        }
+        if let Some(parent) = stack.last_mut() {
+            parent.1.text += s.text;
+            parent.1.link_text += s.link_text;
+            parent.1.commas += s.commas;
+        }
+        stats.insert_at(at, s);
+    };
     let mut i = 0;
     while let Some(item) = items.get(i) {
         while stack
@@ -214,10 +231,11 @@ pub(crate) fn analyze<'a>(
         {
             close(&mut stack, &mut blocks, &mut stats);
         }
-        let Node::Element(el) = item.node.value() else {
+        let node = elements.node(item);
+        let Node::Element(el) = node.value() else {
             unreachable!("the list holds elements only");
         };
-        if drops(item.node, el, rules, wrappers, facts) {
+        if drops(node, el, rules, wrappers, facts) {
             i = item.end as usize;
             continue;
         }
@@ -244,12 +262,7 @@ pub(crate) fn analyze<'a>(
     while !stack.is_empty() {
         close(&mut stack, &mut blocks, &mut stats);
     }
-    Analysis {
-        stats,
-        rules,
-        wrappers,
-        facts,
-    }
+    stats
 }
 
 /// Paragraph-like blocks shorter than this don't vote.
