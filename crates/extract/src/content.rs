@@ -35,6 +35,8 @@ impl Stats {
 }
 
 pub(crate) struct Analysis<'a> {
+    /// The page's elements, as the pass walked them.
+    pub elements: &'a Elements<'a>,
     pub stats: ElementMap<'a, Stats>,
     pub rules: Rules,
     /// Elements holding most of the page's text: never dropped for their
@@ -180,12 +182,13 @@ const OPEN_DEPTH: usize = 32;
 
 /// One pass over the page's elements under `rules`.
 pub(crate) fn analyze<'a>(
-    elements: &'a Elements<'_>,
+    elements: &'a Elements<'a>,
     rules: Rules,
     wrappers: &'a NodeMap<()>,
     facts: &'a FactsMap,
 ) -> Analysis<'a> {
     Analysis {
+        elements,
         stats: element_stats(elements, rules, wrappers, facts),
         rules,
         wrappers,
@@ -285,7 +288,7 @@ pub(crate) fn select<'a>(
     a: &Analysis<'_>,
     declared: Declared,
 ) -> Vec<NodeRef<'a>> {
-    let (scores, ranked) = score_blocks(root, a);
+    let (scores, ranked) = score_blocks(a);
     let Some(&(best_id, best_score)) = ranked.first() else {
         return Vec::new();
     };
@@ -434,19 +437,18 @@ fn outermost_stack<'a>(top: NodeRef<'a>, a: &Analysis<'_>) -> Option<NodeRef<'a>
 /// Scores of the blocks and of the ancestors they vote for (up to three
 /// levels, halving), after link density; and the scored elements, best
 /// first.
-fn score_blocks(root: NodeRef<'_>, a: &Analysis<'_>) -> (NodeMap<f64>, Vec<(NodeId, f64)>) {
-    let mut scores: NodeMap<f64> = NodeMap::for_nodes(root.tree().nodes().len());
+fn score_blocks<'a>(a: &Analysis<'a>) -> (ElementMap<'a, f64>, Vec<(NodeId, f64)>) {
+    let mut scores = ElementMap::new(a.elements);
     let mut order: Vec<NodeId> = Vec::new();
-    for node in root.descendants() {
-        let Node::Element(el) = node.value() else {
+    // The page's elements in document order, as the pass listed them.
+    for (place, item) in a.elements.items.iter().enumerate() {
+        let Some(s) = a.stats.get_at(place) else {
             continue;
         };
-        let Some(s) = a.stats.get(&node.id()) else {
-            continue;
-        };
-        if s.own_text < MIN_PARAGRAPH || !is_block(el.name()) {
+        if s.own_text < MIN_PARAGRAPH || !item.block {
             continue;
         }
+        let node = a.elements.node(item);
         let mut score = 1.0 + f64::from(s.own_commas) + (f64::from(s.own_text) / 100.0).min(3.0);
         // A text block in its own right also counts as a candidate.
         let mut target = Some(node);
@@ -528,7 +530,7 @@ fn is_another_composition<'a>(rival: NodeRef<'a>, winner: NodeRef<'a>) -> bool {
 /// Climbs to an ancestor that outscores `top`: it was one part of a larger
 /// content block. Unscored ancestors are passed through; an ancestor under
 /// a third of the score ends the climb.
-fn climb<'a>(top: NodeRef<'a>, scores: &NodeMap<f64>) -> NodeRef<'a> {
+fn climb<'a>(top: NodeRef<'a>, scores: &ElementMap<'_, f64>) -> NodeRef<'a> {
     let threshold = scores.get(&top.id()).copied().unwrap_or(0.0) / 3.0;
     let mut last = threshold * 3.0;
     for anc in top.ancestors() {
@@ -558,7 +560,7 @@ fn is_under(node: NodeRef<'_>, ancestor: NodeId) -> bool {
 fn around_winner<'a>(
     top: NodeRef<'a>,
     best_score: f64,
-    scores: &NodeMap<f64>,
+    scores: &ElementMap<'_, f64>,
     a: &Analysis<'_>,
 ) -> Vec<NodeRef<'a>> {
     if let Some(main) = declared_main(top, a) {

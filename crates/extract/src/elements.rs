@@ -125,6 +125,23 @@ impl<'a, V> ElementMap<'a, V> {
         self.slots[place] = Some(value);
     }
 
+    pub(crate) fn get_at(&self, place: usize) -> Option<&V> {
+        self.slots.get(place)?.as_ref()
+    }
+
+    /// The value of element `id`, made by `make` if it has none. Panics
+    /// if `id` is not in the list.
+    pub(crate) fn get_or_insert_with(&mut self, id: NodeId, make: impl FnOnce() -> V) -> &mut V {
+        let place = self.places[id.index()] as usize;
+        self.slots[place].get_or_insert_with(make)
+    }
+
+    /// Sets the value of element `id`. Panics if `id` is not in the list.
+    pub(crate) fn insert(&mut self, id: NodeId, value: V) {
+        let place = self.places[id.index()] as usize;
+        self.slots[place] = Some(value);
+    }
+
     pub(crate) fn get(&self, id: &NodeId) -> Option<&V> {
         let place = *self.places.get(id.index())?;
         self.slots.get(place as usize)?.as_ref()
@@ -232,6 +249,12 @@ mod tests {
             assert_eq!(map.get(&item.id), (place % 2 == 0).then_some(&place));
         }
         assert_eq!(map.values().count(), elements.items.len().div_ceil(2));
+        // By node: set, or made once.
+        let last = elements.items.len() - 1;
+        let id = elements.items[last].id;
+        map.insert(id, 100);
+        *map.get_or_insert_with(id, || 0) += 1;
+        assert_eq!((map[&id], map.get_at(last)), (101, Some(&101)));
         // Text nodes have no place.
         for node in doc.nodes() {
             if matches!(node.value(), Node::Text(_)) {

@@ -44,11 +44,6 @@ impl<V> NodeMap<V> {
         self.slot_mut(id).replace(value)
     }
 
-    /// The value of `id`, made by `make` if it has none.
-    pub(crate) fn get_or_insert_with(&mut self, id: NodeId, make: impl FnOnce() -> V) -> &mut V {
-        self.slot_mut(id).get_or_insert_with(make)
-    }
-
     /// `id`'s slot, the vector grown to hold it.
     fn slot_mut(&mut self, id: NodeId) -> &mut Option<V> {
         let at = slot(id);
@@ -88,7 +83,7 @@ mod tests {
         }
         // A map made without room grows as it needs.
         let mut grown = NodeMap::default();
-        *grown.get_or_insert_with(nodes[3], || 0) += 2;
+        grown.insert(nodes[3], 2);
         assert_eq!(grown.get(&nodes[3]), Some(&2));
         assert!(!grown.contains_key(&nodes[2]));
     }
