@@ -8,6 +8,7 @@
 //! read again. Walking this list instead, a pass visits each element once,
 //! skips a dropped subtree in one step and reads no text.
 
+use crate::chars::count_text;
 use crate::classify::is_block;
 use crate::dom::{Dom, Edge, Node, NodeId, NodeRef};
 
@@ -163,33 +164,6 @@ impl<V> std::ops::Index<&NodeId> for ElementMap<'_, V> {
     }
 }
 
-fn is_comma(c: char) -> bool {
-    matches!(c, ',' | '，' | '、' | '،' | '；' | ';')
-}
-
-/// A text's characters that are not white space (as `char::is_whitespace`)
-/// and its commas. Asked of every text node once a page, as the list is
-/// made: ASCII text, most of it, is counted in two
-/// passes over its bytes that the compiler turns into vector instructions
-/// (a loop testing each byte once for both was 4% of extraction).
-fn count_text(t: &str) -> (u32, u32) {
-    if t.is_ascii() {
-        let bytes = t.as_bytes();
-        let spaces = bytes
-            .iter()
-            .filter(|&&b| b == b' ' || (b'\t'..=b'\r').contains(&b))
-            .count();
-        let commas = bytes.iter().filter(|&&b| b == b',' || b == b';').count();
-        return ((bytes.len() - spaces) as u32, commas as u32);
-    }
-    let (mut chars, mut commas) = (0u32, 0u32);
-    for c in t.chars().filter(|c| !c.is_whitespace()) {
-        chars += 1;
-        commas += u32::from(is_comma(c));
-    }
-    (chars, commas)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -260,21 +234,6 @@ mod tests {
             if matches!(node.value(), Node::Text(_)) {
                 assert!(!map.contains_key(&node.id()));
             }
-        }
-    }
-
-    #[test]
-    fn text_is_counted_as_char_is_whitespace_and_is_comma_count_it() {
-        let all_ascii: String = (0u8..128).map(char::from).collect();
-        for t in [
-            all_ascii.as_str(),
-            "a, b;\tc\u{b}d",
-            "caf\u{e9}\u{a0}x\u{3000}y\u{ff0c}z\u{3001}",
-            "",
-        ] {
-            let chars = t.chars().filter(|c| !c.is_whitespace()).count() as u32;
-            let commas = t.chars().filter(|c| is_comma(*c)).count() as u32;
-            assert_eq!(count_text(t), (chars, commas), "{t:?}");
         }
     }
 }

@@ -9,6 +9,7 @@ use crate::dom::{Dom, Node, NodeId};
 
 use std::collections::HashSet;
 
+use crate::chars::visible_chars;
 use crate::classify::{attr, hidden_by_class, is_hidden, is_hiding_class};
 
 /// Every repair below, in order, from one walk over the tree: the
@@ -119,10 +120,6 @@ fn unname_header_holding_the_page(doc: &mut Dom, headers: &[NodeId]) {
         .map(|(h, _)| h.id())
         .collect();
     rename_to_div(doc, holding);
-}
-
-fn visible_chars(t: &str) -> usize {
-    t.chars().filter(|c| !c.is_whitespace()).count()
 }
 
 /// Non-whitespace characters of text under `node`, and those inside links.

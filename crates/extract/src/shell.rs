@@ -89,7 +89,7 @@ fn text_chars(node: crate::dom::NodeRef<'_>, cap: usize) -> usize {
                 matches!(a.value(), Node::Element(e) if matches!(e.name(), "noscript" | "template" | "script" | "style"))
             });
             if !hidden {
-                n += t.chars().filter(|c| !c.is_whitespace()).count();
+                n += crate::chars::visible_chars(t);
             }
             if n >= cap {
                 break;
