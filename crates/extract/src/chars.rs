@@ -47,31 +47,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn visible_chars_counts_as_char_is_whitespace_does() {
-        let all_ascii: String = (0u8..128).map(char::from).collect();
-        for s in [
-            all_ascii.as_str(),
-            "a b\tc\nd\u{b}e\u{c}f\rg",
-            "caf\u{e9} \u{a0}na\u{ef}ve\u{2003}\u{3000}\u{85}x",
-            "",
-        ] {
-            let want = s.chars().filter(|c| !c.is_whitespace()).count();
-            assert_eq!(visible_chars(s), want, "{s:?}");
-        }
-    }
-
-    #[test]
-    fn text_is_counted_as_char_is_whitespace_and_is_comma_count_it() {
+    fn texts_are_counted_as_char_is_whitespace_and_is_comma_count_them() {
         let all_ascii: String = (0u8..128).map(char::from).collect();
         for t in [
             all_ascii.as_str(),
+            "a b\tc\nd\u{b}e\u{c}f\rg",
             "a, b;\tc\u{b}d",
+            "caf\u{e9} \u{a0}na\u{ef}ve\u{2003}\u{3000}\u{85}x",
             "caf\u{e9}\u{a0}x\u{3000}y\u{ff0c}z\u{3001}",
             "",
         ] {
-            let chars = t.chars().filter(|c| !c.is_whitespace()).count() as u32;
+            let chars = t.chars().filter(|c| !c.is_whitespace()).count();
             let commas = t.chars().filter(|c| is_comma(*c)).count() as u32;
-            assert_eq!(count_text(t), (chars, commas), "{t:?}");
+            assert_eq!(visible_chars(t), chars, "{t:?}");
+            assert_eq!(count_text(t), (chars as u32, commas), "{t:?}");
         }
     }
 }
