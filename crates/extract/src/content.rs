@@ -86,17 +86,17 @@ fn drops(
 pub(crate) struct Outline<'a> {
     pub wrappers: NodeMap<()>,
     pub chars: u32,
+    elements: &'a Elements<'a>,
     full: ElementMap<'a, Stats>,
 }
 
 impl Outline<'_> {
     /// Visible characters of the page's declared main content (`<main>` or
     /// `role="main"`, the largest), 0 if it declares none.
-    pub(crate) fn declared_main_chars(&self, root: NodeRef<'_>) -> u32 {
-        root.tree()
-            .nodes()
-            .filter(|n| is_declared_main(*n))
-            .filter_map(|n| self.full.get(&n.id()))
+    pub(crate) fn declared_main_chars(&self) -> u32 {
+        (self.elements.items.iter().enumerate())
+            .filter(|(_, item)| is_declared_main(self.elements.node(item)))
+            .filter_map(|(place, _)| self.full.get_at(place))
             .map(|s| s.text)
             .max()
             .unwrap_or(0)
@@ -146,26 +146,23 @@ impl Outline<'_> {
     }
 }
 
-pub(crate) fn outline<'a>(
-    root: NodeRef<'_>,
-    elements: &'a Elements<'_>,
-    facts: &FactsMap,
-) -> Outline<'a> {
+pub(crate) fn outline<'a>(elements: &'a Elements<'a>, facts: &FactsMap) -> Outline<'a> {
     let none = NodeMap::default();
     let full = element_stats(elements, Rules::FULL_TEXT, &none, facts);
     let total = full.values().map(|s| s.text).max().unwrap_or(0);
     let mut wrappers = NodeMap::default();
-    for node in root.tree().nodes() {
+    for (place, item) in elements.items.iter().enumerate() {
         let holds = full
-            .get(&node.id())
+            .get_at(place)
             .is_some_and(|s| u64::from(s.text) * 10 >= u64::from(total) * 4);
         if total > 0 && holds {
-            wrappers.insert(node.id(), ());
+            wrappers.insert(item.id, ());
         }
     }
     Outline {
         wrappers,
         chars: total,
+        elements,
         full,
     }
 }

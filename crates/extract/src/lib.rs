@@ -437,15 +437,14 @@ fn main_or_full_text(doc: &Dom, reading: &Reading<'_>) -> Text {
     // page holds. Lengths count non-whitespace characters.
     let facts = classify::FactsMap::for_nodes(doc.nodes().len());
     let elements = elements::Elements::of(root);
-    let outline = content::outline(root, &elements, &facts);
+    let outline = content::outline(&elements, &facts);
     let (wrappers, full_chars) = (&outline.wrappers, outline.chars as usize);
     // Asked only of a pass that found between the two amounts.
     let declared_main = std::cell::OnceCell::new();
     let enough = |len: usize| {
         len >= ENOUGH_MAIN_CHARS.min(full_chars / 2)
             && (len >= ENOUGH_OF_DECLARED_MAIN
-                || len * 2
-                    >= *declared_main.get_or_init(|| outline.declared_main_chars(root)) as usize)
+                || len * 2 >= *declared_main.get_or_init(|| outline.declared_main_chars()) as usize)
     };
     let (mut best, mut best_len, mut best_analysis) = (String::new(), 0, None);
     // "Widget" names boilerplate, but not on a page whose builder names
