@@ -6,6 +6,7 @@ use std::sync::LazyLock;
 use aho_corasick::AhoCorasick;
 
 use crate::dom::{Element, Node, NodeRef};
+use crate::elements::{Elements, Places};
 
 /// The value of attribute `name`, in any namespace.
 #[inline(always)]
@@ -560,31 +561,37 @@ impl Facts {
     }
 }
 
-/// The [`Facts`] of a page's elements, read as they are first asked for.
+/// The [`Facts`] of a page's elements, read as they are first asked for,
+/// kept by element (see [`crate::elements::ElementMap`]). An element the list does not
+/// hold is read each time it is asked for.
 #[derive(Default)]
-pub(crate) struct FactsMap {
-    map: std::cell::RefCell<crate::node_map::NodeMap<Facts>>,
+pub(crate) struct FactsMap<'a> {
+    places: Places<'a>,
+    slots: std::cell::RefCell<Vec<Option<Facts>>>,
     /// The class and id words of the elements read so far.
     seen: std::cell::Cell<Bits>,
 }
 
-impl FactsMap {
-    /// Room for a tree of `nodes` nodes: grown as facts were asked for,
-    /// the map was copied several times a page.
-    pub(crate) fn for_nodes(nodes: usize) -> FactsMap {
+impl<'a> FactsMap<'a> {
+    /// Room for the facts of `elements`.
+    pub(crate) fn for_elements(elements: &'a Elements<'_>) -> FactsMap<'a> {
         FactsMap {
-            map: std::cell::RefCell::new(crate::node_map::NodeMap::for_nodes(nodes)),
+            places: elements.places(),
+            slots: std::cell::RefCell::new(vec![None; elements.items.len()]),
             seen: std::cell::Cell::default(),
         }
     }
 
     pub(crate) fn get(&self, node: NodeRef<'_>, el: Element<'_>) -> Facts {
-        if let Some(f) = self.map.borrow().get(&node.id()) {
-            return *f;
+        let place = self.places.of(&node.id());
+        if let Some(f) = place.and_then(|p| self.slots.borrow().get(p).copied().flatten()) {
+            return f;
         }
         let f = Facts::of(node, el);
         self.seen.set(self.seen.get() | f.class.bits);
-        self.map.borrow_mut().insert(node.id(), f);
+        if let Some(p) = place {
+            self.slots.borrow_mut()[p] = Some(f);
+        }
         f
     }
 
@@ -783,8 +790,9 @@ fn tag_score(tag: &str) -> f64 {
 mod tests {
     use super::*;
 
-    /// Every element's facts read, as a pass reads them.
-    fn read_all(markup: &str) -> FactsMap {
+    /// Every element's facts read, as a pass reads them (none kept: the
+    /// words seen are what the tests ask).
+    fn read_all(markup: &str) -> FactsMap<'static> {
         let dom = crate::tree_builder::parse_document(markup, 0);
         let facts = FactsMap::default();
         for node in dom.nodes() {

@@ -45,7 +45,7 @@ pub(crate) struct Analysis<'a> {
     /// Where each comment is named so, as blog engines name them, the
     /// comments inside are still dropped.
     pub wrappers: &'a NodeMap<()>,
-    pub facts: &'a FactsMap,
+    pub facts: &'a FactsMap<'a>,
 }
 
 impl Analysis<'_> {
@@ -70,7 +70,7 @@ fn drops(
     el: crate::dom::Element<'_>,
     rules: Rules,
     wrappers: &NodeMap<()>,
-    facts: &FactsMap,
+    facts: &FactsMap<'_>,
 ) -> bool {
     let f = facts.get(node, el);
     if !f.is_junk(rules) {
@@ -108,7 +108,7 @@ impl Outline<'_> {
     /// own is one of them. "Widget" then marks nothing, where it usually
     /// marks a sidebar's boxes; a sidebar of widgets beside an article
     /// does not make its page one (the article's body is not in them).
-    pub(crate) fn built_from_widgets(&self, root: NodeRef<'_>, facts: &FactsMap) -> bool {
+    pub(crate) fn built_from_widgets(&self, root: NodeRef<'_>, facts: &FactsMap<'_>) -> bool {
         // The outline read every element's facts.
         if !facts.widget_seen() {
             return false;
@@ -146,7 +146,7 @@ impl Outline<'_> {
     }
 }
 
-pub(crate) fn outline<'a>(elements: &'a Elements<'a>, facts: &FactsMap) -> Outline<'a> {
+pub(crate) fn outline<'a>(elements: &'a Elements<'a>, facts: &FactsMap<'_>) -> Outline<'a> {
     let none = NodeMap::default();
     let full = element_stats(elements, Rules::FULL_TEXT, &none, facts);
     let total = full.values().map(|s| s.text).max().unwrap_or(0);
@@ -182,7 +182,7 @@ pub(crate) fn analyze<'a>(
     elements: &'a Elements<'a>,
     rules: Rules,
     wrappers: &'a NodeMap<()>,
-    facts: &'a FactsMap,
+    facts: &'a FactsMap<'a>,
 ) -> Analysis<'a> {
     Analysis {
         elements,
@@ -198,7 +198,7 @@ fn element_stats<'e>(
     elements: &'e Elements<'_>,
     rules: Rules,
     wrappers: &NodeMap<()>,
-    facts: &FactsMap,
+    facts: &FactsMap<'_>,
 ) -> ElementMap<'e, Stats> {
     let mut stats = ElementMap::new(elements);
     // Open elements: (index in the list, stats so far); and where the

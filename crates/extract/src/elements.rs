@@ -42,6 +42,11 @@ pub(crate) struct Elements<'a> {
 }
 
 impl<'a> Elements<'a> {
+    /// Where each node stands in the list.
+    pub(crate) fn places(&self) -> Places<'_> {
+        Places(&self.places)
+    }
+
     /// The element `item` is.
     pub(crate) fn node(&self, item: &Item) -> NodeRef<'a> {
         self.dom
@@ -102,12 +107,34 @@ impl<'a> Elements<'a> {
     }
 }
 
+/// Where each node of a tree stands in its element list.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Places<'a>(&'a [u32]);
+
+impl Places<'_> {
+    /// The place of node `id` in the list, if it is listed.
+    pub(crate) fn of(self, id: &NodeId) -> Option<usize> {
+        let place = *self.0.get(id.index())?;
+        (place != NOT_LISTED).then_some(place as usize)
+    }
+}
+
 /// A value per element of a list, in a vector by the element's place in
 /// it: a pass's statistics take a slot per element, not per node (about
 /// half of a page's nodes are text), filled by place and read by node.
 pub(crate) struct ElementMap<'a, V> {
-    places: &'a [u32],
+    places: Places<'a>,
     slots: Vec<Option<V>>,
+}
+
+impl<V> Default for ElementMap<'_, V> {
+    /// A map of no elements: every node is unlisted.
+    fn default() -> Self {
+        ElementMap {
+            places: Places::default(),
+            slots: Vec::new(),
+        }
+    }
 }
 
 impl<'a, V> ElementMap<'a, V> {
@@ -116,7 +143,7 @@ impl<'a, V> ElementMap<'a, V> {
         let mut slots = Vec::with_capacity(elements.items.len());
         slots.resize_with(elements.items.len(), || None);
         ElementMap {
-            places: &elements.places,
+            places: elements.places(),
             slots,
         }
     }
@@ -133,19 +160,18 @@ impl<'a, V> ElementMap<'a, V> {
     /// The value of element `id`, made by `make` if it has none. Panics
     /// if `id` is not in the list.
     pub(crate) fn get_or_insert_with(&mut self, id: NodeId, make: impl FnOnce() -> V) -> &mut V {
-        let place = self.places[id.index()] as usize;
+        let place = self.places.of(&id).expect("a listed element");
         self.slots[place].get_or_insert_with(make)
     }
 
     /// Sets the value of element `id`. Panics if `id` is not in the list.
     pub(crate) fn insert(&mut self, id: NodeId, value: V) {
-        let place = self.places[id.index()] as usize;
+        let place = self.places.of(&id).expect("a listed element");
         self.slots[place] = Some(value);
     }
 
     pub(crate) fn get(&self, id: &NodeId) -> Option<&V> {
-        let place = *self.places.get(id.index())?;
-        self.slots.get(place as usize)?.as_ref()
+        self.slots.get(self.places.of(id)?)?.as_ref()
     }
 
     pub(crate) fn contains_key(&self, id: &NodeId) -> bool {

@@ -435,8 +435,8 @@ fn main_or_full_text(doc: &Dom, reading: &Reading<'_>) -> Text {
     let title = title.as_deref();
     // Strict rules first; relax them while the result is short of what the
     // page holds. Lengths count non-whitespace characters.
-    let facts = classify::FactsMap::for_nodes(doc.nodes().len());
     let elements = elements::Elements::of(root);
+    let facts = classify::FactsMap::for_elements(&elements);
     let outline = content::outline(&elements, &facts);
     let (wrappers, full_chars) = (&outline.wrappers, outline.chars as usize);
     // Asked only of a pass that found between the two amounts.

@@ -1,5 +1,7 @@
-//! Maps keyed by a node of the parsed tree, as every pass of extraction
-//! fills and reads them.
+//! Maps keyed by a node of the parsed tree (the outline's wrappers, which
+//! every pass reads). What is kept for every element, a pass's
+//! statistics and the elements' facts, is kept by element instead
+//! ([`crate::elements::ElementMap`]).
 
 use crate::dom::NodeId;
 
@@ -25,13 +27,6 @@ impl<V> Default for NodeMap<V> {
 }
 
 impl<V> NodeMap<V> {
-    /// Room for a tree of `nodes` nodes.
-    pub(crate) fn for_nodes(nodes: usize) -> NodeMap<V> {
-        let mut slots = Vec::with_capacity(nodes + 1);
-        slots.resize_with(nodes + 1, || None);
-        NodeMap { slots }
-    }
-
     pub(crate) fn get(&self, id: &NodeId) -> Option<&V> {
         self.slots.get(slot(*id))?.as_ref()
     }
@@ -74,7 +69,7 @@ mod tests {
         slots.dedup();
         assert_eq!(slots.len(), nodes.len());
         assert!(slots.iter().all(|&s| s <= nodes.len()));
-        let mut map = NodeMap::for_nodes(nodes.len());
+        let mut map = NodeMap::default();
         for (i, &id) in nodes.iter().enumerate() {
             map.insert(id, i);
         }
