@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 use aho_corasick::AhoCorasick;
 
 use crate::dom::{Element, Node, NodeRef};
-use crate::elements::{Elements, Places};
+use crate::node_map::Places;
 
 /// The value of attribute `name`, in any namespace.
 #[inline(always)]
@@ -573,11 +573,12 @@ pub(crate) struct FactsMap<'a> {
 }
 
 impl<'a> FactsMap<'a> {
-    /// Room for the facts of `elements`.
-    pub(crate) fn for_elements(elements: &'a Elements<'_>) -> FactsMap<'a> {
+    /// Room for the facts of a list's `elements` elements, placed by
+    /// `places`.
+    pub(crate) fn new(places: Places<'a>, elements: usize) -> FactsMap<'a> {
         FactsMap {
-            places: elements.places(),
-            slots: std::cell::RefCell::new(vec![None; elements.items.len()]),
+            places,
+            slots: std::cell::RefCell::new(vec![None; elements]),
             seen: std::cell::Cell::default(),
         }
     }

@@ -11,6 +11,7 @@
 use crate::chars::count_text;
 use crate::classify::is_block;
 use crate::dom::{Dom, Edge, Node, NodeId, NodeRef};
+use crate::node_map::{NOT_LISTED, Places};
 
 /// One element of the list, in 20 bytes: a page of 50,000 elements (a
 /// syntax-highlighted source file) holds a megabyte of them.
@@ -30,9 +31,6 @@ pub(crate) struct Item {
 
 const _: () = assert!(std::mem::size_of::<Item>() <= 20);
 
-/// The place of a node that is not in the list.
-const NOT_LISTED: u32 = u32::MAX;
-
 /// The elements under a root, in document order.
 pub(crate) struct Elements<'a> {
     pub dom: &'a Dom,
@@ -44,7 +42,7 @@ pub(crate) struct Elements<'a> {
 impl<'a> Elements<'a> {
     /// Where each node stands in the list.
     pub(crate) fn places(&self) -> Places<'_> {
-        Places(&self.places)
+        Places::new(&self.places)
     }
 
     /// The element `item` is.
@@ -104,18 +102,6 @@ impl<'a> Elements<'a> {
             items,
             places,
         }
-    }
-}
-
-/// Where each node of a tree stands in its element list.
-#[derive(Clone, Copy, Default)]
-pub(crate) struct Places<'a>(&'a [u32]);
-
-impl Places<'_> {
-    /// The place of node `id` in the list, if it is listed.
-    pub(crate) fn of(self, id: &NodeId) -> Option<usize> {
-        let place = *self.0.get(id.index())?;
-        (place != NOT_LISTED).then_some(place as usize)
     }
 }
 

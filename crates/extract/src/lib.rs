@@ -436,7 +436,7 @@ fn main_or_full_text(doc: &Dom, reading: &Reading<'_>) -> Text {
     // Strict rules first; relax them while the result is short of what the
     // page holds. Lengths count non-whitespace characters.
     let elements = elements::Elements::of(root);
-    let facts = classify::FactsMap::for_elements(&elements);
+    let facts = classify::FactsMap::new(elements.places(), elements.items.len());
     let outline = content::outline(&elements, &facts);
     let (wrappers, full_chars) = (&outline.wrappers, outline.chars as usize);
     // Asked only of a pass that found between the two amounts.

@@ -56,6 +56,28 @@ impl<V> std::ops::Index<&NodeId> for NodeMap<V> {
     }
 }
 
+/// The place of a node that is not in the list.
+pub(crate) const NOT_LISTED: u32 = u32::MAX;
+
+/// Where each node of a tree stands in a list of its elements
+/// ([`crate::elements::Elements`]), [`NOT_LISTED`] if it is not in it:
+/// how maps kept by element are read by node.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Places<'a>(&'a [u32]);
+
+impl<'a> Places<'a> {
+    /// Each node's place, by the node's index.
+    pub(crate) fn new(places: &'a [u32]) -> Places<'a> {
+        Places(places)
+    }
+
+    /// The place of node `id` in the list, if it is listed.
+    pub(crate) fn of(self, id: &NodeId) -> Option<usize> {
+        let place = *self.0.get(id.index())?;
+        (place != NOT_LISTED).then_some(place as usize)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
