@@ -7,6 +7,10 @@
 //! well as elements, a pointer hop per edge, and every text and tag name
 //! read again. Walking this list instead, a pass visits each element once,
 //! skips a dropped subtree in one step and reads no text.
+//!
+//! What is kept per element (a pass's statistics, block scores, the
+//! elements' facts) is kept by place in the list ([`ElementMap`]) and read
+//! by node through the list's places.
 
 use crate::chars::count_text;
 use crate::classify::is_block;
