@@ -12,12 +12,15 @@ pub(crate) fn visible_chars(s: &str) -> usize {
     }
 }
 
-/// ASCII white space, as `char::is_whitespace` has it (with U+000B).
+/// An ASCII white space byte, as `char::is_whitespace` has it (with
+/// U+000B, which `u8::is_ascii_whitespace` leaves out).
+pub(crate) fn is_ascii_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t'..=b'\r')
+}
+
+/// The ASCII white space bytes of `bytes`.
 fn ascii_spaces(bytes: &[u8]) -> usize {
-    bytes
-        .iter()
-        .filter(|&&b| b == b' ' || (b'\t'..=b'\r').contains(&b))
-        .count()
+    bytes.iter().filter(|&&b| is_ascii_space(b)).count()
 }
 
 pub(crate) fn is_comma(c: char) -> bool {

@@ -561,8 +561,11 @@ impl Facts {
     }
 }
 
-/// The [`Facts`] of a page's elements, read as they are first asked for,
-/// kept by element (see [`crate::elements::ElementMap`]). An element the list does not
+/// The [`Facts`] of a page's elements, read as they are first asked for
+/// and kept by element, as an [`crate::elements::ElementMap`] keeps its
+/// values (not one itself: filled through a shared reference, the map
+/// would sit in a `RefCell`, and the lifetime of the places it borrows
+/// would no longer shorten to the passes'). An element the list does not
 /// hold is read each time it is asked for.
 #[derive(Default)]
 pub(crate) struct FactsMap<'a> {

@@ -355,10 +355,10 @@ pub fn extract_timed(bytes: &[u8], input: &Input<'_>, lap: &mut dyn FnMut(Stage)
                 links.iter().map(|l| l.url.clone()).collect();
             let inner = links::collect(&inner, base.as_ref(), with_text);
             links.extend(inner.into_iter().filter(|l| !known.contains(&l.url)));
-        // Read again only if something was shown: the same tree reads
-        // the same (a third of javadoc's pages are this short, and most
-        // hide nothing).
         } else if full_chars < MIN_MAIN_CHARS && repair::unhide(&mut doc) {
+            // Read again only if something was shown: the same tree reads
+            // the same (a third of javadoc's pages are this short, and
+            // most hide nothing).
             let shown = main_or_full_text(&doc, &reading);
             if shown.full_chars > full_chars {
                 text = shown;

@@ -4,14 +4,9 @@
 
 use crate::dom::{Element, NodeRef};
 
+use crate::chars::is_ascii_space;
 use crate::classify::is_block;
 use crate::render::Writer;
-
-/// ASCII white space as `char::is_whitespace` has it (with U+000B, which
-/// `u8::is_ascii_whitespace` leaves out).
-fn is_ascii_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t'..=b'\r')
-}
 
 /// Accumulates text lines.
 #[derive(Default)]
