@@ -5,8 +5,10 @@
 //! of them per element, and a node of about 140 bytes (issue 44). Here
 //! the nodes are 64-byte records in one vector, in the order they were
 //! made; the attributes of all elements sit in one vector, each element
-//! holding a range of it; text and comments are the tokenizer's tendrils,
-//! moved in. The reading side is ego_tree's (`NodeRef`, `traverse`,
+//! holding a range of it; the text of all text nodes sits in one string,
+//! each text node holding a span of it (a tendril per text node was an
+//! allocation, a copy and a free for each); comments are the tokenizer's
+//! tendrils, moved in. The reading side is ego_tree's (`NodeRef`, `traverse`,
 //! `descendants`, `ancestors`, ...), so the rules read as they did;
 //! values are small views ([`Node`], [`Element`]) into the vectors.
 //!
@@ -53,7 +55,7 @@ enum Data {
     /// Index into the tree's doctypes.
     Doctype(u32),
     Comment(StrTendril),
-    Text(StrTendril),
+    Text(Span),
     Element {
         name: LocalName,
         ns: Namespace,
@@ -62,6 +64,19 @@ enum Data {
         /// The bits of its attributes' names ([`name_bit`]).
         names: u64,
     },
+}
+
+/// Where a text node's text lies in its tree's `text`.
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    start: u32,
+    len: u32,
+}
+
+impl Span {
+    fn end(self) -> usize {
+        (self.start + self.len) as usize
+    }
 }
 
 /// An attribute name's bit in an element's `names`: an element lacks an
@@ -96,19 +111,22 @@ pub(crate) struct DoctypeData {
 pub(crate) struct Dom {
     nodes: Vec<Record>,
     attrs: Vec<Attribute>,
+    /// The text of every text node, each a [`Span`] of it.
+    text: String,
     doctypes: Vec<DoctypeData>,
     pub(crate) quirks_mode: QuirksMode,
 }
 
 impl Default for Dom {
     fn default() -> Self {
-        Dom::with_capacity(0)
+        Dom::with_capacity(0, 0)
     }
 }
 
 impl Dom {
-    /// An empty document with room for `nodes` nodes.
-    pub(crate) fn with_capacity(nodes: usize) -> Dom {
+    /// An empty document with room for `nodes` nodes and `text` bytes of
+    /// text.
+    pub(crate) fn with_capacity(nodes: usize, text: usize) -> Dom {
         let mut all = Vec::with_capacity(nodes + 1);
         all.push(Record {
             parent: NONE,
@@ -121,6 +139,7 @@ impl Dom {
         Dom {
             nodes: all,
             attrs: Vec::with_capacity(nodes / 2),
+            text: String::with_capacity(text),
             doctypes: Vec::new(),
             quirks_mode: QuirksMode::NoQuirks,
         }
@@ -211,15 +230,33 @@ impl Dom {
 
     /// Appends `text` to `parent`'s children, joined to a text node that
     /// is its last child (as scraper's sink joins them).
-    pub(crate) fn append_text(&mut self, parent: NodeId, text: StrTendril) {
+    pub(crate) fn append_text(&mut self, parent: NodeId, text: &str) {
         let last = self.nodes[parent.index()].last;
         if last != NONE
-            && let Data::Text(t) = &mut self.nodes[last as usize].data
+            && let Data::Text(span) = &mut self.nodes[last as usize].data
         {
-            t.push_tendril(&text);
+            // Text is appended where it was last appended, but for what
+            // the parser moves: then the node's text moves to the end.
+            if span.end() != self.text.len() {
+                let from = span.start as usize..span.end();
+                span.start = self.text.len() as u32;
+                self.text.extend_from_within(from);
+            }
+            self.text.push_str(text);
+            span.len = self.text.len() as u32 - span.start;
             return;
         }
-        self.append(parent, Data::Text(text));
+        let span = self.add_text(text);
+        self.append(parent, Data::Text(span));
+    }
+
+    fn add_text(&mut self, text: &str) -> Span {
+        let start = self.text.len() as u32;
+        self.text.push_str(text);
+        Span {
+            start,
+            len: text.len() as u32,
+        }
     }
 
     pub(crate) fn append_comment(&mut self, parent: NodeId, text: StrTendril) {
@@ -311,7 +348,7 @@ impl Dom {
     pub(crate) fn from_html(html: &scraper::Html) -> Dom {
         use scraper::Node as S;
         let len = html.tree.nodes().len();
-        let mut dom = Dom::with_capacity(len);
+        let mut dom = Dom::with_capacity(len, 0);
         dom.nodes.clear();
         dom.quirks_mode = html.quirks_mode;
         // ego_tree's ids are its arena indices, in order: `nodes()` walks
@@ -335,7 +372,7 @@ impl Dom {
                     Data::Doctype(dom.doctypes.len() as u32 - 1)
                 }
                 S::Comment(c) => Data::Comment(c.comment.clone()),
-                S::Text(t) => Data::Text(t.text.clone()),
+                S::Text(t) => Data::Text(dom.add_text(&t.text)),
                 S::Element(e) => {
                     let from = dom.attrs.len();
                     dom.attrs
@@ -407,7 +444,10 @@ impl<'a> NodeRef<'a> {
             Data::Document => Node::Document,
             Data::Doctype(i) => Node::Doctype(&dom.doctypes[*i as usize]),
             Data::Comment(t) => Node::Comment(t),
-            Data::Text(t) => Node::Text(t),
+            Data::Text(span) => Node::Text(Text {
+                text: &dom.text,
+                span: *span,
+            }),
             Data::Element {
                 name,
                 ns,
@@ -486,7 +526,7 @@ impl<'a> NodeRef<'a> {
     /// `ElementRef::text`).
     pub(crate) fn text(self) -> impl Iterator<Item = &'a str> {
         self.descendants().filter_map(|n| match n.value() {
-            Node::Text(t) => Some(t),
+            Node::Text(t) => Some(t.as_str()),
             _ => None,
         })
     }
@@ -601,8 +641,37 @@ pub(crate) enum Node<'a> {
     Document,
     Doctype(&'a DoctypeData),
     Comment(&'a str),
-    Text(&'a str),
+    Text(Text<'a>),
     Element(Element<'a>),
+}
+
+/// A text node's text, sliced from the tree's text only when read: most
+/// reads of a node ask only what kind it is, and a slice of a `str`
+/// reads the bytes at its ends (the UTF-8 boundary checks).
+#[derive(Clone, Copy)]
+pub(crate) struct Text<'a> {
+    text: &'a str,
+    span: Span,
+}
+
+impl<'a> Text<'a> {
+    pub(crate) fn as_str(self) -> &'a str {
+        &self.text[self.span.start as usize..self.span.end()]
+    }
+}
+
+impl std::ops::Deref for Text<'_> {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl std::fmt::Debug for Text<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.as_str().fmt(f)
+    }
 }
 
 impl<'a> Node<'a> {
@@ -814,9 +883,10 @@ mod tests {
         let mut dom = Dom::default();
         let html = dom.append_element(NodeId(0), ns!(html), html5ever::local_name!("html"), []);
         let head = dom.append_element(html, ns!(html), html5ever::local_name!("head"), []);
-        dom.append_text(html, " ".into());
-        dom.append_text(head, "x".into());
-        dom.append_text(html, "\n".into());
+        dom.append_text(html, " ");
+        dom.append_text(head, "x");
+        // Joined to " ", which no longer ends the tree's text: it moves.
+        dom.append_text(html, "\n");
         let texts: Vec<&str> = dom.root().text().collect();
         assert_eq!(texts, ["x", " \n"]);
     }

@@ -84,7 +84,7 @@ impl<'a> Elements<'a> {
                     }
                     Node::Text(t) => {
                         if let Some(&at) = open.last() {
-                            let (chars, commas) = count_text(t);
+                            let (chars, commas) = count_text(t.as_str());
                             items[at].chars += chars;
                             items[at].commas += commas;
                         }

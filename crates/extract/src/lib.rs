@@ -557,7 +557,7 @@ fn noscript_markup(doc: &Dom) -> Option<String> {
         }
         for child in node.children() {
             if let Node::Text(t) = child.value() {
-                markup.push_str(t);
+                markup.push_str(t.as_str());
                 markup.push('\n');
             }
         }

@@ -20,7 +20,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use html5ever::tokenizer::{Token, TokenSink, TokenSinkResult};
+use html5ever::tokenizer::{Token, TokenSinkResult};
 
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
@@ -28,9 +28,10 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// Drops every token.
 struct NullSink;
 
-impl TokenSink for NullSink {
-    type Handle = ();
-    fn process_token(&self, _token: Token, _line: u64) -> TokenSinkResult<()> {
+impl crate::tokenize::Sink for NullSink {
+    fn text(&self, _text: &str) {}
+
+    fn token(&self, _token: Token) -> TokenSinkResult<()> {
         TokenSinkResult::Continue
     }
 }

@@ -59,7 +59,7 @@ pub(crate) fn render<W: Writer>(root: NodeRef<'_>, cleaning: Cleaning<'_>, out: 
                         }
                         out.open(node, el);
                     }
-                    Node::Text(t) => out.text(t),
+                    Node::Text(t) => out.text(t.as_str()),
                     _ => {}
                 }
             }
@@ -227,7 +227,7 @@ fn same_text(x: NodeRef<'_>, y: NodeRef<'_>) -> bool {
 fn words<'a>(n: NodeRef<'a>) -> impl Iterator<Item = &'a str> {
     n.descendants()
         .filter_map(|d| match d.value() {
-            Node::Text(t) => Some(t.split_whitespace()),
+            Node::Text(t) => Some(t.as_str().split_whitespace()),
             _ => None,
         })
         .flatten()

@@ -110,7 +110,7 @@ fn unname_header_holding_the_page(doc: &mut Dom, headers: &[NodeId]) {
     let page: usize = root
         .descendants()
         .filter_map(|n| match n.value() {
-            Node::Text(t) => Some(visible_chars(t)),
+            Node::Text(t) => Some(visible_chars(t.as_str())),
             _ => None,
         })
         .sum();
@@ -127,7 +127,7 @@ fn text_chars(node: crate::dom::NodeRef<'_>) -> (usize, usize) {
     let (mut text, mut in_links) = (0, 0);
     for n in node.descendants() {
         if let Node::Text(t) = n.value() {
-            let chars = visible_chars(t);
+            let chars = visible_chars(t.as_str());
             text += chars;
             let linked = n
                 .ancestors()

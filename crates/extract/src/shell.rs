@@ -89,7 +89,7 @@ fn text_chars(node: crate::dom::NodeRef<'_>, cap: usize) -> usize {
                 matches!(a.value(), Node::Element(e) if matches!(e.name(), "noscript" | "template" | "script" | "style"))
             });
             if !hidden {
-                n += crate::chars::visible_chars(t);
+                n += crate::chars::visible_chars(t.as_str());
             }
             if n >= cap {
                 break;

@@ -13,7 +13,7 @@
 use std::cell::RefCell;
 
 use html5ever::tokenizer::states::RawKind;
-use html5ever::tokenizer::{Tag, TagKind, Token, TokenSink, TokenSinkResult};
+use html5ever::tokenizer::{Tag, TagKind, Token, TokenSinkResult};
 use url::Url;
 
 use crate::classify::{is_block, is_junk_by_markup};
@@ -396,10 +396,12 @@ impl State {
     }
 }
 
-impl TokenSink for Sink {
-    type Handle = ();
+impl crate::tokenize::Sink for Sink {
+    fn text(&self, text: &str) {
+        self.0.borrow_mut().characters(text);
+    }
 
-    fn process_token(&self, token: Token, _line: u64) -> TokenSinkResult<()> {
+    fn token(&self, token: Token) -> TokenSinkResult<()> {
         let mut state = self.0.borrow_mut();
         match token {
             Token::TagToken(tag) => match tag.kind {

@@ -30,12 +30,59 @@ use scraper::{Html, HtmlTreeSink};
 /// to it.
 pub(crate) fn parse_document(markup: &str, empty: Html) -> Html {
     let builder = TreeBuilder::new(HtmlTreeSink::new(empty), Default::default());
-    tokenize(markup, &builder);
+    tokenize(markup, &Html5ever(&builder));
     builder.sink.finish()
 }
 
+/// Where the tokenizer hands its tokens. Text comes apart from the other
+/// tokens, as a slice of the tokenizer's buffer: our tree builder copies
+/// it into its tree's text, so no text run is given a tendril (an
+/// allocation and a copy of its own); html5ever's builder takes tendrils
+/// ([`Html5ever`]).
+pub(crate) trait Sink {
+    /// A run of text, never empty.
+    fn text(&self, text: &str);
+    /// Any other token; after a start tag, says what to read next.
+    fn token(&self, token: Token) -> TokenSinkResult<()>;
+    /// Whether the current node is foreign: there `<![CDATA[` starts a
+    /// CDATA section, elsewhere a bogus comment.
+    fn in_foreign_content(&self) -> bool {
+        false
+    }
+    /// The input has ended.
+    fn end(&self) {}
+}
+
+/// html5ever's tree builder (or any of its `TokenSink`s) as a [`Sink`].
+pub(crate) struct Html5ever<'a, S>(pub(crate) &'a S);
+
+impl<S: TokenSink> Sink for Html5ever<'_, S> {
+    fn text(&self, text: &str) {
+        let _ = self
+            .0
+            .process_token(Token::CharacterTokens(StrTendril::from_slice(text)), 1);
+    }
+
+    fn token(&self, token: Token) -> TokenSinkResult<()> {
+        match self.0.process_token(token, 1) {
+            TokenSinkResult::RawData(kind) => TokenSinkResult::RawData(kind),
+            TokenSinkResult::Plaintext => TokenSinkResult::Plaintext,
+            _ => TokenSinkResult::Continue,
+        }
+    }
+
+    fn in_foreign_content(&self) -> bool {
+        self.0
+            .adjusted_current_node_present_but_not_in_html_namespace()
+    }
+
+    fn end(&self) {
+        self.0.end();
+    }
+}
+
 /// Feeds every token of `markup` to `sink`, then the end of the input.
-pub(crate) fn tokenize<S: TokenSink>(markup: &str, sink: &S) {
+pub(crate) fn tokenize<S: Sink>(markup: &str, sink: &S) {
     let markup = markup.strip_prefix('\u{feff}').unwrap_or(markup);
     let markup = newlines_normalized(markup);
     let mut t = Tokenizer {
@@ -46,7 +93,7 @@ pub(crate) fn tokenize<S: TokenSink>(markup: &str, sink: &S) {
         last_start: None,
     };
     t.run();
-    let _ = sink.process_token(Token::EOFToken, 1);
+    let _ = sink.token(Token::EOFToken);
     sink.end();
 }
 
@@ -80,7 +127,7 @@ fn is_space(b: u8) -> bool {
     matches!(b, b'\t' | b'\n' | b'\x0c' | b' ')
 }
 
-impl<'a, S: TokenSink> Tokenizer<'a, S> {
+impl<'a, S: Sink> Tokenizer<'a, S> {
     fn bytes(&self) -> &'a [u8] {
         self.src.as_bytes()
     }
@@ -108,14 +155,13 @@ impl<'a, S: TokenSink> Tokenizer<'a, S> {
 
     fn flush(&mut self) {
         if !self.text.is_empty() {
-            let run = StrTendril::from_slice(&self.text);
+            self.sink.text(&self.text);
             self.text.clear();
-            let _ = self.emit(Token::CharacterTokens(run));
         }
     }
 
-    fn emit(&self, token: Token) -> TokenSinkResult<S::Handle> {
-        self.sink.process_token(token, 1)
+    fn emit(&self, token: Token) -> TokenSinkResult<()> {
+        self.sink.token(token)
     }
 
     /// The data state, up to the next start tag that changes the mode.
@@ -445,11 +491,7 @@ impl<'a, S: TokenSink> Tokenizer<'a, S> {
             self.comment(at + 2);
         } else if rest.len() >= 7 && rest[..7].eq_ignore_ascii_case(b"doctype") {
             self.doctype(at + 7);
-        } else if rest.starts_with(b"[CDATA[")
-            && self
-                .sink
-                .adjusted_current_node_present_but_not_in_html_namespace()
-        {
+        } else if rest.starts_with(b"[CDATA[") && self.sink.in_foreign_content() {
             let from = at + 7;
             let (body_end, next) = match memchr::memmem::find(&self.bytes()[from..], b"]]>") {
                 Some(e) => (from + e, from + e + 3),
@@ -461,7 +503,7 @@ impl<'a, S: TokenSink> Tokenizer<'a, S> {
                     let _ = self.emit(Token::NullCharacterToken);
                 }
                 if !run.is_empty() {
-                    let _ = self.emit(Token::CharacterTokens(StrTendril::from_slice(run)));
+                    self.sink.text(run);
                 }
             }
             self.pos = next;

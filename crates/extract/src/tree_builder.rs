@@ -29,6 +29,7 @@ use html5ever::{Attribute, LocalName, QualName, local_name, namespace_prefix, ns
 use scraper::{Html, HtmlTreeSink};
 
 use crate::dom::{Dom, NodeId};
+use crate::tokenize::Sink;
 
 /// `markup` parsed as a document into a tree with room for `nodes` nodes:
 /// by this builder when it can, else by html5ever's.
@@ -37,7 +38,9 @@ pub(crate) fn parse_document(markup: &str, nodes: usize) -> Dom {
     if memchr::memmem::find(markup.as_bytes(), b"<template").is_some() {
         return html5evers(markup, nodes);
     }
-    let builder = Builder::new(Dom::with_capacity(nodes));
+    // Room for the page's text: a quarter of the markup, the share of
+    // text on a large documentation page; a text-heavy page grows it.
+    let builder = Builder::new(Dom::with_capacity(nodes, markup.len() / 4));
     crate::tokenize::tokenize(markup, &builder);
     match builder.finish() {
         Some(dom) => dom,
@@ -80,17 +83,18 @@ enum Mode {
 /// What this builder does not do: the page goes to html5ever's.
 struct GiveUp;
 
-type Step = Result<Flow, GiveUp>;
+type Step<'t> = Result<Flow<'t>, GiveUp>;
 
 /// What a rule asks for next.
-enum Flow {
+enum Flow<'t> {
     Done,
-    Reprocess(Mode, Tok),
+    Reprocess(Mode, Tok<'t>),
 }
 
-/// A token as the rules see it.
-enum Tok {
-    Chars(StrTendril),
+/// A token as the rules see it: text is the tokenizer's, borrowed until
+/// it is copied into the tree.
+enum Tok<'t> {
+    Chars(&'t str),
     Comment(StrTendril),
     Tag(Tag),
     Eof,
@@ -269,7 +273,7 @@ fn is_space(c: char) -> bool {
     c.is_ascii_whitespace()
 }
 
-/// The tree builder: a `TokenSink` our tokenizer feeds.
+/// The tree builder: a [`Sink`] our tokenizer feeds.
 struct Builder {
     state: RefCell<State>,
 }
@@ -316,17 +320,33 @@ impl Builder {
     }
 }
 
-impl TokenSink for Builder {
-    type Handle = NodeId;
+impl Sink for Builder {
+    fn text(&self, text: &str) {
+        let mut s = self.state.borrow_mut();
+        if s.gave_up {
+            return;
+        }
+        let text = match std::mem::take(&mut s.ignore_lf) {
+            true => text.strip_prefix('\n').unwrap_or(text),
+            false => text,
+        };
+        if !text.is_empty() && s.process(Tok::Chars(text)).is_err() {
+            s.gave_up = true;
+        }
+    }
 
-    fn process_token(&self, token: Token, _line: u64) -> TokenSinkResult<NodeId> {
+    fn token(&self, token: Token) -> TokenSinkResult<()> {
+        if let Token::CharacterTokens(text) = &token {
+            self.text(text);
+            return TokenSinkResult::Continue;
+        }
         let mut s = self.state.borrow_mut();
         if s.gave_up {
             // The rest of the page as one run of text: the cheapest way
             // for the tokenizer to its end (the tree is thrown away).
             return TokenSinkResult::Plaintext;
         }
-        let ignore_lf = std::mem::take(&mut s.ignore_lf);
+        s.ignore_lf = false;
         let token = match token {
             Token::ParseError(_) => return TokenSinkResult::Continue,
             Token::DoctypeToken(d) => {
@@ -338,7 +358,7 @@ impl TokenSink for Builder {
             Token::EOFToken => Tok::Eof,
             // In an `<svg>` (foreign content) it is text: U+FFFD.
             Token::NullCharacterToken if s.current_is(&local_name!("svg")) => {
-                Tok::Chars(StrTendril::from_slice("\u{fffd}"))
+                Tok::Chars("\u{fffd}")
             }
             Token::NullCharacterToken => {
                 // Ignored in the body and its cells; elsewhere left to
@@ -348,15 +368,7 @@ impl TokenSink for Builder {
                 }
                 return TokenSinkResult::Continue;
             }
-            Token::CharacterTokens(mut text) => {
-                if ignore_lf && text.starts_with('\n') {
-                    text.pop_front(1);
-                }
-                if text.is_empty() {
-                    return TokenSinkResult::Continue;
-                }
-                Tok::Chars(text)
-            }
+            Token::CharacterTokens(_) => unreachable!("text is taken above"),
         };
         if s.process(token).is_err() {
             s.gave_up = true;
@@ -368,7 +380,7 @@ impl TokenSink for Builder {
         }
     }
 
-    fn adjusted_current_node_present_but_not_in_html_namespace(&self) -> bool {
+    fn in_foreign_content(&self) -> bool {
         // The one foreign element ever open here is an `<svg>` (an HTML
         // `svg` start tag always makes one): inside it, `<![CDATA[` starts
         // a CDATA section, not a bogus comment.
@@ -377,7 +389,7 @@ impl TokenSink for Builder {
 }
 
 impl State {
-    fn process(&mut self, mut token: Tok) -> Result<(), GiveUp> {
+    fn process(&mut self, mut token: Tok<'_>) -> Result<(), GiveUp> {
         // Only an `<svg>` is ever foreign: an HTML `svg` start tag always
         // makes one.
         if self.current_is(&local_name!("svg")) {
@@ -415,7 +427,7 @@ impl State {
         self.mode = Mode::BeforeHtml;
     }
 
-    fn step(&mut self, mode: Mode, token: Tok) -> Step {
+    fn step<'t>(&mut self, mode: Mode, token: Tok<'t>) -> Step<'t> {
         match mode {
             Mode::Initial => self.initial(token),
             Mode::BeforeHtml => self.before_html(token),
@@ -437,7 +449,7 @@ impl State {
 
     // ---- the modes before the body ----
 
-    fn initial(&mut self, token: Tok) -> Step {
+    fn initial<'t>(&mut self, token: Tok<'t>) -> Step<'t> {
         let token = match token {
             Tok::Chars(text) => match split_space(text).1 {
                 None => return done(),
@@ -453,7 +465,7 @@ impl State {
         Ok(Flow::Reprocess(Mode::BeforeHtml, token))
     }
 
-    fn before_html(&mut self, token: Tok) -> Step {
+    fn before_html<'t>(&mut self, token: Tok<'t>) -> Step<'t> {
         let token = match token {
             Tok::Chars(text) => match split_space(text).1 {
                 None => return done(),
@@ -477,7 +489,7 @@ impl State {
         Ok(Flow::Reprocess(Mode::BeforeHead, token))
     }
 
-    fn before_head(&mut self, token: Tok) -> Step {
+    fn before_head<'t>(&mut self, token: Tok<'t>) -> Step<'t> {
         let token = match token {
             Tok::Chars(text) => match split_space(text).1 {
                 None => return done(),
@@ -504,7 +516,7 @@ impl State {
         Ok(Flow::Reprocess(Mode::InHead, token))
     }
 
-    fn in_head(&mut self, token: Tok) -> Step {
+    fn in_head<'t>(&mut self, token: Tok<'t>) -> Step<'t> {
         let token = match token {
             Tok::Chars(text) => match self.space_here(text) {
                 None => return done(),
@@ -553,7 +565,7 @@ impl State {
         Ok(Flow::Reprocess(Mode::AfterHead, token))
     }
 
-    fn after_head(&mut self, token: Tok) -> Step {
+    fn after_head<'t>(&mut self, token: Tok<'t>) -> Step<'t> {
         let token = match token {
             Tok::Chars(text) => match self.space_here(text) {
                 None => return done(),
@@ -610,7 +622,7 @@ impl State {
 
     // ---- the body ----
 
-    fn in_body(&mut self, token: Tok) -> Step {
+    fn in_body<'t>(&mut self, token: Tok<'t>) -> Step<'t> {
         match token {
             Tok::Chars(text) => {
                 self.reconstruct_formatting();
@@ -627,7 +639,7 @@ impl State {
         }
     }
 
-    fn start_in_body(&mut self, tag: Tag) -> Step {
+    fn start_in_body<'t>(&mut self, tag: Tag) -> Step<'t> {
         match tag.name {
             local_name!("html") => {
                 // Its attributes go onto the open element, where missing.
@@ -892,7 +904,7 @@ impl State {
         self.insert(tag.name, tag.attrs);
     }
 
-    fn end_in_body(&mut self, tag: Tag) -> Step {
+    fn end_in_body<'t>(&mut self, tag: Tag) -> Step<'t> {
         match tag.name {
             local_name!("body") => {
                 if self.in_scope(Scope::Default, &local_name!("body")) {
@@ -1024,7 +1036,7 @@ impl State {
 
     /// The adoption agency algorithm where nothing special is open inside
     /// the formatting element (its steps 1-10); the rest gives up.
-    fn adoption_agency(&mut self, subject: &LocalName) -> Step {
+    fn adoption_agency<'t>(&mut self, subject: &LocalName) -> Step<'t> {
         if let Some(current) = self.open.last()
             && current.name == *subject
             && !self.formatting_has(current.id)
@@ -1076,7 +1088,7 @@ impl State {
         }
     }
 
-    fn text(&mut self, token: Tok) -> Step {
+    fn text<'t>(&mut self, token: Tok<'t>) -> Step<'t> {
         match token {
             Tok::Chars(text) => {
                 self.text_here(text);
@@ -1114,7 +1126,7 @@ impl State {
     /// Foreign content, while an `<svg>` is the current node: text and
     /// comments go in it, its end tag closes it; anything else (an image
     /// prestrip left whole) is html5ever's.
-    fn in_svg(&mut self, token: Tok) -> Result<(), GiveUp> {
+    fn in_svg(&mut self, token: Tok<'_>) -> Result<(), GiveUp> {
         match token {
             Tok::Chars(text) => self.text_here(text),
             Tok::Comment(text) => self.comment(text),
@@ -1128,7 +1140,7 @@ impl State {
 
     // ---- tables ----
 
-    fn in_table(&mut self, token: Tok) -> Step {
+    fn in_table<'t>(&mut self, token: Tok<'t>) -> Step<'t> {
         match token {
             Tok::Chars(text) => {
                 let table_outer = self.open.last().is_some_and(|e| {
@@ -1159,7 +1171,7 @@ impl State {
         }
     }
 
-    fn tag_in_table(&mut self, tag: Tag) -> Step {
+    fn tag_in_table<'t>(&mut self, tag: Tag) -> Step<'t> {
         let start = tag.kind == TagKind::StartTag;
         match (start, &tag.name) {
             (true, &local_name!("caption")) => {
@@ -1239,7 +1251,7 @@ impl State {
         }
     }
 
-    fn in_caption(&mut self, token: Tok) -> Step {
+    fn in_caption<'t>(&mut self, token: Tok<'t>) -> Step<'t> {
         let Tok::Tag(tag) = token else {
             return self.in_body(token);
         };
@@ -1288,7 +1300,7 @@ impl State {
         }
     }
 
-    fn in_column_group(&mut self, token: Tok) -> Step {
+    fn in_column_group<'t>(&mut self, token: Tok<'t>) -> Step<'t> {
         let token = match token {
             Tok::Chars(text) => match self.space_here(text) {
                 None => return done(),
@@ -1325,7 +1337,7 @@ impl State {
         }
     }
 
-    fn in_table_body(&mut self, token: Tok) -> Step {
+    fn in_table_body<'t>(&mut self, token: Tok<'t>) -> Step<'t> {
         let Tok::Tag(tag) = token else {
             return self.in_table(token);
         };
@@ -1388,7 +1400,7 @@ impl State {
         }
     }
 
-    fn in_row(&mut self, token: Tok) -> Step {
+    fn in_row<'t>(&mut self, token: Tok<'t>) -> Step<'t> {
         let Tok::Tag(tag) = token else {
             return self.in_table(token);
         };
@@ -1451,7 +1463,7 @@ impl State {
         }
     }
 
-    fn in_cell(&mut self, token: Tok) -> Step {
+    fn in_cell<'t>(&mut self, token: Tok<'t>) -> Step<'t> {
         let Tok::Tag(tag) = token else {
             return self.in_body(token);
         };
@@ -1583,7 +1595,7 @@ impl State {
 
     // ---- after the body ----
 
-    fn after_body(&mut self, token: Tok) -> Step {
+    fn after_body<'t>(&mut self, token: Tok<'t>) -> Step<'t> {
         match token {
             Tok::Chars(text) => {
                 let (space, rest) = split_space(text);
@@ -1610,7 +1622,7 @@ impl State {
         }
     }
 
-    fn after_after_body(&mut self, token: Tok) -> Step {
+    fn after_after_body<'t>(&mut self, token: Tok<'t>) -> Step<'t> {
         match token {
             // Text as after the body.
             Tok::Chars(_) => self.after_body(token),
@@ -1805,7 +1817,7 @@ impl State {
 
     /// A raw text element (RCDATA, RAWTEXT, script data): opened, and the
     /// tokenizer told to read its body as text.
-    fn raw_text(&mut self, tag: Tag, kind: RawKind) -> Step {
+    fn raw_text<'t>(&mut self, tag: Tag, kind: RawKind) -> Step<'t> {
         self.insert(tag.name, tag.attrs);
         self.text_return = self.mode;
         self.mode = Mode::Text;
@@ -1815,14 +1827,14 @@ impl State {
 
     /// Text at the current node, joined to a text node before it as
     /// scraper's sink joins them.
-    fn text_here(&mut self, text: StrTendril) {
+    fn text_here(&mut self, text: &str) {
         let here = self.here();
         self.dom.append_text(here, text);
     }
 
     /// Inserts `text`'s leading white space at the current node; returns
     /// the rest, if any.
-    fn space_here(&mut self, text: StrTendril) -> Option<StrTendril> {
+    fn space_here<'t>(&mut self, text: &'t str) -> Option<&'t str> {
         let (space, rest) = split_space(text);
         if let Some(space) = space {
             self.text_here(space);
@@ -1839,7 +1851,7 @@ impl State {
     }
 }
 
-fn done() -> Step {
+fn done<'t>() -> Step<'t> {
     Ok(Flow::Done)
 }
 
@@ -1867,18 +1879,12 @@ fn hidden_input(tag: &Tag) -> bool {
 /// A run of text split at its first character that is not ASCII white
 /// space, as html5ever's `SplitWhitespace`: the white space and the rest,
 /// each if there is any.
-fn split_space(text: StrTendril) -> (Option<StrTendril>, Option<StrTendril>) {
+fn split_space(text: &str) -> (Option<&str>, Option<&str>) {
     let n = text.len() - text.trim_start_matches(is_space).len();
-    if n == 0 {
-        return (None, Some(text));
-    }
-    if n == text.len() {
-        return (Some(text), None);
-    }
-    let len = text.len() as u32;
+    let (space, rest) = text.split_at(n);
     (
-        Some(text.subtendril(0, n as u32)),
-        Some(text.subtendril(n as u32, len - n as u32)),
+        (!space.is_empty()).then_some(space),
+        (!rest.is_empty()).then_some(rest),
     )
 }
 
