@@ -107,10 +107,13 @@ struct Open {
     name: LocalName,
 }
 
-/// An entry of the list of active formatting elements.
+/// An entry of the list of active formatting elements: an element's
+/// node and name. Its attributes are read from the tree when asked (to
+/// reconstruct it, or compare it with a new one): a copy of its tag was
+/// an allocation and a copy of its attributes for every link.
 enum Formatting {
     Marker,
-    Element(NodeId, Tag),
+    Element(NodeId, LocalName),
 }
 
 /// The scopes of "has an element in scope".
@@ -735,7 +738,7 @@ impl State {
             local_name!("a") => {
                 let open_a = self
                     .formatting_to_marker()
-                    .any(|(_, t)| t.name == local_name!("a"));
+                    .any(|(_, _, name)| *name == local_name!("a"));
                 if open_a {
                     // The adoption agency's misnested `<a>`.
                     return Err(GiveUp);
@@ -1046,8 +1049,8 @@ impl State {
         }
         let found = self
             .formatting_to_marker()
-            .find(|(_, t)| t.name == *subject)
-            .map(|(i, _)| i);
+            .find(|(_, _, name)| *name == subject)
+            .map(|(i, _, _)| i);
         let Some(index) = found else {
             self.any_other_end_tag(subject);
             return done();
@@ -1697,15 +1700,23 @@ impl State {
     // ---- the list of active formatting elements ----
 
     /// The entries after the last marker, last first, with their places.
-    fn formatting_to_marker(&self) -> impl Iterator<Item = (usize, &Tag)> {
+    fn formatting_to_marker(&self) -> impl Iterator<Item = (usize, NodeId, &LocalName)> {
         self.formatting
             .iter()
             .enumerate()
             .rev()
             .map_while(|(i, f)| match f {
                 Formatting::Marker => None,
-                Formatting::Element(_, tag) => Some((i, tag)),
+                Formatting::Element(node, name) => Some((i, *node, name)),
             })
+    }
+
+    /// The attributes element `node` was made with.
+    fn attrs_of(&self, node: NodeId) -> &[Attribute] {
+        match self.dom.get(node).map(|n| n.value()) {
+            Some(crate::dom::Node::Element(el)) => el.qual_attrs(),
+            _ => &[],
+        }
     }
 
     fn formatting_has(&self, node: NodeId) -> bool {
@@ -1726,8 +1737,8 @@ impl State {
     fn insert_formatting(&mut self, tag: Tag) {
         let mut first = None;
         let mut alike = 0;
-        for (i, old) in self.formatting_to_marker() {
-            if tag.equiv_modulo_attr_order(old) {
+        for (i, node, name) in self.formatting_to_marker() {
+            if *name == tag.name && same_attributes(&tag.attrs, self.attrs_of(node)) {
                 first = Some(i);
                 alike += 1;
             }
@@ -1737,8 +1748,8 @@ impl State {
         {
             self.formatting.remove(i);
         }
-        let node = self.insert(tag.name.clone(), tag.attrs.clone());
-        self.formatting.push(Formatting::Element(node, tag));
+        let node = self.insert(tag.name.clone(), tag.attrs);
+        self.formatting.push(Formatting::Element(node, tag.name));
     }
 
     /// "Reconstruct the active formatting elements": formatting elements
@@ -1759,12 +1770,12 @@ impl State {
             }
         }
         loop {
-            let Formatting::Element(_, tag) = &self.formatting[index] else {
+            let Formatting::Element(old, name) = &self.formatting[index] else {
                 unreachable!("no marker after the first entry reconstructed");
             };
-            let tag = tag.clone();
-            let node = self.insert(tag.name.clone(), tag.attrs.clone());
-            self.formatting[index] = Formatting::Element(node, tag);
+            let (name, attrs) = (name.clone(), self.attrs_of(*old).to_vec());
+            let node = self.insert(name.clone(), attrs);
+            self.formatting[index] = Formatting::Element(node, name);
             if index == self.formatting.len() - 1 {
                 break;
             }
@@ -1867,6 +1878,13 @@ fn ends_before_body(tag: &Tag) -> bool {
         tag.name,
         local_name!("head") | local_name!("body") | local_name!("html") | local_name!("br")
     )
+}
+
+/// The same attributes in any order (html5ever's
+/// `Tag::equiv_modulo_attr_order`, which sorts copies of both). A tag
+/// holds each name once: the tokenizer drops repeats.
+fn same_attributes(a: &[Attribute], b: &[Attribute]) -> bool {
+    a.len() == b.len() && a.iter().all(|x| b.contains(x))
 }
 
 fn hidden_input(tag: &Tag) -> bool {

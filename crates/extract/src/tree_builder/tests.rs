@@ -53,6 +53,9 @@ fn ordinary_pages_are_built_here_as_html5ever_builds_them() {
         "<a href=1>x</a><a href=2>y</a><code>z</code>",
         "<b><b><b><b>deep</b></b></b></b><b>again",
         "<p><i>x<i>y<i>z<i>w</p><p>q",
+        // Noah's Ark: alike is the same name and attributes, in any order.
+        "<p><b class=x id=1>a<b id=1 class=x>b<b class=x id=1>c<b class=x id=1>d<b class=x>e</p><p>q",
+        "<p><i a=1>x<i a=2>y<i a=1>z<i a=1>w<i a=1 b=2>v</p><p>q",
         "<object><b>x</object>y<applet>z</applet>",
         "<iframe>&lt;</iframe><noscript><p>n</p></noscript><xmp><b></xmp><noembed>x</noembed>",
         "<head><noscript><link></noscript></head>",
