@@ -6,9 +6,9 @@
 //! the nodes are 64-byte records in one vector, in the order they were
 //! made; the attributes of all elements sit in one vector, each element
 //! holding a range of it; the text of all text nodes sits in one string,
-//! each text node holding a span of it (a tendril per text node was an
-//! allocation, a copy and a free for each); comments are the tokenizer's
-//! tendrils, moved in. The reading side is ego_tree's (`NodeRef`, `traverse`,
+//! each text node holding a span of it, and so do attribute values (a
+//! tendril for each was an allocation, a copy and a free); comments are
+//! the tokenizer's tendrils, moved in. The reading side is ego_tree's (`NodeRef`, `traverse`,
 //! `descendants`, `ancestors`, ...), so the rules read as they did;
 //! values are small views ([`Node`], [`Element`]) into the vectors.
 //!
@@ -17,7 +17,7 @@
 
 use html5ever::tendril::StrTendril;
 use html5ever::tree_builder::QuirksMode;
-use html5ever::{Attribute, LocalName, Namespace, ns};
+use html5ever::{LocalName, Namespace, QualName, ns};
 
 /// A node's place in its tree: its index in the tree's vector.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
@@ -92,10 +92,18 @@ fn name_bit(name: &str) -> u64 {
     1 << (mix % 64)
 }
 
-fn names_of(attrs: &[Attribute]) -> u64 {
+fn names_of(attrs: &[Attr]) -> u64 {
     attrs
         .iter()
         .fold(0, |bits, a| bits | name_bit(&a.name.local))
+}
+
+/// An attribute: its qualified name, and where its value lies in its
+/// tree's `values`.
+#[derive(Clone, Debug)]
+struct Attr {
+    name: QualName,
+    value: Span,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -110,9 +118,11 @@ pub(crate) struct DoctypeData {
 #[derive(Clone, Debug)]
 pub(crate) struct Dom {
     nodes: Vec<Record>,
-    attrs: Vec<Attribute>,
+    attrs: Vec<Attr>,
     /// The text of every text node, each a [`Span`] of it.
     text: String,
+    /// Every attribute's value, each a [`Span`] of it.
+    values: String,
     doctypes: Vec<DoctypeData>,
     pub(crate) quirks_mode: QuirksMode,
 }
@@ -140,6 +150,7 @@ impl Dom {
             nodes: all,
             attrs: Vec::with_capacity(nodes / 2),
             text: String::with_capacity(text),
+            values: String::new(),
             doctypes: Vec::new(),
             quirks_mode: QuirksMode::NoQuirks,
         }
@@ -197,17 +208,29 @@ impl Dom {
     }
 
     /// Appends an element named `name` in `ns` to `parent`'s children.
-    pub(crate) fn append_element(
+    pub(crate) fn append_element<'v>(
         &mut self,
         parent: NodeId,
         ns: Namespace,
         name: LocalName,
-        attrs: impl IntoIterator<Item = Attribute>,
+        attrs: impl IntoIterator<Item = (QualName, &'v str)>,
     ) -> NodeId {
         let from = self.attrs.len();
-        self.attrs.extend(attrs);
+        self.add_attrs(attrs);
         let element = self.element_from(name, ns, from);
         self.append(parent, element)
+    }
+
+    fn add_attrs<'v>(&mut self, attrs: impl IntoIterator<Item = (QualName, &'v str)>) {
+        for (name, value) in attrs {
+            let start = self.values.len() as u32;
+            self.values.push_str(value);
+            let value = Span {
+                start,
+                len: value.len() as u32,
+            };
+            self.attrs.push(Attr { name, value });
+        }
     }
 
     /// An element whose attributes are those from `from` to the end.
@@ -281,19 +304,23 @@ impl Dom {
     /// Adds to element `id` those of `attrs` whose names it lacks (a
     /// second `<html>` or `<body>` tag's: "add the attributes that are
     /// missing").
-    pub(crate) fn add_missing_attributes(&mut self, id: NodeId, attrs: Vec<Attribute>) {
+    pub(crate) fn add_missing_attributes<'v>(
+        &mut self,
+        id: NodeId,
+        attrs: impl IntoIterator<Item = (QualName, &'v str)>,
+    ) {
         let Data::Element {
             attrs: (from, to), ..
         } = self.nodes[id.index()].data
         else {
             return;
         };
-        let missing: Vec<Attribute> = attrs
+        let missing: Vec<(QualName, &str)> = attrs
             .into_iter()
-            .filter(|a| {
+            .filter(|(name, _)| {
                 !self.attrs[from as usize..to as usize]
                     .iter()
-                    .any(|b| b.name == a.name)
+                    .any(|b| b.name == *name)
             })
             .collect();
         if missing.is_empty() {
@@ -302,7 +329,7 @@ impl Dom {
         // Its range moves to the end, where it can grow.
         let start = self.attrs.len();
         self.attrs.extend_from_within(from as usize..to as usize);
-        self.attrs.extend(missing);
+        self.add_attrs(missing);
         self.set_attrs(id, start, self.attrs.len());
     }
 
@@ -316,18 +343,30 @@ impl Dom {
         }
     }
 
-    /// Element `id`'s attributes, to change in place.
-    pub(crate) fn attrs_mut(&mut self, id: NodeId) -> &mut [Attribute] {
-        match self.nodes[id.index()].data {
-            Data::Element {
-                attrs: (from, to), ..
-            } => &mut self.attrs[from as usize..to as usize],
-            _ => &mut [],
+    /// Sets the value of element `id`'s attribute named `name` in no
+    /// namespace, if it has one.
+    pub(crate) fn set_attr(&mut self, id: NodeId, name: &str, value: &str) {
+        let Data::Element {
+            attrs: (from, to), ..
+        } = self.nodes[id.index()].data
+        else {
+            return;
+        };
+        let found = self.attrs[from as usize..to as usize]
+            .iter_mut()
+            .find(|a| a.name.ns == ns!() && &*a.name.local == name);
+        if let Some(attr) = found {
+            // The old value stays where it was, unread.
+            attr.value = Span {
+                start: self.values.len() as u32,
+                len: value.len() as u32,
+            };
+            self.values.push_str(value);
         }
     }
 
-    /// Keeps those of element `id`'s attributes that `keep` says.
-    pub(crate) fn retain_attrs(&mut self, id: NodeId, mut keep: impl FnMut(&Attribute) -> bool) {
+    /// Keeps those of element `id`'s attributes whose names `keep` says.
+    pub(crate) fn retain_attrs(&mut self, id: NodeId, mut keep: impl FnMut(&QualName) -> bool) {
         let Data::Element {
             attrs: (from, to), ..
         } = self.nodes[id.index()].data
@@ -336,7 +375,7 @@ impl Dom {
         };
         let mut kept = from;
         for i in from..to {
-            if keep(&self.attrs[i as usize]) {
+            if keep(&self.attrs[i as usize].name) {
                 self.attrs.swap(kept as usize, i as usize);
                 kept += 1;
             }
@@ -375,11 +414,7 @@ impl Dom {
                 S::Text(t) => Data::Text(dom.add_text(&t.text)),
                 S::Element(e) => {
                     let from = dom.attrs.len();
-                    dom.attrs
-                        .extend(e.attrs.iter().map(|(name, value)| Attribute {
-                            name: name.clone(),
-                            value: value.clone(),
-                        }));
+                    dom.add_attrs(e.attrs.iter().map(|(name, value)| (name.clone(), &**value)));
                     dom.element_from(e.name.local.clone(), e.name.ns.clone(), from)
                 }
                 S::ProcessingInstruction(p) => Data::Comment(p.data.clone()),
@@ -458,7 +493,7 @@ impl<'a> NodeRef<'a> {
                 ns,
                 attrs: *attrs,
                 names: *names,
-                all: &dom.attrs,
+                dom,
             }),
         }
     }
@@ -681,7 +716,7 @@ impl<'a> Node<'a> {
 }
 
 /// An element's name and attributes.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 #[cfg_attr(
     not(test),
     expect(dead_code, reason = "the namespace is read by the tests' dump")
@@ -689,11 +724,19 @@ impl<'a> Node<'a> {
 pub(crate) struct Element<'a> {
     name: &'a LocalName,
     ns: &'a Namespace,
-    /// Its range of `all`, sliced when asked (most reads ask only the
-    /// name).
+    /// Its range of the tree's attributes, sliced when asked (most reads
+    /// ask only the name).
     attrs: (u32, u32),
     names: u64,
-    all: &'a [Attribute],
+    /// Its tree, which holds its attributes.
+    dom: &'a Dom,
+}
+
+impl std::fmt::Debug for Element<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let attrs: Vec<(&str, &str)> = self.qual_attrs().map(|(n, v)| (&*n.local, v)).collect();
+        write!(f, "<{} {:?}>", self.name(), attrs)
+    }
 }
 
 impl<'a> Element<'a> {
@@ -720,10 +763,9 @@ impl<'a> Element<'a> {
 
     #[inline(never)]
     fn find_attr(&self, name: &str) -> Option<&'a str> {
-        self.qual_attrs()
-            .iter()
+        (self.listed().iter())
             .find(|a| a.name.ns == ns!() && &*a.name.local == name)
-            .map(|a| &*a.value)
+            .map(|a| self.value(a))
     }
 
     /// Its `id` attribute (scraper's `Element::id`).
@@ -743,7 +785,9 @@ impl<'a> Element<'a> {
 
     #[inline(never)]
     fn find_any_attr(&self, name: &str) -> Option<&'a str> {
-        self.attrs().find(|(k, _)| *k == name).map(|(_, v)| v)
+        (self.listed().iter())
+            .find(|a| &*a.name.local == name)
+            .map(|a| self.value(a))
     }
 
     /// Whether it may have an attribute named `name` (it has not if not).
@@ -753,18 +797,24 @@ impl<'a> Element<'a> {
         self.names & name_bit(name) != 0
     }
 
-    /// Its attributes as local names and values.
-    pub(crate) fn attrs(&self) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
-        self.qual_attrs()
-            .iter()
-            .map(|a| (&*a.name.local, &*a.value))
+    /// Its attributes with their qualified names.
+    pub(crate) fn qual_attrs(&self) -> impl Iterator<Item = (&'a QualName, &'a str)> + 'a {
+        let el = *self;
+        self.listed().iter().map(move |a| (&a.name, el.value(a)))
     }
 
-    /// Its attributes with their qualified names.
-    pub(crate) fn qual_attrs(&self) -> &'a [Attribute] {
-        self.all
-            .get(self.attrs.0 as usize..self.attrs.1 as usize)
-            .unwrap_or_default()
+    fn listed(&self) -> &'a [Attr] {
+        (self
+            .dom
+            .attrs
+            .get(self.attrs.0 as usize..self.attrs.1 as usize))
+        .unwrap_or_default()
+    }
+
+    /// An attribute's value, sliced only when read: a slice of a `str`
+    /// reads the bytes at its ends.
+    fn value(&self, a: &Attr) -> &'a str {
+        &self.dom.values[a.value.start as usize..a.value.end()]
     }
 }
 
@@ -794,11 +844,7 @@ pub(crate) fn dump(dom: &Dom) -> String {
         let _ = write!(out, "{:indent$}", "", indent = depth * 2);
         let _ = match node.value() {
             Node::Element(e) => {
-                let mut attrs: Vec<_> = e
-                    .qual_attrs()
-                    .iter()
-                    .map(|a| (&a.name, &*a.value))
-                    .collect();
+                let mut attrs: Vec<_> = e.qual_attrs().collect();
                 attrs.sort();
                 writeln!(out, "<{:?}:{} {:?}>", e.ns(), e.name(), attrs)
             }
@@ -899,13 +945,8 @@ mod tests {
             .find(|n| matches!(n.value(), Node::Element(e) if e.name() == "p"))
             .unwrap()
             .id();
-        dom.retain_attrs(p, |a| &*a.name.local != "hidden");
-        let class = dom
-            .attrs_mut(p)
-            .iter_mut()
-            .find(|a| &*a.name.local == "class")
-            .unwrap();
-        class.value = "c".into();
+        dom.retain_attrs(p, |name| &*name.local != "hidden");
+        dom.set_attr(p, "class", "c");
         dom.rename(p, html5ever::local_name!("div"));
         let Node::Element(e) = dom.get(p).unwrap().value() else {
             panic!()
@@ -914,6 +955,6 @@ mod tests {
         assert_eq!(e.attr("hidden"), None);
         assert_eq!(e.attr("id"), Some("b"));
         assert_eq!(e.attr("class"), Some("c"));
-        assert_eq!(e.attrs().count(), 2);
+        assert_eq!(e.qual_attrs().count(), 2);
     }
 }

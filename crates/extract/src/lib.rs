@@ -178,6 +178,7 @@ mod render;
 mod repair;
 mod shell;
 mod stream;
+mod tag;
 mod tokenize;
 mod tree_builder;
 

@@ -31,9 +31,11 @@ struct NullSink;
 impl crate::tokenize::Sink for NullSink {
     fn text(&self, _text: &str) {}
 
-    fn token(&self, _token: Token) -> TokenSinkResult<()> {
+    fn tag(&self, _tag: crate::tag::Tag<'_>) -> TokenSinkResult<()> {
         TokenSinkResult::Continue
     }
+
+    fn token(&self, _token: Token) {}
 }
 
 fn pages(dir: &Path, most: usize) -> Vec<String> {

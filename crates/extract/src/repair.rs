@@ -248,20 +248,21 @@ fn show_hidden(
 /// Drops what hides these elements.
 fn show(doc: &mut Dom, ids: Vec<NodeId>) {
     for id in ids {
-        doc.retain_attrs(id, |a| {
-            !matches!(&*a.name.local, "hidden" | "style" | "aria-hidden")
+        doc.retain_attrs(id, |name| {
+            !matches!(&*name.local, "hidden" | "style" | "aria-hidden")
         });
         // Only the hiding words go: the others still say what the
         // element is ("unit-price caption hidden" stays a caption).
-        for a in doc.attrs_mut(id) {
-            if &*a.name.local == "class" && hidden_by_class(&a.value) {
-                let shown: Vec<&str> = a
-                    .value
-                    .split_ascii_whitespace()
-                    .filter(|c| !is_hiding_class(c))
-                    .collect();
-                a.value = html5ever::tendril::StrTendril::from(shown.join(" "));
-            }
+        let Some(Node::Element(el)) = doc.get(id).map(|n| n.value()) else {
+            continue;
+        };
+        if let Some(class) = el.attr("class").filter(|c| hidden_by_class(c)) {
+            let shown: Vec<&str> = class
+                .split_ascii_whitespace()
+                .filter(|c| !is_hiding_class(c))
+                .collect();
+            let shown = shown.join(" ");
+            doc.set_attr(id, "class", &shown);
         }
     }
 }

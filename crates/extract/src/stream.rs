@@ -13,13 +13,14 @@
 use std::cell::RefCell;
 
 use html5ever::tokenizer::states::RawKind;
-use html5ever::tokenizer::{Tag, TagKind, Token, TokenSinkResult};
+use html5ever::tokenizer::{TagKind, Token, TokenSinkResult};
 use url::Url;
 
 use crate::classify::{is_block, is_junk_by_markup};
 use crate::links::{Link, LinkKind};
 use crate::meta::{Meta, Robots, clean, resolve};
 use crate::plain::TextBuilder;
+use crate::tag::Tag;
 
 /// Pages whose markup (script and style bodies left out) is longer than
 /// this are extracted without a tree. Of the benchmark pages, none of the
@@ -94,11 +95,8 @@ enum Capture {
     ClassTitle,
 }
 
-fn attr<'a>(tag: &'a Tag, name: &str) -> Option<&'a str> {
-    tag.attrs
-        .iter()
-        .find(|a| &*a.name.local == name)
-        .map(|a| a.value.as_ref())
+fn attr<'a>(tag: &Tag<'a>, name: &str) -> Option<&'a str> {
+    tag.attrs.get(name)
 }
 
 fn is_void(tag: &str) -> bool {
@@ -138,7 +136,7 @@ const PUBLISHED_NAMES: [&str; 5] = [
 ];
 
 impl State {
-    fn start(&mut self, tag: &Tag) -> TokenSinkResult<()> {
+    fn start(&mut self, tag: &Tag<'_>) -> TokenSinkResult<()> {
         let name: &str = &tag.name;
         self.head_facts(name, tag);
         let raw = match name {
@@ -194,7 +192,7 @@ impl State {
     }
 
     /// `<html lang>`, `<base>`, `<meta>`, `<link>`: the page's metadata.
-    fn head_facts(&mut self, name: &str, tag: &Tag) {
+    fn head_facts(&mut self, name: &str, tag: &Tag<'_>) {
         let set = |slot: &mut Option<String>, v: Option<&str>| {
             if slot.is_none() {
                 *slot = v.and_then(clean);
@@ -251,7 +249,7 @@ impl State {
         }
     }
 
-    fn start_capture(&mut self, name: &str, tag: &Tag, depth: usize) {
+    fn start_capture(&mut self, name: &str, tag: &Tag<'_>, depth: usize) {
         if self.capture.is_some() {
             return;
         }
@@ -270,7 +268,7 @@ impl State {
         self.capture = Some((what, depth, String::new()));
     }
 
-    fn area(&mut self, tag: &Tag) {
+    fn area(&mut self, tag: &Tag<'_>) {
         if let Some(href) = attr(tag, "href") {
             let rel = attr(tag, "rel").unwrap_or("").to_string();
             let alt = attr(tag, "alt").unwrap_or("").to_string();
@@ -401,17 +399,21 @@ impl crate::tokenize::Sink for Sink {
         self.0.borrow_mut().characters(text);
     }
 
-    fn token(&self, token: Token) -> TokenSinkResult<()> {
+    fn tag(&self, tag: Tag<'_>) -> TokenSinkResult<()> {
         let mut state = self.0.borrow_mut();
-        match token {
-            Token::TagToken(tag) => match tag.kind {
-                TagKind::StartTag => return state.start(&tag),
-                TagKind::EndTag => state.end(&tag.name),
-            },
-            Token::CharacterTokens(t) => state.characters(&t),
-            _ => {}
+        match tag.kind {
+            TagKind::StartTag => state.start(&tag),
+            TagKind::EndTag => {
+                state.end(&tag.name);
+                TokenSinkResult::Continue
+            }
         }
-        TokenSinkResult::Continue
+    }
+
+    fn token(&self, token: Token) {
+        if let Token::CharacterTokens(t) = token {
+            self.text(&t);
+        }
     }
 }
 

@@ -16,14 +16,17 @@
 //! ever sees script bodies that prestrip has emptied).
 
 use std::borrow::Cow;
+use std::ops::Range;
 
+use html5ever::LocalName;
 use html5ever::data::{C1_REPLACEMENTS, NAMED_ENTITIES};
 use html5ever::tendril::StrTendril;
 use html5ever::tokenizer::states::RawKind;
-use html5ever::tokenizer::{Doctype, Tag, TagKind, Token, TokenSink, TokenSinkResult};
+use html5ever::tokenizer::{Doctype, TagKind, Token, TokenSink, TokenSinkResult};
 use html5ever::tree_builder::{TreeBuilder, TreeSink};
-use html5ever::{Attribute, LocalName, QualName, ns};
 use scraper::{Html, HtmlTreeSink};
+
+use crate::tag::{AttrsBuf, Tag};
 
 /// `markup` parsed by html5ever's tree builder into `empty` (a tree made
 /// with room for the nodes expected): what [`crate::tree_builder`] leaves
@@ -42,8 +45,10 @@ pub(crate) fn parse_document(markup: &str, empty: Html) -> Html {
 pub(crate) trait Sink {
     /// A run of text, never empty.
     fn text(&self, text: &str);
-    /// Any other token; after a start tag, says what to read next.
-    fn token(&self, token: Token) -> TokenSinkResult<()>;
+    /// A start or end tag; after a start tag, says what to read next.
+    fn tag(&self, tag: Tag<'_>) -> TokenSinkResult<()>;
+    /// Any other token: a comment, a DOCTYPE, a NUL, the end.
+    fn token(&self, token: Token);
     /// Whether the current node is foreign: there `<![CDATA[` starts a
     /// CDATA section, elsewhere a bogus comment.
     fn in_foreign_content(&self) -> bool {
@@ -63,12 +68,16 @@ impl<S: TokenSink> Sink for Html5ever<'_, S> {
             .process_token(Token::CharacterTokens(StrTendril::from_slice(text)), 1);
     }
 
-    fn token(&self, token: Token) -> TokenSinkResult<()> {
-        match self.0.process_token(token, 1) {
+    fn tag(&self, tag: Tag<'_>) -> TokenSinkResult<()> {
+        match self.0.process_token(Token::TagToken(tag.to_html5ever()), 1) {
             TokenSinkResult::RawData(kind) => TokenSinkResult::RawData(kind),
             TokenSinkResult::Plaintext => TokenSinkResult::Plaintext,
             _ => TokenSinkResult::Continue,
         }
+    }
+
+    fn token(&self, token: Token) {
+        let _ = self.0.process_token(token, 1);
     }
 
     fn in_foreign_content(&self) -> bool {
@@ -90,10 +99,11 @@ pub(crate) fn tokenize<S: Sink>(markup: &str, sink: &S) {
         pos: 0,
         sink,
         text: String::new(),
+        attrs: AttrsBuf::default(),
         last_start: None,
     };
     t.run();
-    let _ = sink.token(Token::EOFToken);
+    sink.token(Token::EOFToken);
     sink.end();
 }
 
@@ -119,6 +129,8 @@ struct Tokenizer<'a, S> {
     sink: &'a S,
     /// Characters read and not yet handed over (one token per run).
     text: String,
+    /// The attributes of the tag being read.
+    attrs: AttrsBuf,
     /// The last start tag's name: the end tag a raw text body waits for.
     last_start: Option<LocalName>,
 }
@@ -160,8 +172,8 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
         }
     }
 
-    fn emit(&self, token: Token) -> TokenSinkResult<()> {
-        self.sink.token(token)
+    fn emit(&self, token: Token) {
+        self.sink.token(token);
     }
 
     /// The data state, up to the next start tag that changes the mode.
@@ -183,7 +195,7 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
                 }
                 0 => {
                     self.flush();
-                    let _ = self.emit(Token::NullCharacterToken);
+                    self.emit(Token::NullCharacterToken);
                     self.pos += 1;
                 }
                 _ => {
@@ -239,12 +251,18 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
     /// A tag whose name starts at `start`; emits it and says what to read
     /// next. A tag the input ends in is dropped, as the spec drops it.
     fn tag(&mut self, kind: TagKind, start: usize) -> Mode {
-        let Some(tag) = self.read_tag(kind, start) else {
+        self.attrs.clear();
+        let Some((name, self_closing)) = self.read_tag(start) else {
             self.pos = self.src.len();
             return Mode::Data;
         };
-        let start_name = (kind == TagKind::StartTag).then(|| tag.name.clone());
-        let result = self.emit(Token::TagToken(tag));
+        let start_name = (kind == TagKind::StartTag).then(|| name.clone());
+        let result = self.sink.tag(Tag {
+            kind,
+            name,
+            self_closing,
+            attrs: self.attrs.view(),
+        });
         let Some(name) = start_name else {
             return Mode::Data;
         };
@@ -256,8 +274,10 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
         }
     }
 
-    /// The tag name and attribute states; `None` at the end of the input.
-    fn read_tag(&mut self, kind: TagKind, start: usize) -> Option<Tag> {
+    /// The tag name and attribute states: the name, and whether the tag
+    /// closes itself; the attributes go to `self.attrs`. `None` at the
+    /// end of the input.
+    fn read_tag(&mut self, start: usize) -> Option<(LocalName, bool)> {
         let b = self.bytes();
         let mut i = start;
         while i < b.len() && !matches!(b[i], b'\t' | b'\n' | b'\x0c' | b' ' | b'/' | b'>') {
@@ -267,13 +287,6 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
             return None;
         }
         let name = local_name(&self.src[start..i]);
-        let mut tag = Tag {
-            kind,
-            name,
-            self_closing: false,
-            attrs: Vec::new(),
-            had_duplicate_attributes: false,
-        };
         // Before attribute name.
         loop {
             while i < b.len() && is_space(b[i]) {
@@ -282,27 +295,26 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
             match b.get(i)? {
                 b'>' => {
                     self.pos = i + 1;
-                    return Some(tag);
+                    return Some((name, false));
                 }
                 b'/' => {
                     // Self-closing start tag state.
                     match b.get(i + 1)? {
                         b'>' => {
-                            tag.self_closing = true;
                             self.pos = i + 2;
-                            return Some(tag);
+                            return Some((name, true));
                         }
                         _ => i += 1,
                     }
                 }
-                _ => i = self.attribute(i, &mut tag)?,
+                _ => i = self.attribute(i)?,
             }
         }
     }
 
     /// One attribute from its name at `i` (after white space); returns
     /// where the before-attribute-name state goes on.
-    fn attribute(&mut self, start: usize, tag: &mut Tag) -> Option<usize> {
+    fn attribute(&mut self, start: usize) -> Option<usize> {
         let b = self.bytes();
         // A name may start with `=`; it ends at white space, `/`, `>`, `=`.
         let mut i = start + 1;
@@ -326,33 +338,30 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
             if j == b.len() {
                 return None;
             }
-            (StrTendril::new(), j)
+            (j..j, j)
         };
         let local = local_name(name);
-        if tag.attrs.iter().any(|a| a.name.local == local) {
-            tag.had_duplicate_attributes = true;
-        } else {
-            tag.attrs.push(Attribute {
-                name: QualName::new(None, ns!(), local),
-                value,
-            });
+        // A repeated name is dropped.
+        if !self.attrs.has(&local) {
+            let mut attrs = std::mem::take(&mut self.attrs);
+            attrs.push(local, |out| self.decode_value(value, out));
+            self.attrs = attrs;
         }
         Some(next)
     }
 
-    /// An attribute's value from `i` (after `=` and white space); returns
-    /// it and where the tag goes on.
-    fn attribute_value(&mut self, i: usize) -> Option<(StrTendril, usize)> {
+    /// Where an attribute's value from `i` (after `=` and white space)
+    /// lies in the markup, and where the tag goes on.
+    fn attribute_value(&self, i: usize) -> Option<(Range<usize>, usize)> {
         let b = self.bytes();
         match *b.get(i)? {
             q @ (b'"' | b'\'') => {
                 let end = i + 1 + memchr::memchr(q, &b[i + 1..])?;
-                let value = self.decoded_value(i + 1, end);
                 // After attribute value (quoted): anything but white space,
                 // `/` or `>` starts the next attribute (a parse error).
-                Some((value, end + 1))
+                Some((i + 1..end, end + 1))
             }
-            b'>' => Some((StrTendril::new(), i)),
+            b'>' => Some((i..i, i)),
             _ => {
                 let mut end = i;
                 while end < b.len() && !matches!(b[end], b'\t' | b'\n' | b'\x0c' | b' ' | b'>') {
@@ -361,19 +370,20 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
                 if end == b.len() {
                     return None;
                 }
-                Some((self.decoded_value(i, end), end))
+                Some((i..end, end))
             }
         }
     }
 
-    /// `src[from..to]` as an attribute value: character references
-    /// decoded, NUL replaced.
-    fn decoded_value(&self, from: usize, to: usize) -> StrTendril {
-        let raw = &self.src[from..to];
-        if memchr::memchr2(b'&', 0, raw.as_bytes()).is_none() {
-            return StrTendril::from_slice(raw);
+    /// Pushes the markup in `raw` onto `out` as an attribute value:
+    /// character references decoded, NUL replaced.
+    fn decode_value(&self, raw: Range<usize>, out: &mut String) {
+        let (from, to) = (raw.start, raw.end);
+        let text = &self.src[from..to];
+        if memchr::memchr2(b'&', 0, text.as_bytes()).is_none() {
+            out.push_str(text);
+            return;
         }
-        let mut out = String::with_capacity(raw.len());
         let mut i = from;
         while i < to {
             let rest = &self.bytes()[i..to];
@@ -387,10 +397,9 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
                 out.push('\u{fffd}');
                 i += 1;
             } else {
-                i = self.char_ref_within(i + 1, to, true, &mut out);
+                i = self.char_ref_within(i + 1, to, true, out);
             }
         }
-        StrTendril::from_slice(&out)
     }
 
     fn char_ref(&self, at: usize, in_attribute: bool, out: &mut String) -> usize {
@@ -500,7 +509,7 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
             // Characters as they are, but a NUL is a token of its own.
             for (n, run) in self.src[from..body_end].split('\0').enumerate() {
                 if n > 0 {
-                    let _ = self.emit(Token::NullCharacterToken);
+                    self.emit(Token::NullCharacterToken);
                 }
                 if !run.is_empty() {
                     self.sink.text(run);
@@ -562,13 +571,13 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
     fn emit_comment(&self, body: &str) {
         let mut text = String::with_capacity(body.len());
         push_replacing_nul(&mut text, body);
-        let _ = self.emit(Token::CommentToken(StrTendril::from_slice(&text)));
+        self.emit(Token::CommentToken(StrTendril::from_slice(&text)));
     }
 
     /// After `<!DOCTYPE`.
     fn doctype(&mut self, at: usize) {
         let (doctype, next) = read_doctype(self.src, at);
-        let _ = self.emit(Token::DoctypeToken(doctype));
+        self.emit(Token::DoctypeToken(doctype));
         self.pos = next;
     }
 

@@ -23,12 +23,13 @@ use std::cell::RefCell;
 
 use html5ever::tendril::StrTendril;
 use html5ever::tokenizer::states::RawKind;
-use html5ever::tokenizer::{Doctype, Tag, TagKind, Token, TokenSink, TokenSinkResult};
+use html5ever::tokenizer::{Doctype, TagKind, Token, TokenSink, TokenSinkResult};
 use html5ever::tree_builder::{QuirksMode, TreeBuilder, TreeSink};
-use html5ever::{Attribute, LocalName, QualName, local_name, namespace_prefix, ns};
+use html5ever::{LocalName, QualName, local_name, namespace_prefix, ns};
 use scraper::{Html, HtmlTreeSink};
 
 use crate::dom::{Dom, NodeId};
+use crate::tag::{Attrs, Tag};
 use crate::tokenize::Sink;
 
 /// `markup` parsed as a document into a tree with room for `nodes` nodes:
@@ -96,7 +97,7 @@ enum Flow<'t> {
 enum Tok<'t> {
     Chars(&'t str),
     Comment(StrTendril),
-    Tag(Tag),
+    Tag(Tag<'t>),
     Eof,
 }
 
@@ -338,11 +339,7 @@ impl Sink for Builder {
         }
     }
 
-    fn token(&self, token: Token) -> TokenSinkResult<()> {
-        if let Token::CharacterTokens(text) = &token {
-            self.text(text);
-            return TokenSinkResult::Continue;
-        }
+    fn tag(&self, tag: Tag<'_>) -> TokenSinkResult<()> {
         let mut s = self.state.borrow_mut();
         if s.gave_up {
             // The rest of the page as one run of text: the cheapest way
@@ -350,13 +347,27 @@ impl Sink for Builder {
             return TokenSinkResult::Plaintext;
         }
         s.ignore_lf = false;
+        if s.process(Tok::Tag(tag)).is_err() {
+            s.gave_up = true;
+            return TokenSinkResult::Plaintext;
+        }
+        match s.raw.take() {
+            Some(kind) => TokenSinkResult::RawData(kind),
+            None => TokenSinkResult::Continue,
+        }
+    }
+
+    fn token(&self, token: Token) {
+        if let Token::CharacterTokens(text) = &token {
+            return self.text(text);
+        }
+        let mut s = self.state.borrow_mut();
+        if s.gave_up {
+            return;
+        }
+        s.ignore_lf = false;
         let token = match token {
-            Token::ParseError(_) => return TokenSinkResult::Continue,
-            Token::DoctypeToken(d) => {
-                s.doctype(d);
-                return TokenSinkResult::Continue;
-            }
-            Token::TagToken(tag) => Tok::Tag(tag),
+            Token::DoctypeToken(d) => return s.doctype(d),
             Token::CommentToken(text) => Tok::Comment(text),
             Token::EOFToken => Tok::Eof,
             // In an `<svg>` (foreign content) it is text: U+FFFD.
@@ -369,17 +380,13 @@ impl Sink for Builder {
                 if !matches!(s.mode, Mode::InBody | Mode::InCell | Mode::InCaption) {
                     s.gave_up = true;
                 }
-                return TokenSinkResult::Continue;
+                return;
             }
-            Token::CharacterTokens(_) => unreachable!("text is taken above"),
+            // Tags come to `tag`, text to `text`.
+            Token::TagToken(_) | Token::CharacterTokens(_) | Token::ParseError(_) => return,
         };
         if s.process(token).is_err() {
             s.gave_up = true;
-            return TokenSinkResult::Plaintext;
-        }
-        match s.raw.take() {
-            Some(kind) => TokenSinkResult::RawData(kind),
-            None => TokenSinkResult::Continue,
         }
     }
 
@@ -488,7 +495,7 @@ impl State {
             }
             token => token,
         };
-        self.create_root(Vec::new());
+        self.create_root(Attrs::NONE);
         Ok(Flow::Reprocess(Mode::BeforeHead, token))
     }
 
@@ -619,7 +626,7 @@ impl State {
             },
             token => token,
         };
-        self.insert(local_name!("body"), Vec::new());
+        self.insert(local_name!("body"), Attrs::NONE);
         Ok(Flow::Reprocess(Mode::InBody, token))
     }
 
@@ -642,7 +649,7 @@ impl State {
         }
     }
 
-    fn start_in_body<'t>(&mut self, tag: Tag) -> Step<'t> {
+    fn start_in_body<'t>(&mut self, tag: Tag<'t>) -> Step<'t> {
         match tag.name {
             local_name!("html") => {
                 // Its attributes go onto the open element, where missing.
@@ -877,7 +884,7 @@ impl State {
     }
 
     /// `<li>`, `<dd>`, `<dt>`: close the open item of their kind first.
-    fn list_item(&mut self, tag: Tag) {
+    fn list_item(&mut self, tag: Tag<'_>) {
         let is_li = tag.name == local_name!("li");
         let mut to_close = None;
         for e in self.open.iter().rev() {
@@ -907,7 +914,7 @@ impl State {
         self.insert(tag.name, tag.attrs);
     }
 
-    fn end_in_body<'t>(&mut self, tag: Tag) -> Step<'t> {
+    fn end_in_body<'t>(&mut self, tag: Tag<'t>) -> Step<'t> {
         match tag.name {
             local_name!("body") => {
                 if self.in_scope(Scope::Default, &local_name!("body")) {
@@ -968,7 +975,7 @@ impl State {
             }
             local_name!("p") => {
                 if !self.in_scope(Scope::Button, &local_name!("p")) {
-                    self.insert(local_name!("p"), Vec::new());
+                    self.insert(local_name!("p"), Attrs::NONE);
                 }
                 self.close_p();
                 done()
@@ -1026,7 +1033,7 @@ impl State {
             local_name!("br") => {
                 // `</br>` is `<br>`, without attributes.
                 self.reconstruct_formatting();
-                self.element_in(self.here(), local_name!("br"), Vec::new());
+                self.element_in(self.here(), local_name!("br"), Attrs::NONE);
                 done()
             }
             local_name!("template") => Err(GiveUp),
@@ -1114,8 +1121,8 @@ impl State {
     /// An `<svg>` image: inserted with its attributes' names adjusted
     /// as html5ever adjusts them, and open unless self-closed. Its body
     /// is gone by the time the markup is parsed ([`crate::prestrip`]).
-    fn svg(&mut self, tag: Tag) {
-        let attrs = tag.attrs.into_iter().map(svg_attribute);
+    fn svg(&mut self, tag: Tag<'_>) {
+        let attrs = tag.attrs.qualified().map(svg_attribute);
         let here = self.here();
         let node = (self.dom).append_element(here, ns!(svg), local_name!("svg"), attrs);
         if !tag.self_closing {
@@ -1174,7 +1181,7 @@ impl State {
         }
     }
 
-    fn tag_in_table<'t>(&mut self, tag: Tag) -> Step<'t> {
+    fn tag_in_table<'t>(&mut self, tag: Tag<'t>) -> Step<'t> {
         let start = tag.kind == TagKind::StartTag;
         match (start, &tag.name) {
             (true, &local_name!("caption")) => {
@@ -1192,7 +1199,7 @@ impl State {
             }
             (true, &local_name!("col")) => {
                 self.clear_to_context(Scope::Table);
-                self.insert(local_name!("colgroup"), Vec::new());
+                self.insert(local_name!("colgroup"), Attrs::NONE);
                 Ok(Flow::Reprocess(Mode::InColumnGroup, Tok::Tag(tag)))
             }
             (true, &local_name!("tbody") | &local_name!("tfoot") | &local_name!("thead")) => {
@@ -1203,7 +1210,7 @@ impl State {
             }
             (true, &local_name!("td") | &local_name!("th") | &local_name!("tr")) => {
                 self.clear_to_context(Scope::Table);
-                self.insert(local_name!("tbody"), Vec::new());
+                self.insert(local_name!("tbody"), Attrs::NONE);
                 Ok(Flow::Reprocess(Mode::InTableBody, Tok::Tag(tag)))
             }
             (true, &local_name!("table")) => {
@@ -1354,7 +1361,7 @@ impl State {
             }
             (true, &local_name!("th") | &local_name!("td")) => {
                 self.clear_to_table_body();
-                self.insert(local_name!("tr"), Vec::new());
+                self.insert(local_name!("tr"), Attrs::NONE);
                 Ok(Flow::Reprocess(Mode::InRow, Tok::Tag(tag)))
             }
             (false, &local_name!("tbody") | &local_name!("tfoot") | &local_name!("thead")) => {
@@ -1712,10 +1719,12 @@ impl State {
     }
 
     /// The attributes element `node` was made with.
-    fn attrs_of(&self, node: NodeId) -> &[Attribute] {
+    fn attrs_of(&self, node: NodeId) -> Vec<(QualName, &str)> {
         match self.dom.get(node).map(|n| n.value()) {
-            Some(crate::dom::Node::Element(el)) => el.qual_attrs(),
-            _ => &[],
+            Some(crate::dom::Node::Element(el)) => {
+                el.qual_attrs().map(|(n, v)| (n.clone(), v)).collect()
+            }
+            _ => Vec::new(),
         }
     }
 
@@ -1734,11 +1743,11 @@ impl State {
 
     /// Inserts a formatting element; three alike after the last marker
     /// are the most the list keeps ("Noah's Ark").
-    fn insert_formatting(&mut self, tag: Tag) {
+    fn insert_formatting(&mut self, tag: Tag<'_>) {
         let mut first = None;
         let mut alike = 0;
         for (i, node, name) in self.formatting_to_marker() {
-            if *name == tag.name && same_attributes(&tag.attrs, self.attrs_of(node)) {
+            if *name == tag.name && same_attributes(tag.attrs, &self.attrs_of(node)) {
                 first = Some(i);
                 alike += 1;
             }
@@ -1773,8 +1782,11 @@ impl State {
             let Formatting::Element(old, name) = &self.formatting[index] else {
                 unreachable!("no marker after the first entry reconstructed");
             };
-            let (name, attrs) = (name.clone(), self.attrs_of(*old).to_vec());
-            let node = self.insert(name.clone(), attrs);
+            let name = name.clone();
+            let attrs: Vec<(QualName, String)> = (self.attrs_of(*old).into_iter())
+                .map(|(n, v)| (n, v.to_owned()))
+                .collect();
+            let node = self.insert(name.clone(), attrs.iter().map(|(n, v)| (n.clone(), &**v)));
             self.formatting[index] = Formatting::Element(node, name);
             if index == self.formatting.len() - 1 {
                 break;
@@ -1801,7 +1813,7 @@ impl State {
             .map_or_else(|| self.dom.root().id(), |e| e.id)
     }
 
-    fn create_root(&mut self, attrs: Vec<Attribute>) {
+    fn create_root<'v>(&mut self, attrs: impl IntoIterator<Item = (QualName, &'v str)>) {
         let root = self.dom.root().id();
         let node = self.element_in(root, local_name!("html"), attrs);
         self.open.push(Open {
@@ -1811,24 +1823,33 @@ impl State {
     }
 
     /// An element inserted at the current node and opened.
-    fn insert(&mut self, name: LocalName, attrs: Vec<Attribute>) -> NodeId {
+    fn insert<'v>(
+        &mut self,
+        name: LocalName,
+        attrs: impl IntoIterator<Item = (QualName, &'v str)>,
+    ) -> NodeId {
         let node = self.element_in(self.here(), name.clone(), attrs);
         self.open.push(Open { id: node, name });
         node
     }
 
     /// A void element: inserted, never opened.
-    fn insert_void(&mut self, tag: Tag) {
+    fn insert_void(&mut self, tag: Tag<'_>) {
         self.element_in(self.here(), tag.name, tag.attrs);
     }
 
-    fn element_in(&mut self, parent: NodeId, name: LocalName, attrs: Vec<Attribute>) -> NodeId {
+    fn element_in<'v>(
+        &mut self,
+        parent: NodeId,
+        name: LocalName,
+        attrs: impl IntoIterator<Item = (QualName, &'v str)>,
+    ) -> NodeId {
         self.dom.append_element(parent, ns!(html), name, attrs)
     }
 
     /// A raw text element (RCDATA, RAWTEXT, script data): opened, and the
     /// tokenizer told to read its body as text.
-    fn raw_text<'t>(&mut self, tag: Tag, kind: RawKind) -> Step<'t> {
+    fn raw_text<'t>(&mut self, tag: Tag<'t>, kind: RawKind) -> Step<'t> {
         self.insert(tag.name, tag.attrs);
         self.text_return = self.mode;
         self.mode = Mode::Text;
@@ -1866,14 +1887,14 @@ fn done<'t>() -> Step<'t> {
     Ok(Flow::Done)
 }
 
-fn is_start(tag: &Tag, name: &LocalName) -> bool {
+fn is_start(tag: &Tag<'_>, name: &LocalName) -> bool {
     tag.kind == TagKind::StartTag && tag.name == *name
 }
 
 /// The end tags that act before the body as its start would
 /// (`</head>`, `</body>`, `</html>`, `</br>`); other end tags are ignored
 /// there.
-fn ends_before_body(tag: &Tag) -> bool {
+fn ends_before_body(tag: &Tag<'_>) -> bool {
     matches!(
         tag.name,
         local_name!("head") | local_name!("body") | local_name!("html") | local_name!("br")
@@ -1883,15 +1904,12 @@ fn ends_before_body(tag: &Tag) -> bool {
 /// The same attributes in any order (html5ever's
 /// `Tag::equiv_modulo_attr_order`, which sorts copies of both). A tag
 /// holds each name once: the tokenizer drops repeats.
-fn same_attributes(a: &[Attribute], b: &[Attribute]) -> bool {
-    a.len() == b.len() && a.iter().all(|x| b.contains(x))
+fn same_attributes(a: Attrs<'_>, b: &[(QualName, &str)]) -> bool {
+    a.len() == b.len() && a.qualified().all(|x| b.contains(&x))
 }
 
-fn hidden_input(tag: &Tag) -> bool {
-    tag.attrs
-        .iter()
-        .find(|a| a.name.expanded() == html5ever::expanded_name!("", "type"))
-        .is_some_and(|a| a.value.eq_ignore_ascii_case("hidden"))
+fn hidden_input(tag: &Tag<'_>) -> bool {
+    (tag.attrs.get("type")).is_some_and(|v| v.eq_ignore_ascii_case("hidden"))
 }
 
 /// A run of text split at its first character that is not ASCII white
@@ -1908,9 +1926,9 @@ fn split_space(text: &str) -> (Option<&str>, Option<&str>) {
 
 /// An SVG attribute's name as html5ever adjusts it: camel case restored,
 /// `xlink:`, `xml:` and `xmlns` names put in their namespaces.
-fn svg_attribute(mut attr: Attribute) -> Attribute {
+fn svg_attribute((name, value): (QualName, &str)) -> (QualName, &str) {
     let plain = |local: LocalName| QualName::new(None, ns!(), local);
-    let adjusted = match attr.name.local {
+    let adjusted = match name.local {
         local_name!("attributename") => plain(local_name!("attributeName")),
         local_name!("attributetype") => plain(local_name!("attributeType")),
         local_name!("basefrequency") => plain(local_name!("baseFrequency")),
@@ -1996,10 +2014,9 @@ fn svg_attribute(mut attr: Attribute) -> Attribute {
             ns!(xmlns),
             local_name!("xlink"),
         ),
-        _ => return attr,
+        _ => return (name, value),
     };
-    attr.name = adjusted;
-    attr
+    (adjusted, value)
 }
 
 fn xlink(local: LocalName) -> QualName {
