@@ -168,6 +168,7 @@ mod language;
 mod links;
 mod markdown;
 mod meta;
+mod nesting;
 mod node_map;
 #[cfg(test)]
 mod parse_floor;
@@ -647,12 +648,11 @@ fn parse(html: &str) -> Dom {
 /// written is never touched). Capped, as text can hold `<` that make no
 /// node: a larger tree still grows as it needs.
 fn parse_stripped(stripped: &str) -> Dom {
-    let markup = prestrip::cap_nesting(stripped);
-    let tags = memchr::memchr_iter(b'<', markup.as_bytes())
+    let tags = memchr::memchr_iter(b'<', stripped.as_bytes())
         .take(PRESIZED_NODES)
         .count();
     let nodes = (tags + tags / 2).min(PRESIZED_NODES);
-    tree_builder::parse_document(&markup, nodes)
+    tree_builder::parse_document(stripped, nodes)
 }
 
 /// The full visible text of a document (all but scripts, styles, hidden and

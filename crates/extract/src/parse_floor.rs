@@ -60,8 +60,7 @@ fn pages(dir: &Path, most: usize) -> Vec<String> {
         .filter_map(|f| std::fs::read(f).ok())
         .map(|bytes| {
             let (html, ..) = crate::decode::decode_html(&bytes, None);
-            let stripped = crate::prestrip::strip_raw_text(&html);
-            crate::prestrip::cap_nesting(&stripped).into_owned()
+            crate::prestrip::strip_raw_text(&html).into_owned()
         })
         .filter(|m| m.len() <= crate::stream::STREAM_ABOVE)
         .collect()

@@ -1,5 +1,5 @@
 //! Cleans raw HTML before parsing: drops the bodies of `<script>`,
-//! `<style>`, inline `<svg>` images and comments, and caps element nesting.
+//! `<style>`, inline `<svg>` images and comments.
 //!
 //! Their content is never page text, and on many pages it is most of the
 //! bytes: tokenizing it was the largest single cost of extraction. The
@@ -88,108 +88,6 @@ fn kept_pieces<'a>(html: &'a str, mut keep: impl FnMut(&'a str)) -> usize {
         }
     }
     copied.min(html.len())
-}
-
-/// Deepest element nesting kept. Real pages stay far below; a hostile page
-/// nested 100,000 deep would make the HTML parser's scope checks quadratic,
-/// so start and end tags past this depth are dropped (their text stays).
-pub(crate) const MAX_DEPTH: u32 = 512;
-
-/// `html` with tags nested deeper than [`MAX_DEPTH`] removed.
-pub(crate) fn cap_nesting(html: &str) -> Cow<'_, str> {
-    let bytes = html.as_bytes();
-    let mut depth = 0u32;
-    let mut out: Option<String> = None;
-    let mut copied = 0;
-    let mut i = 0;
-    while let Some(off) = memchr_lt(&bytes[i..]) {
-        let lt = i + off;
-        let Some(gt) = memchr::memchr(b'>', &bytes[lt..]).map(|g| lt + g) else {
-            break;
-        };
-        let tag = &bytes[lt + 1..gt];
-        let closing = tag.first() == Some(&b'/');
-        let name = &tag[usize::from(closing)..];
-        let name = &name[..name
-            .iter()
-            .position(|b| !b.is_ascii_alphanumeric())
-            .unwrap_or(name.len())];
-        i = gt + 1;
-        if name.is_empty() || !counts_for_depth(name) || (!closing && tag.ends_with(b"/")) {
-            continue;
-        }
-        let drop = if closing {
-            let deep = depth > MAX_DEPTH;
-            depth = depth.saturating_sub(1);
-            deep
-        } else {
-            depth += 1;
-            depth > MAX_DEPTH
-        };
-        if drop {
-            let o = out.get_or_insert_with(|| String::with_capacity(html.len()));
-            o.push_str(&html[copied..lt]);
-            copied = gt + 1;
-        }
-    }
-    match out {
-        None => Cow::Borrowed(html),
-        Some(mut o) => {
-            o.push_str(&html[copied..]);
-            Cow::Owned(o)
-        }
-    }
-}
-
-/// Elements that nest: not void ones, and not those the parser closes by
-/// itself when the next one starts (`<p>`, `<li>`, table cells...), which
-/// pages often leave open. `name` in any case; lowercased on the stack, as
-/// this is asked of every tag of every page.
-fn counts_for_depth(name: &[u8]) -> bool {
-    // No listed name is longer.
-    const LONGEST: usize = 8;
-    if name.len() > LONGEST {
-        return true;
-    }
-    let mut lower = [0u8; LONGEST];
-    for (l, b) in lower.iter_mut().zip(name) {
-        *l = b.to_ascii_lowercase();
-    }
-    !matches!(
-        &lower[..name.len()],
-        b"area"
-            | b"base"
-            | b"br"
-            | b"col"
-            | b"embed"
-            | b"hr"
-            | b"img"
-            | b"input"
-            | b"link"
-            | b"meta"
-            | b"source"
-            | b"track"
-            | b"wbr"
-            | b"param"
-            | b"keygen"
-            | b"p"
-            | b"li"
-            | b"dt"
-            | b"dd"
-            | b"tr"
-            | b"td"
-            | b"th"
-            | b"option"
-            | b"optgroup"
-            | b"tbody"
-            | b"thead"
-            | b"tfoot"
-            | b"colgroup"
-            | b"caption"
-            | b"rb"
-            | b"rt"
-            | b"rp"
-    )
 }
 
 /// Where the body of the inline SVG image `rest` opens lies, when it can go
@@ -366,17 +264,6 @@ mod tests {
             strip_raw_text(html),
             "<p>ab</p><SCRIPT type=x></SCRIPT><style></style><scripts>kept</scripts><p>c</p>"
         );
-    }
-
-    #[test]
-    fn nesting_is_capped_text_kept() {
-        let deep = format!("{}text{}", "<div>".repeat(1000), "</div>".repeat(1000));
-        let capped = cap_nesting(&deep);
-        assert_eq!(capped.matches("<div>").count(), MAX_DEPTH as usize);
-        assert_eq!(capped.matches("</div>").count(), MAX_DEPTH as usize);
-        assert!(capped.contains("text"));
-        let normal = "<div><p>a<p>b<ul><li>c<li>d</ul><br><img src=x></div>".repeat(600);
-        assert!(matches!(cap_nesting(&normal), Cow::Borrowed(_)));
     }
 
     #[test]

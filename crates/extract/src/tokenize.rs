@@ -13,7 +13,8 @@
 //! One simplification, the one [`crate::prestrip`] already makes: a
 //! script's body ends at the first `</script` followed by white space,
 //! `/` or `>`, without the spec's escaped-comment states (the parser only
-//! ever sees script bodies that prestrip has emptied).
+//! ever sees script bodies that prestrip has emptied). One addition: tags
+//! nested deeper than [`crate::nesting::MAX_DEPTH`] are dropped.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -26,6 +27,7 @@ use html5ever::tokenizer::{Doctype, TagKind, Token, TokenSink, TokenSinkResult};
 use html5ever::tree_builder::{TreeBuilder, TreeSink};
 use scraper::{Html, HtmlTreeSink};
 
+use crate::nesting::Nesting;
 use crate::tag::{AttrsBuf, Tag};
 
 /// `markup` parsed by html5ever's tree builder into `empty` (a tree made
@@ -100,6 +102,7 @@ pub(crate) fn tokenize<S: Sink>(markup: &str, sink: &S) {
         sink,
         text: String::new(),
         attrs: AttrsBuf::default(),
+        nesting: Nesting::default(),
         last_start: None,
     };
     t.run();
@@ -131,6 +134,7 @@ struct Tokenizer<'a, S> {
     text: String,
     /// The attributes of the tag being read.
     attrs: AttrsBuf,
+    nesting: Nesting,
     /// The last start tag's name: the end tag a raw text body waits for.
     last_start: Option<LocalName>,
 }
@@ -256,6 +260,9 @@ impl<'a, S: Sink> Tokenizer<'a, S> {
             self.pos = self.src.len();
             return Mode::Data;
         };
+        if !self.nesting.admits(kind, &name, self_closing) {
+            return Mode::Data;
+        }
         let start_name = (kind == TagKind::StartTag).then(|| name.clone());
         let result = self.sink.tag(Tag {
             kind,
