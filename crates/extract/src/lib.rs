@@ -325,9 +325,9 @@ pub fn extract_timed(bytes: &[u8], input: &Input<'_>, lap: &mut dyn FnMut(Stage)
         lap(Stage::Parse);
         return extract_streamed(&html, input, (enc, encoding_source), lap);
     }
-    let stripped = prestrip::strip_raw_text(&html);
+    let stripped = prestrip::strip(&html);
     let json_ld = meta::json_ld_declares(&html);
-    let mut doc = parse_stripped(&stripped);
+    let mut doc = parse_stripped(&stripped.markup, stripped.lts);
     drop(stripped);
     drop(html);
     repair::repair(&mut doc);
@@ -636,10 +636,12 @@ fn page(
 const PRESIZED_NODES: usize = 1 << 16;
 
 fn parse(html: &str) -> Dom {
-    parse_stripped(&prestrip::strip_raw_text(html))
+    let stripped = prestrip::strip(html);
+    parse_stripped(&stripped.markup, stripped.lts)
 }
 
-/// Markup cleaned by [`prestrip::strip_raw_text`], parsed as a document.
+/// Markup cleaned by [`prestrip::strip`], which counted its `lts`, parsed
+/// as a document.
 /// The tree is sized for the page from the start: grown by doubling, its
 /// copies were a twentieth of the parse. A start tag makes an element and
 /// the text after any tag a text node, end tags none: so a page makes up
@@ -647,11 +649,8 @@ fn parse(html: &str) -> Dom {
 /// every tree grow once), and room is made for that many (what is never
 /// written is never touched). Capped, as text can hold `<` that make no
 /// node: a larger tree still grows as it needs.
-fn parse_stripped(stripped: &str) -> Dom {
-    let tags = memchr::memchr_iter(b'<', stripped.as_bytes())
-        .take(PRESIZED_NODES)
-        .count();
-    let nodes = (tags + tags / 2).min(PRESIZED_NODES);
+fn parse_stripped(stripped: &str, lts: usize) -> Dom {
+    let nodes = (lts + lts / 2).min(PRESIZED_NODES);
     tree_builder::parse_document(stripped, nodes)
 }
 

@@ -9,45 +9,58 @@
 
 use std::borrow::Cow;
 
-/// `html` without script, style and SVG bodies or comments.
-pub(crate) fn strip_raw_text(html: &str) -> Cow<'_, str> {
+/// A page's markup stripped ([`strip`]), and the number of `<` in it.
+pub(crate) struct Stripped<'a> {
+    /// The markup without script, style and SVG bodies or comments.
+    pub(crate) markup: Cow<'a, str>,
+    /// Each a tag, or text that reads like one: what the tree is sized
+    /// by. Counted by the scan that finds them anyway.
+    pub(crate) lts: usize,
+}
+
+/// `html` without script, style and SVG bodies or comments, and the
+/// number of `<` left.
+pub(crate) fn strip(html: &str) -> Stripped<'_> {
     let mut out: Option<String> = None;
-    let tail = kept_pieces(html, |piece| {
+    let (tail, lts) = kept_pieces(html, |piece| {
         // Room for all of it: what is left is never longer, and a page of
         // few scripts (most) keeps most of its bytes, so half grew once,
         // a copy of the page's markup.
         out.get_or_insert_with(|| String::with_capacity(html.len()))
             .push_str(piece);
     });
-    match out {
+    let markup = match out {
         None => Cow::Borrowed(html),
         Some(mut o) => {
             o.push_str(&html[tail..]);
             Cow::Owned(o)
         }
-    }
+    };
+    Stripped { markup, lts }
 }
 
-/// The length of [`strip_raw_text`]'s result, without making it: a page
+/// The length of [`strip`]'s markup, without making it: a page
 /// too large for a tree is read as it streams, and a copy of it would be
 /// the largest thing in memory.
 pub(crate) fn stripped_len(html: &str) -> usize {
     let mut len = 0;
-    let tail = kept_pieces(html, |piece| len += piece.len());
+    let (tail, _) = kept_pieces(html, |piece| len += piece.len());
     len + (html.len() - tail)
 }
 
 /// Calls `keep` with each piece of `html` kept before a cut, in order;
 /// returns where the piece kept after the last cut starts (the end of
-/// `html` when it is cut to the end).
-fn kept_pieces<'a>(html: &'a str, mut keep: impl FnMut(&'a str)) -> usize {
+/// `html` when it is cut to the end), and the number of `<` kept.
+fn kept_pieces<'a>(html: &'a str, mut keep: impl FnMut(&'a str)) -> (usize, usize) {
     let bytes = html.as_bytes();
     let mut copied = 0; // bytes of `html` already handled
     let mut i = 0;
     // SVG images opening before this are left to the parser.
     let mut svg_left_until = 0;
+    let mut lts = 0;
     while let Some(off) = memchr_lt(&bytes[i..]) {
         let lt = i + off;
+        lts += 1;
         let rest = &bytes[lt..];
         let svg = if lt >= svg_left_until {
             svg_body(rest)
@@ -59,6 +72,7 @@ fn kept_pieces<'a>(html: &'a str, mut keep: impl FnMut(&'a str)) -> usize {
         }
         let (keep_until, resume) = if rest.starts_with(b"<!--") {
             // The whole comment goes.
+            lts -= 1;
             match find(&rest[4..], b"-->") {
                 Some(e) => (lt, lt + 4 + e + 3),
                 None => (lt, bytes.len()),
@@ -69,6 +83,8 @@ fn kept_pieces<'a>(html: &'a str, mut keep: impl FnMut(&'a str)) -> usize {
         } else if let Some(name) = raw_text_tag(rest) {
             // Keep the start tag, drop the body up to the end tag.
             let Some(gt) = rest.iter().position(|&b| b == b'>') else {
+                // Kept to the end as it is.
+                lts += memchr::memchr_iter(b'<', &rest[1..]).count();
                 break;
             };
             let body = lt + gt + 1;
@@ -80,6 +96,8 @@ fn kept_pieces<'a>(html: &'a str, mut keep: impl FnMut(&'a str)) -> usize {
             i = lt + 1;
             continue;
         };
+        // A start tag kept before a cut may hold more `<`.
+        lts += memchr::memchr_iter(b'<', &bytes[(lt + 1).min(keep_until)..keep_until]).count();
         keep(&html[copied..keep_until]);
         copied = resume;
         i = resume;
@@ -87,7 +105,7 @@ fn kept_pieces<'a>(html: &'a str, mut keep: impl FnMut(&'a str)) -> usize {
             break;
         }
     }
-    copied.min(html.len())
+    (copied.min(html.len()), lts)
 }
 
 /// Where the body of the inline SVG image `rest` opens lies, when it can go
@@ -256,6 +274,10 @@ fn find_ci(h: &[u8], n: &[u8]) -> Option<usize> {
 mod tests {
     use super::*;
 
+    fn strip_raw_text(html: &str) -> Cow<'_, str> {
+        strip(html).markup
+    }
+
     #[test]
     fn strips_bodies_keeps_tags_and_text() {
         let html = "<p>a<!-- x <p>hidden</p> -->b</p><SCRIPT type=x>if (a<b) { s = '</p>'; }</SCRIPT>\
@@ -317,7 +339,7 @@ mod tests {
     }
 
     #[test]
-    fn the_stripped_length_is_the_length_of_the_stripped_page() {
+    fn the_stripped_length_and_lts_are_those_of_the_stripped_page() {
         let long = format!(
             "<p>{}</p><script>{}</script>",
             "a".repeat(5000),
@@ -330,11 +352,15 @@ mod tests {
             "<p>x<!-- open",
             "<p>plain</p>",
             "<script",
+            "<p>a</p><script <b>c<i>",
+            "a < b <svg><g></svg> <!-- <p> --> </p",
             "é<!---->ü",
             "",
             long.as_str(),
         ] {
             assert_eq!(stripped_len(html), strip_raw_text(html).len(), "{html}");
+            let stripped = strip(html);
+            assert_eq!(stripped.lts, stripped.markup.matches('<').count(), "{html}");
         }
     }
 }
