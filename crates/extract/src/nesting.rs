@@ -8,8 +8,8 @@
 //! (The cap was a scan of the markup before parsing, which found every
 //! tag a second time: a ninth of the parse on javadoc.)
 
-use html5ever::LocalName;
 use html5ever::tokenizer::TagKind;
+use html5ever::{LocalName, local_name};
 
 /// Deepest element nesting kept.
 pub(crate) const MAX_DEPTH: u32 = 512;
@@ -45,48 +45,47 @@ impl Nesting {
 /// Elements that nest: not void ones, and not those the parser closes by
 /// itself when the next one starts (`<p>`, `<li>`, table cells...), which
 /// pages often leave open.
-fn counts_for_depth(name: &str) -> bool {
+fn counts_for_depth(name: &LocalName) -> bool {
+    // Atoms: each alternative is one compare of a word.
     !matches!(
-        name,
-        "area"
-            | "base"
-            | "br"
-            | "col"
-            | "embed"
-            | "hr"
-            | "img"
-            | "input"
-            | "link"
-            | "meta"
-            | "source"
-            | "track"
-            | "wbr"
-            | "param"
-            | "keygen"
-            | "p"
-            | "li"
-            | "dt"
-            | "dd"
-            | "tr"
-            | "td"
-            | "th"
-            | "option"
-            | "optgroup"
-            | "tbody"
-            | "thead"
-            | "tfoot"
-            | "colgroup"
-            | "caption"
-            | "rb"
-            | "rt"
-            | "rp"
+        *name,
+        local_name!("area")
+            | local_name!("base")
+            | local_name!("br")
+            | local_name!("col")
+            | local_name!("embed")
+            | local_name!("hr")
+            | local_name!("img")
+            | local_name!("input")
+            | local_name!("link")
+            | local_name!("meta")
+            | local_name!("source")
+            | local_name!("track")
+            | local_name!("wbr")
+            | local_name!("param")
+            | local_name!("keygen")
+            | local_name!("p")
+            | local_name!("li")
+            | local_name!("dt")
+            | local_name!("dd")
+            | local_name!("tr")
+            | local_name!("td")
+            | local_name!("th")
+            | local_name!("option")
+            | local_name!("optgroup")
+            | local_name!("tbody")
+            | local_name!("thead")
+            | local_name!("tfoot")
+            | local_name!("colgroup")
+            | local_name!("caption")
+            | local_name!("rb")
+            | local_name!("rt")
+            | local_name!("rp")
     )
 }
 
 #[cfg(test)]
 mod tests {
-    use html5ever::local_name;
-
     use super::*;
 
     #[test]
