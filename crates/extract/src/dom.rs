@@ -123,6 +123,9 @@ pub(crate) struct Dom {
     text: String,
     /// Every attribute's value, each a [`Span`] of it.
     values: String,
+    /// Whether an element named `base` was ever made: most pages have
+    /// none, and then no walk looks for one.
+    has_base: bool,
     doctypes: Vec<DoctypeData>,
     pub(crate) quirks_mode: QuirksMode,
 }
@@ -151,9 +154,16 @@ impl Dom {
             attrs: Vec::with_capacity(nodes / 2),
             text: String::with_capacity(text),
             values: String::new(),
+            has_base: false,
             doctypes: Vec::new(),
             quirks_mode: QuirksMode::NoQuirks,
         }
+    }
+
+    /// Whether it may hold an element named `base` (it holds none if
+    /// not).
+    pub(crate) fn may_have_base(&self) -> bool {
+        self.has_base
     }
 
     /// The document node.
@@ -234,7 +244,8 @@ impl Dom {
     }
 
     /// An element whose attributes are those from `from` to the end.
-    fn element_from(&self, name: LocalName, ns: Namespace, from: usize) -> Data {
+    fn element_from(&mut self, name: LocalName, ns: Namespace, from: usize) -> Data {
+        self.has_base |= name == html5ever::local_name!("base");
         Data::Element {
             name,
             ns,
@@ -337,6 +348,7 @@ impl Dom {
 
     /// Renames element `id` to `to` in the HTML namespace.
     pub(crate) fn rename(&mut self, id: NodeId, to: LocalName) {
+        self.has_base |= to == html5ever::local_name!("base");
         if let Data::Element { name, ns, .. } = &mut self.nodes[id.index()].data {
             *name = to;
             *ns = ns!(html);

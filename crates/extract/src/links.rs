@@ -48,6 +48,9 @@ fn elements(doc: &Dom) -> impl Iterator<Item = ElementRef<'_>> {
 
 /// The document's base: `<base href>` resolved against the page URL.
 pub(crate) fn base_url(doc: &Dom, page: Option<&Url>) -> Option<Url> {
+    if !doc.may_have_base() {
+        return page.cloned();
+    }
     let from_base = elements(doc)
         .filter(|e| e.value().name() == "base")
         .find_map(|e| e.value().attr("href"))
@@ -119,6 +122,27 @@ fn collapsed(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_base_element_is_looked_for_only_in_a_tree_that_made_one() {
+        let page = Url::parse("http://h.example/a/page.html").unwrap();
+        let base = |markup: &str| {
+            let doc = crate::parse(markup);
+            (
+                doc.may_have_base(),
+                base_url(&doc, Some(&page)).unwrap().to_string(),
+            )
+        };
+        let plain = (false, "http://h.example/a/page.html".to_string());
+        assert_eq!(base("<p><a href=x>x</a>"), plain);
+        let moved = (true, "http://h.example/b/".to_string());
+        assert_eq!(base("<head><base href=/b/></head><p>x"), moved);
+        // Late, in the body; and in a tree html5ever's builder made.
+        assert_eq!(base("<p>x</p><base href=/b/>"), moved);
+        assert_eq!(base("<template>t</template><base href=/b/>"), moved);
+        // A base without an href leaves the page's URL.
+        assert_eq!(base("<base target=_top><p>x").1, plain.1);
+    }
 
     #[test]
     fn each_href_resolves_as_if_alone_when_hrefs_repeat() {
