@@ -75,21 +75,27 @@ fn html_encoding(enc: &'static Encoding) -> &'static Encoding {
 /// Finds `<meta charset=X>` or `<meta http-equiv=content-type content="...;
 /// charset=X">` in the first bytes, ASCII case-insensitively.
 fn prescan_meta(window: &[u8]) -> Option<&'static Encoding> {
-    let lower: Vec<u8> = window.iter().map(u8::to_ascii_lowercase).collect();
+    // Only the `<meta` tags are lowercased, not the window: an ASCII page
+    // that declares no charset in its Content-Type (nginx's default) comes
+    // here, and a lowercased copy of its first 64 KiB was most of its
+    // decoding.
     let mut from = 0;
-    while let Some(pos) = find(&lower[from..], b"<meta") {
+    while let Some(pos) = find_meta(&window[from..]) {
         let start = from + pos + 5;
-        let end = lower[start..]
-            .iter()
-            .position(|&b| b == b'>')
-            .map_or(lower.len(), |e| start + e);
-        let tag = &lower[start..end];
-        if let Some(enc) = charset_in(tag) {
+        let end = memchr::memchr(b'>', &window[start..]).map_or(window.len(), |e| start + e);
+        let tag = window[start..end].to_ascii_lowercase();
+        if let Some(enc) = charset_in(&tag) {
             return Some(html_encoding(enc));
         }
         from = end;
     }
     None
+}
+
+/// Where the first `<meta` in `hay` starts, in any case.
+fn find_meta(hay: &[u8]) -> Option<usize> {
+    memchr::memchr_iter(b'<', hay)
+        .find(|&at| (hay.get(at..at + 5)).is_some_and(|w| w.eq_ignore_ascii_case(b"<meta")))
 }
 
 /// The encoding named by the first `charset` in a tag's attributes.
@@ -158,6 +164,11 @@ mod tests {
         assert!(t.ends_with("中文网页"), "{t}");
         assert_eq!((enc.name(), src), ("GBK", EncodingSource::Meta));
         // A charset far down a long head is still found.
+        // Any case; a `<meta` without a charset, and a `<` that opens no
+        // meta, are passed over.
+        let page = b"<html><Meta name=x><p>a<b<METAX CharSet = 'KOI8-R'>".to_vec();
+        let (_, enc, src) = decode_html(&page, None);
+        assert_eq!((enc.name(), src), ("KOI8-R", EncodingSource::Meta));
         let mut late = b"<head>".to_vec();
         late.extend(std::iter::repeat_n(b' ', 20_000));
         late.extend_from_slice(b"<meta charset=\"shift_jis\">");
