@@ -48,8 +48,9 @@
 //! to 2 times faster to extract (`extract_bench`, one run each); the parse
 //! is now about a quarter of the time, the content rules most of the rest.
 //! The tokens build a tree of the crate's own (`dom.rs`: small nodes in
-//! one vector, every element's attributes in another) through a tree
-//! builder of its own (`tree_builder.rs`) for what ordinary pages hold;
+//! one vector, every element's attributes in another, the text and the
+//! attribute values in two strings) through a tree builder of its own
+//! (`tree_builder.rs`) for what ordinary pages hold;
 //! html5ever's builds scraper's tree for the rest (SVG and MathML,
 //! templates, text a table fosters out, misnested formatting), copied
 //! into ours. The trees are the same as html5ever's.
