@@ -8,8 +8,9 @@
 //! holding a range of it; the text of all text nodes sits in one string,
 //! each text node holding a span of it, and so do attribute values (a
 //! tendril for each was an allocation, a copy and a free); comments are
-//! the tokenizer's tendrils, moved in. The reading side is ego_tree's (`NodeRef`, `traverse`,
-//! `descendants`, `ancestors`, ...), so the rules read as they did;
+//! the tokenizer's tendrils, moved in. The reading side is ego_tree's
+//! (`NodeRef`, `traverse`, `descendants`, `ancestors`, ...), so the rules
+//! read as they did;
 //! values are small views ([`Node`], [`Element`]) into the vectors.
 //!
 //! [`crate::tree_builder`] fills it; the pages it leaves to html5ever's
@@ -66,7 +67,8 @@ enum Data {
     },
 }
 
-/// Where a text node's text lies in its tree's `text`.
+/// Where a text node's text lies in its tree's `text`, or an attribute's
+/// value in its `values`.
 #[derive(Clone, Copy, Debug)]
 struct Span {
     start: u32,
@@ -74,8 +76,23 @@ struct Span {
 }
 
 impl Span {
+    /// `s` pushed onto `to`, and where it lies there.
+    fn push(to: &mut String, s: &str) -> Span {
+        let start = to.len() as u32;
+        to.push_str(s);
+        Span {
+            start,
+            len: s.len() as u32,
+        }
+    }
+
     fn end(self) -> usize {
         (self.start + self.len) as usize
+    }
+
+    /// The text it spans in `of`.
+    fn of(self, of: &str) -> &str {
+        &of[self.start as usize..self.end()]
     }
 }
 
@@ -233,12 +250,7 @@ impl Dom {
 
     fn add_attrs<'v>(&mut self, attrs: impl IntoIterator<Item = (QualName, &'v str)>) {
         for (name, value) in attrs {
-            let start = self.values.len() as u32;
-            self.values.push_str(value);
-            let value = Span {
-                start,
-                len: value.len() as u32,
-            };
+            let value = Span::push(&mut self.values, value);
             self.attrs.push(Attr { name, value });
         }
     }
@@ -280,17 +292,8 @@ impl Dom {
             span.len = self.text.len() as u32 - span.start;
             return;
         }
-        let span = self.add_text(text);
+        let span = Span::push(&mut self.text, text);
         self.append(parent, Data::Text(span));
-    }
-
-    fn add_text(&mut self, text: &str) -> Span {
-        let start = self.text.len() as u32;
-        self.text.push_str(text);
-        Span {
-            start,
-            len: text.len() as u32,
-        }
     }
 
     pub(crate) fn append_comment(&mut self, parent: NodeId, text: StrTendril) {
@@ -369,11 +372,7 @@ impl Dom {
             .find(|a| a.name.ns == ns!() && &*a.name.local == name);
         if let Some(attr) = found {
             // The old value stays where it was, unread.
-            attr.value = Span {
-                start: self.values.len() as u32,
-                len: value.len() as u32,
-            };
-            self.values.push_str(value);
+            attr.value = Span::push(&mut self.values, value);
         }
     }
 
@@ -423,7 +422,7 @@ impl Dom {
                     Data::Doctype(dom.doctypes.len() as u32 - 1)
                 }
                 S::Comment(c) => Data::Comment(c.comment.clone()),
-                S::Text(t) => Data::Text(dom.add_text(&t.text)),
+                S::Text(t) => Data::Text(Span::push(&mut dom.text, &t.text)),
                 S::Element(e) => {
                     let from = dom.attrs.len();
                     dom.add_attrs(e.attrs.iter().map(|(name, value)| (name.clone(), &**value)));
@@ -703,7 +702,7 @@ pub(crate) struct Text<'a> {
 
 impl<'a> Text<'a> {
     pub(crate) fn as_str(self) -> &'a str {
-        &self.text[self.span.start as usize..self.span.end()]
+        self.span.of(self.text)
     }
 }
 
@@ -810,9 +809,8 @@ impl<'a> Element<'a> {
     }
 
     /// Its attributes with their qualified names.
-    pub(crate) fn qual_attrs(&self) -> impl Iterator<Item = (&'a QualName, &'a str)> + 'a {
-        let el = *self;
-        self.listed().iter().map(move |a| (&a.name, el.value(a)))
+    pub(crate) fn qual_attrs(self) -> impl Iterator<Item = (&'a QualName, &'a str)> + 'a {
+        self.listed().iter().map(move |a| (&a.name, self.value(a)))
     }
 
     fn listed(&self) -> &'a [Attr] {
@@ -826,7 +824,7 @@ impl<'a> Element<'a> {
     /// An attribute's value, sliced only when read: a slice of a `str`
     /// reads the bytes at its ends.
     fn value(&self, a: &Attr) -> &'a str {
-        &self.dom.values[a.value.start as usize..a.value.end()]
+        a.value.of(&self.dom.values)
     }
 }
 

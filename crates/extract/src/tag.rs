@@ -15,6 +15,12 @@ pub(crate) struct Attr {
     end: u32,
 }
 
+impl Attr {
+    fn value<'v>(&self, values: &'v str) -> &'v str {
+        &values[self.start as usize..self.end as usize]
+    }
+}
+
 /// A tag's attributes, each name once (the tokenizer drops a repeated
 /// name, as the spec does).
 #[derive(Clone, Copy)]
@@ -37,7 +43,7 @@ impl<'a> Attrs<'a> {
     /// Names and values, in the order the markup gives them.
     pub(crate) fn iter(self) -> impl Iterator<Item = (&'a LocalName, &'a str)> {
         let values = self.values;
-        (self.list.iter()).map(move |a| (&a.name, &values[a.start as usize..a.end as usize]))
+        (self.list.iter()).map(move |a| (&a.name, a.value(values)))
     }
 
     /// The value of the attribute named `name`.
@@ -76,7 +82,7 @@ impl<'a> Iterator for Qualified<'a> {
     fn next(&mut self) -> Option<Self::Item> {
         let a = self.list.next()?;
         let name = QualName::new(None, ns!(), a.name.clone());
-        Some((name, &self.values[a.start as usize..a.end as usize]))
+        Some((name, a.value(self.values)))
     }
 }
 

@@ -28,7 +28,7 @@ use html5ever::tree_builder::{QuirksMode, TreeBuilder, TreeSink};
 use html5ever::{LocalName, QualName, local_name, namespace_prefix, ns};
 use scraper::{Html, HtmlTreeSink};
 
-use crate::dom::{Dom, NodeId};
+use crate::dom::{Dom, Element, Node, NodeId};
 use crate::tag::{Attrs, Tag};
 use crate::tokenize::Sink;
 
@@ -358,9 +358,6 @@ impl Sink for Builder {
     }
 
     fn token(&self, token: Token) {
-        if let Token::CharacterTokens(text) = &token {
-            return self.text(text);
-        }
         let mut s = self.state.borrow_mut();
         if s.gave_up {
             return;
@@ -1718,13 +1715,11 @@ impl State {
             })
     }
 
-    /// The attributes element `node` was made with.
-    fn attrs_of(&self, node: NodeId) -> Vec<(QualName, &str)> {
-        match self.dom.get(node).map(|n| n.value()) {
-            Some(crate::dom::Node::Element(el)) => {
-                el.qual_attrs().map(|(n, v)| (n.clone(), v)).collect()
-            }
-            _ => Vec::new(),
+    /// Element `node`, with the attributes it was made with.
+    fn element(&self, node: NodeId) -> Option<Element<'_>> {
+        match self.dom.get(node)?.value() {
+            Node::Element(el) => Some(el),
+            _ => None,
         }
     }
 
@@ -1747,7 +1742,11 @@ impl State {
         let mut first = None;
         let mut alike = 0;
         for (i, node, name) in self.formatting_to_marker() {
-            if *name == tag.name && same_attributes(tag.attrs, &self.attrs_of(node)) {
+            if *name == tag.name
+                && self
+                    .element(node)
+                    .is_some_and(|el| same_attributes(tag.attrs, el))
+            {
                 first = Some(i);
                 alike += 1;
             }
@@ -1783,8 +1782,10 @@ impl State {
                 unreachable!("no marker after the first entry reconstructed");
             };
             let name = name.clone();
-            let attrs: Vec<(QualName, String)> = (self.attrs_of(*old).into_iter())
-                .map(|(n, v)| (n, v.to_owned()))
+            // Copied: the tree that holds them grows by the copy.
+            let attrs: Vec<(QualName, String)> = (self.element(*old).into_iter())
+                .flat_map(|el| el.qual_attrs())
+                .map(|(n, v)| (n.clone(), v.to_owned()))
                 .collect();
             let node = self.insert(name.clone(), attrs.iter().map(|(n, v)| (n.clone(), &**v)));
             self.formatting[index] = Formatting::Element(node, name);
@@ -1904,8 +1905,10 @@ fn ends_before_body(tag: &Tag<'_>) -> bool {
 /// The same attributes in any order (html5ever's
 /// `Tag::equiv_modulo_attr_order`, which sorts copies of both). A tag
 /// holds each name once: the tokenizer drops repeats.
-fn same_attributes(a: Attrs<'_>, b: &[(QualName, &str)]) -> bool {
-    a.len() == b.len() && a.qualified().all(|x| b.contains(&x))
+fn same_attributes(a: Attrs<'_>, b: Element<'_>) -> bool {
+    a.len() == b.qual_attrs().count()
+        && a.qualified()
+            .all(|(n, v)| b.qual_attrs().any(|(m, w)| *m == n && w == v))
 }
 
 fn hidden_input(tag: &Tag<'_>) -> bool {
