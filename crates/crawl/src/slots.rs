@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Extraction is CPU work, and a page's parse holds many times its bytes
-/// (a tree 13× to 25×, the extractor's streamed pass for pages over 1 MiB
+/// (a tree up to 14×, the extractor's streamed pass for pages over 1 MiB
 /// about 4×): so pages are extracted one per core at most (and one more,
 /// [`SPARE_TURNS`]), and large pages while their parses fit a budget, so
 /// that memory is bounded by bytes and not by the requests in flight (64
@@ -83,16 +83,15 @@ impl Drop for Held {
 }
 
 /// Memory that the large pages being extracted at once may take, as
-/// estimated by [`parse_memory`]. A tree takes 13 to 25 times its markup,
-/// so a page of up to 640 KiB goes beside another like it (one per core),
-/// a 1 MiB page beside large pages under 280 KiB, and a page whose parse
-/// would take the whole budget goes without another large one. (A budget
-/// of 1 MiB of *body* kept a page of 1 MiB or more alone: during javadoc's
-/// burst of large index pages one core sat idle, 36-44% of the machine.)
+/// estimated by [`parse_memory`]: two pages of up to 1 MiB go side by
+/// side (one per core), a streamed page of 8 MiB or more without another
+/// large one. (A budget of 1 MiB of *body* kept a page of 1 MiB or more
+/// alone: during javadoc's burst of large index pages one core sat idle,
+/// 36-44% of the machine.)
 const EXTRACTION_BUDGET: usize = 32 << 20;
 
 /// A page whose parse may take at most this much is small: it needs a
-/// turn, not a share of [`EXTRACTION_BUDGET`] (pages up to 164 KiB, the
+/// turn, not a share of [`EXTRACTION_BUDGET`] (pages up to 256 KiB, the
 /// bulk of every site). The budget's queue is first come, first served,
 /// so small pages in it waited behind a large page waiting for room:
 /// while javadoc's 1-6 MB index pages waited for each other (30-260 ms),
@@ -102,12 +101,20 @@ const EXTRACTION_BUDGET: usize = 32 << 20;
 const SMALL_PARSE: usize = EXTRACTION_BUDGET / 8;
 
 /// What extracting a body of `len` bytes may take at its peak: a tree of
-/// up to 25 times the markup, for markup up to the 1 MiB past which the
+/// up to 16 times the markup, for markup up to the 1 MiB past which the
 /// extractor reads without a tree (see `nearcrawl_extract`), and about
 /// four times the body for a page read so (its decoded text, the text
-/// kept, the links).
+/// kept, the links). Peak RSS of `extract_bench` on one page, less the
+/// program's own, over 231 pages of 200 KiB to 1.1 MiB (javadoc,
+/// rust-doc, Python docs): 5-10 times the page, 14 at most (rustdoc's
+/// source views, a span per token), body and decoded copy included;
+/// 1-9 times on 88 web pages of 400 KiB or more (wcxb-dev, news). Our
+/// tree's nodes are 64 bytes; scraper's, 140, took up to 25 times, and
+/// with that estimate two javadoc index pages of 1 MiB never went side
+/// by side: one core sat idle during their burst (the crawl at 113-139%
+/// CPU for a quarter of a second).
 fn parse_memory(len: usize) -> usize {
-    const TREE_TIMES: usize = 25;
+    const TREE_TIMES: usize = 16;
     const TREE_ABOVE: usize = 1 << 20;
     (TREE_TIMES * len.min(TREE_ABOVE)).max(4 * len)
 }
@@ -247,27 +254,30 @@ mod tests {
         // A page whose streamed read would take the whole budget: no
         // other large page goes beside it, a small one does.
         let huge = rt.block_on(slots.enter(EXTRACTION_BUDGET / 4 + 1));
-        assert!(turn_waits(slots.enter(200 << 10)), "a large page waits");
+        assert!(turn_waits(slots.enter(300 << 10)), "a large page waits");
         let small = rt.block_on(slots.enter(100 << 10));
         drop((huge, small));
-        // A 1 MiB page (a tree of up to 25 MiB) goes beside a large page
-        // under 280 KiB, not beside another like it; and while a large
-        // page waits for room, a small page still goes (first come, first
-        // served held it behind the large one).
+        // A 1 MiB page (a tree of up to 16 MiB) goes beside another like
+        // it, not beside two; and while a large page waits for room, a
+        // small page still goes (first come, first served held it behind
+        // the large one).
         let large = rt.block_on(slots.enter(1 << 20));
-        let beside = rt.block_on(slots.enter(250 << 10));
-        drop(beside);
+        let beside = rt
+            .block_on(async {
+                tokio::time::timeout(Duration::from_millis(50), slots.enter(1 << 20)).await
+            })
+            .expect("two 1 MiB trees go side by side");
         rt.block_on(async {
             let waiting = slots.enter(512 << 10);
             tokio::pin!(waiting);
             let polled = tokio::time::timeout(Duration::from_millis(50), &mut waiting).await;
-            assert!(polled.is_err(), "two large trees wait");
+            assert!(polled.is_err(), "a third large tree waits");
             let small = tokio::time::timeout(Duration::from_millis(50), slots.enter(100 << 10));
             assert!(
                 small.await.is_ok(),
                 "a small page goes past the waiting one"
             );
-            drop(large);
+            drop((large, beside));
             let turn = tokio::time::timeout(Duration::from_millis(50), waiting).await;
             assert!(turn.is_ok(), "the waiting page goes once there is room");
         });
