@@ -173,6 +173,19 @@ fn is_loop_copy(node: NodeRef<'_>, a: &Analysis<'_>) -> bool {
     if text_len(node, a) < COPY_CHARS {
         return false;
     }
+    let Some(parent) = node.parent() else {
+        return false;
+    };
+    // In a loop every item is a copy of another, so its first and last
+    // are long enough to be one (a parent of more than LOOP_ITEMS is no
+    // loop, whatever its last): two looks rule out the lists that open or
+    // close with a short item (a table's header cell, a heading, a "more"
+    // link), before the walk back through up to 64 siblings below.
+    let long = |item: Option<NodeRef<'_>>| item.is_some_and(|i| text_len(i, a) >= COPY_CHARS);
+    let mut items = parent.children().filter(|c| c.value().is_element());
+    if !long(items.next()) || !long(items.next_back()) {
+        return false;
+    }
     // The loop's period: the distance back to the nearest copy. Bounded,
     // as is the list: a marquee turns a handful of items.
     let Some(period) = node
@@ -182,9 +195,6 @@ fn is_loop_copy(node: NodeRef<'_>, a: &Analysis<'_>) -> bool {
         .position(|s| same_item(s, node, a))
         .map(|p| p + 1)
     else {
-        return false;
-    };
-    let Some(parent) = node.parent() else {
         return false;
     };
     let items: Vec<NodeRef<'_>> = parent
