@@ -61,6 +61,12 @@ fn kept_pieces<'a>(html: &'a str, mut keep: impl FnMut(&'a str)) -> (usize, usiz
     while let Some(off) = memchr_lt(&bytes[i..]) {
         let lt = i + off;
         lts += 1;
+        // Only comments, SVG images and script and style bodies are cut:
+        // the byte after `<` tells every other tag, most of them.
+        if !matches!(bytes.get(lt + 1), Some(b'!' | b's' | b'S')) {
+            i = lt + 1;
+            continue;
+        }
         let rest = &bytes[lt..];
         let svg = if lt >= svg_left_until {
             svg_body(rest)
