@@ -61,9 +61,7 @@ fn kept_pieces<'a>(html: &'a str, mut keep: impl FnMut(&'a str)) -> (usize, usiz
     while let Some(off) = memchr_lt(&bytes[i..]) {
         let lt = i + off;
         lts += 1;
-        // Only comments, SVG images and script and style bodies are cut:
-        // the byte after `<` tells every other tag, most of them.
-        if !matches!(bytes.get(lt + 1), Some(b'!' | b's' | b'S')) {
+        if !bytes.get(lt + 1).is_some_and(|&b| may_open_a_cut(b)) {
             i = lt + 1;
             continue;
         }
@@ -239,6 +237,13 @@ fn breaks_out_of_svg(tag: &[u8]) -> bool {
     )
 }
 
+/// Whether `b`, the byte after a `<`, may start what is cut: a comment
+/// (`<!--`), an SVG image (`<svg`), a script or a style. Most tags are
+/// told apart by this byte alone, before any of the longer looks.
+fn may_open_a_cut(b: u8) -> bool {
+    matches!(b, b'!' | b's' | b'S')
+}
+
 /// The end-tag prefix to look for if `rest` opens a script or style.
 fn raw_text_tag(rest: &[u8]) -> Option<&'static [u8]> {
     for (open, close) in [(&b"<script"[..], &b"</script"[..]), (b"<style", b"</style")] {
@@ -279,6 +284,19 @@ fn find_ci(h: &[u8], n: &[u8]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_opening_that_is_cut_passes_the_first_byte_look() {
+        for open in [
+            "<!--", "<svg>", "<SVG ", "<script>", "<Script ", "<style>", "<STYLE/",
+        ] {
+            let b = open.as_bytes();
+            let cut = b.starts_with(b"<!--") || starts_tag(b, b"<svg") || raw_text_tag(b).is_some();
+            assert!(cut, "{open} opens a cut");
+            assert!(may_open_a_cut(b[1]), "{open}");
+        }
+        assert!(!may_open_a_cut(b'd') && !may_open_a_cut(b'/'));
+    }
 
     fn strip_raw_text(html: &str) -> Cow<'_, str> {
         strip(html).markup

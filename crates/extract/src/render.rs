@@ -181,9 +181,9 @@ fn is_loop_copy(node: NodeRef<'_>, a: &Analysis<'_>) -> bool {
     // loop, whatever its last): two looks rule out the lists that open or
     // close with a short item (a table's header cell, a heading, a "more"
     // link), before the walk back through up to 64 siblings below.
+    let elements = || parent.children().filter(|c| c.value().is_element());
     let long = |item: Option<NodeRef<'_>>| item.is_some_and(|i| text_len(i, a) >= COPY_CHARS);
-    let mut items = parent.children().filter(|c| c.value().is_element());
-    if !long(items.next()) || !long(items.next_back()) {
+    if !long(elements().next()) || !long(elements().next_back()) {
         return false;
     }
     // The loop's period: the distance back to the nearest copy. Bounded,
@@ -197,11 +197,7 @@ fn is_loop_copy(node: NodeRef<'_>, a: &Analysis<'_>) -> bool {
     else {
         return false;
     };
-    let items: Vec<NodeRef<'_>> = parent
-        .children()
-        .filter(|c| c.value().is_element())
-        .take(LOOP_ITEMS + 1)
-        .collect();
+    let items: Vec<NodeRef<'_>> = elements().take(LOOP_ITEMS + 1).collect();
     items.len() <= LOOP_ITEMS
         && items.len() >= 2 * period
         && (period..items.len()).all(|i| same_item(items[i - period], items[i], a))
