@@ -264,11 +264,9 @@ impl WordHash {
         }
         let rest = chunks.remainder();
         if !rest.is_empty() {
-            let mut last = [0u8; 8];
-            last[..rest.len()].copy_from_slice(rest);
             // The length tells `ab` from `ab\0`.
-            last[7] ^= rest.len() as u8;
-            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(last)).wrapping_mul(K);
+            let last = tail(rest) ^ (rest.len() as u64) << 56;
+            self.0 = (self.0.rotate_left(5) ^ last).wrapping_mul(K);
         }
     }
 
@@ -287,6 +285,21 @@ impl WordHash {
         self.bytes(seen);
         // The end of the word: `ab c` is not `a bc`.
         self.0 = (self.0.rotate_left(5) ^ 0xff).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+/// The 1 to 7 bytes of `rest`, little-endian, as if copied into eight
+/// zeros: read as two overlapping pieces, whose shared bytes OR into
+/// themselves. Most words end in such a tail, and copying it called
+/// `memcpy` for every word.
+fn tail(rest: &[u8]) -> u64 {
+    let n = rest.len();
+    let byte = |at: usize| u64::from(rest[at]) << (8 * at);
+    if n >= 4 {
+        let four = |at: usize| u64::from(u32::from_le_bytes(rest[at..at + 4].try_into().unwrap()));
+        four(0) | four(n - 4) << (8 * (n - 4))
+    } else {
+        byte(0) | byte(n / 2) | byte(n - 1)
     }
 }
 
@@ -400,6 +413,16 @@ mod tests {
             stable_hash("w789 w1"),
             "codes are words"
         );
+    }
+
+    #[test]
+    fn a_words_tail_reads_as_its_bytes_copied_into_zeros() {
+        let bytes: Vec<u8> = (1..=7u8).map(|i| i.wrapping_mul(37) | 0x80).collect();
+        for n in 1..=7 {
+            let mut copied = [0u8; 8];
+            copied[..n].copy_from_slice(&bytes[..n]);
+            assert_eq!(tail(&bytes[..n]), u64::from_le_bytes(copied), "{n} bytes");
+        }
     }
 
     /// [`stable_hash`] as first written, a character at a time: the
