@@ -168,6 +168,15 @@ pub type Position = serde_json::Value;
 pub trait Sink: Send {
     fn page(&mut self, page: &PageRecord) -> io::Result<()>;
 
+    /// [`page`](Sink::page), with the record already encoded: `json` is
+    /// `serde_json::to_vec(page)`. A sink that writes records as JSON
+    /// writes these bytes instead of encoding the record again (the crawl
+    /// encodes every page for its outbox first).
+    fn page_encoded(&mut self, page: &PageRecord, json: &[u8]) -> io::Result<()> {
+        let _ = json;
+        self.page(page)
+    }
+
     fn duplicate(&mut self, _dup: &DuplicateRecord) -> io::Result<()> {
         Ok(())
     }
@@ -232,6 +241,18 @@ impl Outcome {
             Outcome::Error(e) => sink.error(e),
             Outcome::Capture(c) => sink.capture(c),
             Outcome::Visit(v) => sink.visit(v),
+        }
+    }
+
+    /// As [`send`](Outcome::send); a page's record goes with `json`, its
+    /// encoding (see [`Sink::page_encoded`]).
+    pub fn send_encoded(&self, sink: &mut dyn Sink, json: &[u8]) -> io::Result<()> {
+        match self {
+            Outcome::Page(p) => {
+                debug_assert_eq!(serde_json::to_vec(p).ok().as_deref(), Some(json));
+                sink.page_encoded(p, json)
+            }
+            _ => self.send(sink),
         }
     }
 

@@ -159,15 +159,19 @@ impl std::fmt::Debug for JsonlSink {
 
 impl Sink for JsonlSink {
     fn page(&mut self, p: &PageRecord) -> io::Result<()> {
-        let mut line = serde_json::to_vec(p)?;
-        line.push(b'\n');
-        if self.written > 0 && self.written + line.len() as u64 > self.shard_bytes {
+        self.page_encoded(p, &serde_json::to_vec(p)?)
+    }
+
+    fn page_encoded(&mut self, _: &PageRecord, json: &[u8]) -> io::Result<()> {
+        let len = json.len() as u64 + 1;
+        if self.written > 0 && self.written + len > self.shard_bytes {
             self.pages_file()?.flush()?;
             self.shard += 1;
             self.open_shard()?;
         }
-        self.write_page_line(&line)?;
-        self.written += line.len() as u64;
+        self.write_page_line(json)?;
+        self.write_page_line(b"\n")?;
+        self.written += len;
         Ok(())
     }
 
@@ -314,6 +318,43 @@ mod tests {
         assert_eq!(lines(&dir), want);
         assert_eq!(std::fs::read(dir.join("errors.jsonl")).unwrap().len(), 0);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_record_encoded_before_is_written_as_one_encoded_here() {
+        let dir = |tag: &str| {
+            let d =
+                std::env::temp_dir().join(format!("nearcrawl-jsonl-{tag}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&d);
+            d
+        };
+        let (here, before) = (dir("encoded-here"), dir("encoded-before"));
+        let mut a = JsonlSink::open(&here, 2_000, ShardCompression::None).unwrap();
+        let mut b = JsonlSink::open(&before, 2_000, ShardCompression::None).unwrap();
+        // Past a shard's 2,000 bytes: both roll over at the same record.
+        for i in 0..25 {
+            a.page(&page(i)).unwrap();
+            let json = serde_json::to_vec(&page(i)).unwrap();
+            b.page_encoded(&page(i), &json).unwrap();
+        }
+        a.flush().unwrap();
+        b.flush().unwrap();
+        let files = |d: &Path| {
+            let mut names: Vec<_> = std::fs::read_dir(d)
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .filter(|n| n.to_string_lossy().starts_with("pages-"))
+                .collect();
+            names.sort();
+            names
+                .iter()
+                .map(|n| std::fs::read(d.join(n)).unwrap())
+                .collect::<Vec<_>>()
+        };
+        assert!(files(&here).len() > 1, "several shards");
+        assert_eq!(files(&here), files(&before));
+        let _ = std::fs::remove_dir_all(&here);
+        let _ = std::fs::remove_dir_all(&before);
     }
 
     #[test]

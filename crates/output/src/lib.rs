@@ -111,6 +111,10 @@ impl Sink for Outputs {
         each(&mut self.sinks, |s| s.page(page))
     }
 
+    fn page_encoded(&mut self, page: &PageRecord, json: &[u8]) -> io::Result<()> {
+        each(&mut self.sinks, |s| s.page_encoded(page, json))
+    }
+
     fn duplicate(&mut self, dup: &DuplicateRecord) -> io::Result<()> {
         each(&mut self.sinks, |s| s.duplicate(dup))
     }

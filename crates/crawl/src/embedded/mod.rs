@@ -184,18 +184,29 @@ impl EmbeddedStore {
     ) -> Result<(), CrawlError> {
         use crate::cpu::{Stage, time};
         group.retain(|d| !d.again);
-        let pages = time(Stage::Write, || {
+        let mut pages = time(Stage::Write, || {
             PackedOutcomes::pack(group.iter().flat_map(|d| &d.outcomes))
         })?;
+        // The outcomes come back from the batch in the order packed (the
+        // group's, then its traps'): each page's record with its JSON.
+        let mut page_json = pages.take_page_json().into_iter();
         let core_lock = self.core.clone();
         let guard = core_lock.lock_async().await;
         let outcomes = time(Stage::Write, || self.commit_batch(guard, group, pages))?;
         time(Stage::Write, || {
             for o in &outcomes {
+                let sink = self.sink.as_mut();
+                let json = matches!(o, Outcome::Page(_))
+                    .then(|| page_json.next())
+                    .flatten();
+                let sent = match json {
+                    Some(json) => o.send_encoded(sink, &json),
+                    None => o.send(sink),
+                };
                 // On failure the outcome is still in the state's outbox: the
                 // next checkpoint would record a position past a hole, so the
                 // crawl stops and the next run rewinds and writes it again.
-                o.send(self.sink.as_mut()).map_err(|e| {
+                sent.map_err(|e| {
                     std::io::Error::new(e.kind(), format!("writing output failed: {e}"))
                 })?;
             }

@@ -61,6 +61,10 @@ fn write_head<W: Write + ?Sized>(out: &mut W, docs: &[NewDoc], tails: &[Tail]) -
 pub(crate) struct PackedOutcomes {
     raw_len: usize,
     frame: Vec<u8>,
+    /// The JSON of each page record packed, in order: the sink writes it
+    /// as is ([`crate::sink::Sink::page_encoded`]) instead of encoding the
+    /// record a second time.
+    page_json: Vec<Vec<u8>>,
 }
 
 impl PackedOutcomes {
@@ -69,11 +73,28 @@ impl PackedOutcomes {
         if outcomes.peek().is_none() {
             return Ok(PackedOutcomes::default());
         }
+        let mut page_json = Vec::new();
         let (raw_len, frame) = zstd_frame(0, |out| {
             let mut json = Vec::new();
-            outcomes.try_for_each(|o| o.encode(out, &mut json))
+            outcomes.try_for_each(|o| {
+                o.encode(out, &mut json)?;
+                if matches!(o, Outcome::Page(_)) {
+                    let next = Vec::with_capacity(json.capacity());
+                    page_json.push(std::mem::replace(&mut json, next));
+                }
+                Ok(())
+            })
         })?;
-        Ok(PackedOutcomes { raw_len, frame })
+        Ok(PackedOutcomes {
+            raw_len,
+            frame,
+            page_json,
+        })
+    }
+
+    /// The JSON of the page records packed, in the order they came.
+    pub(crate) fn take_page_json(&mut self) -> Vec<Vec<u8>> {
+        std::mem::take(&mut self.page_json)
     }
 
     pub(crate) fn is_empty(&self) -> bool {
