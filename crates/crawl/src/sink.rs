@@ -222,6 +222,28 @@ pub trait Sink: Send {
     }
 }
 
+/// Sends `outcomes` to `sink` in order, the page records with the JSON
+/// encoding them for an outbox made (`page_json`: one per page record, in
+/// order; records past its end are encoded again).
+pub fn send_all(
+    sink: &mut dyn Sink,
+    outcomes: &[Outcome],
+    page_json: Vec<Vec<u8>>,
+) -> io::Result<()> {
+    let mut page_json = page_json.into_iter();
+    for o in outcomes {
+        match (o, page_json.len()) {
+            (Outcome::Page(p), 1..) => {
+                let json = page_json.next().expect("one left");
+                debug_assert_eq!(serde_json::to_vec(p).ok().as_deref(), Some(&json[..]));
+                sink.page_encoded(p, &json)?;
+            }
+            _ => o.send(sink)?,
+        }
+    }
+    Ok(())
+}
+
 /// One outcome of one URL, as the crawler keeps it between checkpoints.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
@@ -241,18 +263,6 @@ impl Outcome {
             Outcome::Error(e) => sink.error(e),
             Outcome::Capture(c) => sink.capture(c),
             Outcome::Visit(v) => sink.visit(v),
-        }
-    }
-
-    /// As [`send`](Outcome::send); a page's record goes with `json`, its
-    /// encoding (see [`Sink::page_encoded`]).
-    pub fn send_encoded(&self, sink: &mut dyn Sink, json: &[u8]) -> io::Result<()> {
-        match self {
-            Outcome::Page(p) => {
-                debug_assert_eq!(serde_json::to_vec(p).ok().as_deref(), Some(json));
-                sink.page_encoded(p, json)
-            }
-            _ => self.send(sink),
         }
     }
 

@@ -46,7 +46,7 @@ use crate::embedded::store::{SledStore, Store, StoreError, Writes};
 use crate::page::Pipeline;
 use crate::remembered::Remembered;
 use crate::run::{Claimed, Crawl, CrawlStore, Done, PageVerdict, Stages, Taken};
-use crate::sink::{Outcome, Sink};
+use crate::sink::{Outcome, Sink, send_all};
 use crate::stats::{Metrics, Stats, StatsFile};
 use crate::traps::TrapDetector;
 
@@ -189,29 +189,18 @@ impl EmbeddedStore {
         })?;
         // The outcomes come back from the batch in the order packed (the
         // group's, then its traps'): each page's record with its JSON.
-        let mut page_json = pages.take_page_json().into_iter();
+        let page_json = pages.take_page_json();
         let core_lock = self.core.clone();
         let guard = core_lock.lock_async().await;
         let outcomes = time(Stage::Write, || self.commit_batch(guard, group, pages))?;
         time(Stage::Write, || {
-            for o in &outcomes {
-                let sink = self.sink.as_mut();
-                let json = matches!(o, Outcome::Page(_))
-                    .then(|| page_json.next())
-                    .flatten();
-                let sent = match json {
-                    Some(json) => o.send_encoded(sink, &json),
-                    None => o.send(sink),
-                };
-                // On failure the outcome is still in the state's outbox: the
-                // next checkpoint would record a position past a hole, so the
-                // crawl stops and the next run rewinds and writes it again.
-                sent.map_err(|e| {
-                    std::io::Error::new(e.kind(), format!("writing output failed: {e}"))
-                })?;
-            }
-            Ok(())
-        })
+            // On failure the outcomes are still in the state's outbox: the
+            // next checkpoint would record a position past a hole, so the
+            // crawl stops and the next run rewinds and writes them again.
+            send_all(self.sink.as_mut(), &outcomes, page_json)
+                .map_err(|e| std::io::Error::new(e.kind(), format!("writing output failed: {e}")))
+        })?;
+        Ok(())
     }
 
     /// The group's batch, under the store's lock; its outcomes: the
