@@ -210,23 +210,10 @@ impl Pipeline {
         self.in_scope(hop, depth).is_some()
     }
 
-    /// Extracts a page fetched at `depth`, scopes its links (those `seen`
-    /// says were queued before are left out: most links were), captures
-    /// and fingerprints it. No lock, no state. Its stages' CPU time is
-    /// counted ([`crate::cpu`]).
-    pub fn read(
-        &self,
-        depth: u32,
-        fetched: Fetched,
-        seen: impl Fn(&Url) -> bool,
-    ) -> (ReadPage, Prepared) {
-        let page = self.extract(&fetched, None);
-        self.read_page(depth, fetched, page, seen)
-    }
-
     /// The page `fetched` is: its body as served, or the DOM a browser
-    /// built from it (`rendered`, text whatever the body's charset).
-    pub fn extract(&self, fetched: &Fetched, rendered: Option<&str>) -> Page {
+    /// built from it (`rendered`, text whatever the body's charset). Its
+    /// stages' CPU time is counted on `laps` ([`crate::cpu`]).
+    pub fn extract(&self, fetched: &Fetched, rendered: Option<&str>, laps: &mut Laps) -> Page {
         let (html, charset) = match rendered {
             Some(dom) => (dom.as_bytes(), Some("utf-8")),
             None => (&fetched.body[..], fetched.charset.as_deref()),
@@ -240,7 +227,6 @@ impl Pipeline {
             // Outputs record no anchor texts.
             links_without_text: true,
         };
-        let mut laps = Laps::start();
         extract_timed(html, &input, &mut |s| laps.lap_extract(s))
     }
 
@@ -256,15 +242,19 @@ impl Pipeline {
         fetched.is_declared_pdf() || nearcrawl_extract::is_pdf(&fetched.body)
     }
 
-    /// Like [`Pipeline::read`], for a page extracted already (a PDF's).
+    /// Reads a page extracted at `depth` (by [`Pipeline::extract`], or a
+    /// PDF's): scopes its links (those `seen` says were queued before are
+    /// left out: most links were), captures and fingerprints it. No lock,
+    /// no state. Its stages' CPU time is counted on `laps`, which the
+    /// extraction of the page may have started.
     pub fn read_page(
         &self,
         depth: u32,
         mut fetched: Fetched,
         page: Page,
         seen: impl Fn(&Url) -> bool,
+        laps: &mut Laps,
     ) -> (ReadPage, Prepared) {
-        let mut laps = Laps::start();
         let fetched_at = now();
         let links = self.scoped_links(&page, depth + 1, seen);
         laps.lap_extract(nearcrawl_extract::Stage::Links);

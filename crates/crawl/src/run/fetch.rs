@@ -8,6 +8,7 @@ use nearcrawl_fetch::{FetchError, Fetched};
 use url::Url;
 
 use super::{Admitted, Claimed, Done, GateError, PageStore, PageVerdict, Stages, Start};
+use crate::cpu::Laps;
 use crate::phases::Phase;
 use crate::sitemap::{MAX_LEVELS, Sitemap};
 
@@ -321,12 +322,14 @@ async fn judge_page<P: PageStore>(
     let turn = stages.extraction.enter(len).await;
     let t = stages.phases.add(Phase::ExtractionWait, t);
     let read = in_turn(stages, store, len, move |s, p| {
-        let page = s.pages.extract(&fetched, None);
+        let mut laps = Laps::start();
+        let page = s.pages.extract(&fetched, None, &mut laps);
         let render = s.renderer.as_ref();
         if render.is_some_and(|r| r.wants(&fetched.final_url, &page)) {
             return Err(Box::new((fetched, page)));
         }
-        Ok(s.pages.read_page(depth, fetched, page, |c| p.seen(c)))
+        Ok(s.pages
+            .read_page(depth, fetched, page, |c| p.seen(c), &mut laps))
     });
     let read = read.await;
     drop(turn);
@@ -385,11 +388,14 @@ async fn render_page<P: PageStore>(
     let len = rendered.as_ref().map_or(0, String::len);
     let turn = stages.extraction.enter(len).await;
     let read = in_turn(stages, store, len, move |s, p| {
+        let mut laps = Laps::start();
         let page = match &rendered {
-            Some(dom) => s.pages.extract(&fetched, Some(dom)),
+            Some(dom) => s.pages.extract(&fetched, Some(dom), &mut laps),
             None => page,
         };
-        let mut read = s.pages.read_page(depth, fetched, page, |c| p.seen(c));
+        let mut read = s
+            .pages
+            .read_page(depth, fetched, page, |c| p.seen(c), &mut laps);
         // The archive keeps the response as served, and the DOM beside it.
         if let Some(capture) = &mut read.0.capture {
             capture.rendered = rendered;
@@ -426,7 +432,11 @@ async fn read_pdf<P: PageStore>(
     {
         Ok(page) => {
             let (s, p) = (stages.clone(), store.clone());
-            let read = move || s.pages.read_page(depth, fetched, page, |c| p.seen(c));
+            let read = move || {
+                let mut laps = Laps::start();
+                s.pages
+                    .read_page(depth, fetched, page, |c| p.seen(c), &mut laps)
+            };
             tokio::task::spawn_blocking(read).await.ok()
         }
         Err(failure) => {
