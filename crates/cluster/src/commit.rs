@@ -16,7 +16,7 @@
 use std::collections::{HashMap, HashSet};
 
 use nearcrawl_crawl::run::{Done, Prediction};
-use nearcrawl_crawl::sink::{Outcome, Sink};
+use nearcrawl_crawl::sink::{Outcome, Sink, send_all};
 use nearcrawl_crawl::stats::Stats;
 use nearcrawl_crawl::traps::{Trap, trap_record};
 use nearcrawl_fetch::politeness_key;
@@ -24,7 +24,7 @@ use url::Url;
 
 use crate::error::ClusterError;
 use crate::frontier::{Added, Link};
-use crate::outbox::Entry;
+use crate::outbox::{Appending, Entry};
 use crate::pages::ClusterClaim;
 use crate::shared_gate::SharedGate;
 use crate::store::{RedisStore, not_stale};
@@ -53,17 +53,13 @@ impl RedisStore {
         // An acknowledged URL frees its key: its partition may have a URL
         // ready at once.
         touched.extend((group.iter().chain(&again)).map(|f| f.claimed.claim.leased.partition));
-        let entries: Vec<Entry> = group
-            .iter()
-            .map(|f| Entry {
-                partition: f.claimed.claim.leased.partition,
-                id: f.claimed.claim.leased.id,
-                stats: f.stats.clone(),
-                outcomes: f.outcomes.clone(),
-            })
-            .collect();
-        self.outbox.append(&entries)?;
-        self.acknowledge(group).await?;
+        let page_json = self.outbox.append(group.iter().map(|f| Appending {
+            partition: f.claimed.claim.leased.partition,
+            id: f.claimed.claim.leased.id,
+            stats: &f.stats,
+            outcomes: &f.outcomes,
+        }))?;
+        self.acknowledge(group, page_json).await?;
         Ok(touched)
     }
 
@@ -71,7 +67,13 @@ impl RedisStore {
     /// acknowledged, and the outcomes of those acknowledged reach the
     /// outputs and the counts (with the record of a duplicate trap an
     /// acknowledgement made).
-    async fn acknowledge(&mut self, group: Vec<Finished>) -> Result<(), ClusterError> {
+    /// `page_json`: the JSON of each URL's page records, as the outbox
+    /// encoded them.
+    async fn acknowledge(
+        &mut self,
+        group: Vec<Finished>,
+        page_json: Vec<Vec<Vec<u8>>>,
+    ) -> Result<(), ClusterError> {
         let acks = group.iter().map(|f| {
             let started = f.started.map(|t| t.elapsed());
             let c = &f.claimed.claim;
@@ -81,13 +83,13 @@ impl RedisStore {
         });
         let acked = futures_util::future::join_all(acks).await;
         let (mut counted, mut traps) = (0, Vec::new());
-        for (f, acked) in group.into_iter().zip(acked) {
+        for ((f, acked), json) in group.into_iter().zip(acked).zip(page_json) {
             match acked {
                 Ok(a) if a.done => {
                     if let Some(duplicates) = a.trap {
                         traps.push(self.trap_entry(&f, duplicates));
                     }
-                    send(&mut *self.sink, &f.outcomes)?;
+                    send(&mut *self.sink, &f.outcomes, json)?;
                     counted += f.stats.fetched;
                     self.stats.merge(f.stats);
                 }
@@ -99,9 +101,9 @@ impl RedisStore {
         if !traps.is_empty() {
             // The record of a trap follows the acknowledgement that made
             // it (the trap itself is in the cluster already).
-            self.outbox.append(&traps)?;
-            for e in traps {
-                send(&mut *self.sink, &e.outcomes)?;
+            let page_json = self.outbox.append(traps.iter().map(Entry::appending))?;
+            for (e, json) in traps.into_iter().zip(page_json) {
+                send(&mut *self.sink, &e.outcomes, json)?;
                 self.stats.merge(e.stats);
             }
         }
@@ -340,7 +342,14 @@ pub(crate) fn as_links(links: &[(String, String, u32)]) -> Vec<Link<'_>> {
         .collect()
 }
 
-pub(crate) fn send(sink: &mut dyn Sink, outcomes: &[Outcome]) -> std::io::Result<()> {
-    let write = || outcomes.iter().try_for_each(|o| o.send(sink));
+/// Sends a URL's outcomes to the outputs, with the JSON of its page
+/// records if the outbox encoded them (`page_json`; else they are
+/// encoded again).
+pub(crate) fn send(
+    sink: &mut dyn Sink,
+    outcomes: &[Outcome],
+    page_json: Vec<Vec<u8>>,
+) -> std::io::Result<()> {
+    let write = || send_all(sink, outcomes, page_json);
     nearcrawl_crawl::cpu::time(nearcrawl_crawl::cpu::Stage::Write, write)
 }

@@ -63,7 +63,7 @@ impl RedisStore {
         sink.rewind(&saved.sink)?;
         for e in entries {
             if frontier.acked(e.partition, e.id).await? {
-                send(&mut *sink, &e.outcomes)?;
+                send(&mut *sink, &e.outcomes, Vec::new())?;
                 stats.merge(e.stats);
             } else {
                 lapsed += 1;

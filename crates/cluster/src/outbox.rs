@@ -15,6 +15,10 @@
 //! rename; `outbox-N` (entries: length, checksum, partition, lease id,
 //! outcomes). A torn last entry (a crash mid-write) was never synced, so
 //! never acknowledged: it is dropped.
+//!
+//! Every page's text (and body, for an archive) passes through here, so an
+//! entry is encoded once, where it is sent: the JSON of its page records
+//! goes on to the outputs ([`send_all`](nearcrawl_crawl::sink::send_all)).
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
@@ -32,6 +36,28 @@ pub(crate) struct Entry {
     /// What the URL adds to the worker's statistics.
     pub stats: Stats,
     pub outcomes: Vec<Outcome>,
+}
+
+impl Entry {
+    /// The entry as [`Outbox::append`] takes it.
+    pub fn appending(&self) -> Appending<'_> {
+        Appending {
+            partition: self.partition,
+            id: self.id,
+            stats: &self.stats,
+            outcomes: &self.outcomes,
+        }
+    }
+}
+
+/// An [`Entry`] to append, borrowed from the finished fetch that keeps its
+/// outcomes for the outputs: copying them cost a copy of every page.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Appending<'a> {
+    pub partition: u32,
+    pub id: u64,
+    pub stats: &'a Stats,
+    pub outcomes: &'a [Outcome],
 }
 
 /// What the last checkpoint left.
@@ -88,25 +114,39 @@ impl Outbox {
         Ok((outbox, saved, entries.into_iter().map(|(_, e)| e).collect()))
     }
 
-    /// Appends `entries` and makes them durable.
-    pub fn append(&mut self, entries: &[Entry]) -> io::Result<()> {
-        let (mut bytes, mut json) = (Vec::new(), Vec::new());
+    /// Appends `entries` and makes them durable. Returns, entry by entry,
+    /// the JSON of its page records, in order.
+    pub fn append<'a>(
+        &mut self,
+        entries: impl IntoIterator<Item = Appending<'a>>,
+    ) -> io::Result<Vec<Vec<Vec<u8>>>> {
+        let (mut bytes, mut json, mut page_json) = (Vec::new(), Vec::new(), Vec::new());
         for e in entries {
-            let mut payload = Vec::new();
-            payload.extend_from_slice(&e.partition.to_be_bytes());
-            payload.extend_from_slice(&e.id.to_be_bytes());
-            let stats = serde_json::to_vec(&e.stats).map_err(io::Error::other)?;
-            payload.extend_from_slice(&(stats.len() as u32).to_be_bytes());
-            payload.extend_from_slice(&stats);
-            for o in &e.outcomes {
-                o.encode(&mut payload, &mut json)?;
+            // The length and checksum go first, once the payload is known.
+            let head = bytes.len();
+            bytes.extend_from_slice(&[0; 8]);
+            bytes.extend_from_slice(&e.partition.to_be_bytes());
+            bytes.extend_from_slice(&e.id.to_be_bytes());
+            let stats = serde_json::to_vec(e.stats).map_err(io::Error::other)?;
+            bytes.extend_from_slice(&(stats.len() as u32).to_be_bytes());
+            bytes.extend_from_slice(&stats);
+            let mut pages = Vec::new();
+            for o in e.outcomes {
+                o.encode(&mut bytes, &mut json)?;
+                if matches!(o, Outcome::Page(_)) {
+                    let next = Vec::with_capacity(json.capacity());
+                    pages.push(std::mem::replace(&mut json, next));
+                }
             }
-            bytes.extend_from_slice(&(payload.len() as u32).to_be_bytes());
-            bytes.extend_from_slice(&checksum(&payload).to_be_bytes());
-            bytes.extend_from_slice(&payload);
+            page_json.push(pages);
+            let payload = &bytes[head + 8..];
+            let (len, sum) = (payload.len() as u32, checksum(payload));
+            bytes[head..head + 4].copy_from_slice(&len.to_be_bytes());
+            bytes[head + 4..head + 8].copy_from_slice(&sum.to_be_bytes());
         }
         self.file.write_all(&bytes)?;
-        self.file.sync_data()
+        self.file.sync_data()?;
+        Ok(page_json)
     }
 
     /// Records a checkpoint: the outputs are durable at `sink` (so every
@@ -164,7 +204,7 @@ fn read_entries(mut bytes: &[u8]) -> Vec<(u64, Entry)> {
         let Some(payload) = bytes.get(8..8 + len) else {
             break;
         };
-        if checksum(payload) != sum {
+        if checksum(payload) != sum && earlier_checksum(payload) != sum {
             break;
         }
         let Some(entry) = decode(payload) else {
@@ -191,8 +231,15 @@ fn decode(payload: &[u8]) -> Option<Entry> {
     })
 }
 
-/// FNV-1a, 32 bits: tells a torn or damaged entry from a whole one.
+/// CRC-32 (IEEE): tells a torn or damaged entry from a whole one.
 fn checksum(bytes: &[u8]) -> u32 {
+    crc32fast::hash(bytes)
+}
+
+/// The checksum entries had before [`checksum`] (FNV-1a, 32 bits, a byte
+/// at a time): an outbox a crash left under an earlier version still
+/// replays. A damaged entry passes either by chance one time in 2^31.
+fn earlier_checksum(bytes: &[u8]) -> u32 {
     let mut h: u32 = 0x811c_9dc5;
     for &b in bytes {
         h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
@@ -227,7 +274,8 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         let (mut outbox, saved, entries) = Outbox::open(&dir).unwrap();
         assert_eq!((saved.generation, entries.len()), (0, 0));
-        outbox.append(&[entry(1), entry(2)]).unwrap();
+        let (one, two) = (entry(1), entry(2));
+        outbox.append([one.appending(), two.appending()]).unwrap();
         drop(outbox);
         // A crash mid-write leaves half an entry.
         let path = file_of(&dir, 0);
@@ -236,7 +284,7 @@ mod tests {
         drop(f);
         let (mut outbox, _, entries) = Outbox::open(&dir).unwrap();
         assert_eq!(entries, vec![entry(1), entry(2)]);
-        outbox.append(&[entry(3)]).unwrap();
+        outbox.append([entry(3).appending()]).unwrap();
         let (mut outbox, _, entries) = {
             drop(outbox);
             Outbox::open(&dir).unwrap()
@@ -256,6 +304,70 @@ mod tests {
         assert_eq!(saved.stats.fetched, 3);
         assert!(entries.is_empty());
         assert!(!path.exists(), "the old generation is gone");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn appending_returns_each_page_records_json_and_earlier_entries_still_read() {
+        use nearcrawl_crawl::sink::PageRecord;
+        let dir =
+            std::env::temp_dir().join(format!("nearcrawl-outbox-json-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let page = |url: &str| {
+            Outcome::Page(PageRecord {
+                url: url.into(),
+                final_url: url.into(),
+                status: 200,
+                fetched_at: 1,
+                depth: 0,
+                title: Some("A title".into()),
+                lang: None,
+                language: Some("en".into()),
+                text: "Some text, \"quoted\".".into(),
+                simhash: "00ff".into(),
+                content_hash: "ab".into(),
+                outlinks: 0,
+                duplicate_of: None,
+                replaces: None,
+            })
+        };
+        let mut with_pages = entry(4);
+        with_pages.outcomes = vec![
+            page("http://h/a"),
+            entry(4).outcomes[0].clone(),
+            page("http://h/b"),
+        ];
+        let (mut outbox, _, _) = Outbox::open(&dir).unwrap();
+        let json = outbox
+            .append([entry(1).appending(), with_pages.appending()])
+            .unwrap();
+        let want = |o: &Outcome| match o {
+            Outcome::Page(p) => serde_json::to_vec(p).unwrap(),
+            _ => unreachable!(),
+        };
+        assert_eq!(json[0], Vec::<Vec<u8>>::new());
+        assert_eq!(
+            json[1],
+            vec![want(&with_pages.outcomes[0]), want(&with_pages.outcomes[2])]
+        );
+        drop(outbox);
+        // An entry as an earlier version wrote it, checksummed by FNV-1a;
+        // then one damaged after it was written, which is cut.
+        let path = file_of(&dir, 0);
+        let written = std::fs::read(&path).unwrap();
+        let first_len = 8 + u32::from_be_bytes(written[..4].try_into().unwrap()) as usize;
+        let payload = &written[8..first_len];
+        let mut earlier = written[..4].to_vec();
+        earlier.extend_from_slice(&earlier_checksum(payload).to_be_bytes());
+        earlier.extend_from_slice(payload);
+        let mut damaged = earlier.clone();
+        *damaged.last_mut().unwrap() ^= 1;
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(&earlier).unwrap();
+        f.write_all(&damaged).unwrap();
+        drop(f);
+        let (_, _, entries) = Outbox::open(&dir).unwrap();
+        assert_eq!(entries, vec![entry(1), with_pages, entry(1)]);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
