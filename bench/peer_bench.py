@@ -26,7 +26,10 @@ sites have none). Figures per run, read from the kernel (wait4 rusage):
 wall seconds, pages, pages/s, CPU seconds (user+sys), CPU% (CPU seconds
 over wall seconds: 200% is both cores), CPU ms per page, peak RSS, and the
 machine's idle share over the run (/proc/stat: what neither the crawler
-nor the server used); for
+nor the server used); the MB of bodies fetched and CPU ms per MB (where
+the crawlers fetch different pages, as on the Rust docs, whose pages the
+gate keeps out are smaller than the rest, a page is not the same unit for
+both); for
 nearcrawl also the state directory's bytes per fetched page and its CPU
 ms a page by stage (stats.json this_run.cpu_secs), and for the
 transform peer the pages whose Markdown kept under 200 bytes.
@@ -170,7 +173,8 @@ def main():
             with open(os.path.join(tmp, "seeds.txt"), "w") as f:
                 f.write(seed + "\n")
             print(f"site {args.site}: {seed}")
-            print("crawler    round   pages   wall s  pages/s   CPU s  CPU%  CPU ms/page  peak RSS MiB  state B/page  short  idle")
+            print("crawler    round   pages   wall s  pages/s   CPU s  CPU%  CPU ms/page  peak RSS MiB  state B/page  short  idle"
+                  "  body MB  CPU ms/MB")
             for r in range(args.rounds):
                 order = peers[r % len(peers):] + peers[:r % len(peers)]
                 for who in order:
@@ -223,6 +227,7 @@ def run_one(who, r, tmp, seed, binary):
              "--seeds", os.path.join(tmp, "seeds.txt"), "--out", out])
         stats = json.load(open(os.path.join(out, "stats.json")))
         pages = stats["fetched"]
+        body_bytes = stats.get("bytes", 0)
         state = f"{du(os.path.join(out, 'state')) / max(pages, 1):12.0f}"
         stages = stats.get("this_run", {}).get("cpu_secs", {})
     else:
@@ -230,11 +235,13 @@ def run_one(who, r, tmp, seed, binary):
         wall, cpu, rss, text, idle = run_measured([binary, seed, out, "64"] + mode, tries=3)
         said = dict(kv.split("=") for kv in text.split())
         pages = int(said["pages"])
+        body_bytes = int(said.get("bytes", 0))
         state = "           -"
         if who == "transform":
             short = f"{said.get('short', '-'):>5}"
     print(f"{who:10} {r + 1:5} {pages:7} {wall:8.2f} {pages / wall:8.0f} {cpu:7.2f} {100 * cpu / wall:4.0f}%"
-          f" {1000 * cpu / max(pages, 1):12.2f} {rss:13.0f} {state:>13} {short} {100 * idle:5.0f}%", flush=True)
+          f" {1000 * cpu / max(pages, 1):12.2f} {rss:13.0f} {state:>13} {short} {100 * idle:5.0f}%"
+          f" {body_bytes / 1e6:8.1f} {1000 * cpu / max(body_bytes / 1e6, 1e-9):10.1f}", flush=True)
     if who in ("nearcrawl", "base") and stages:
         # Where its CPU went, ms a page by stage (stats.json this_run.cpu_secs).
         by_stage = ", ".join(f"{k} {1000 * v / max(pages, 1):.3f}" for k, v in stages.items()

@@ -1,7 +1,7 @@
 //! `spider-peer URL OUT_DIR [CONCURRENCY] [transform]`: crawls URL with the
 //! spider crate (robots off, same-site only) and appends every page to
 //! OUT_DIR/pages.html (URL line, length line, body: one file, as a corpus
-//! shard; a file per page cost ~0.8 ms of system time each here), then prints `pages=N lagged=L secs=S` (L: pages the
+//! shard; a file per page cost ~0.8 ms of system time each here), then prints `pages=N lagged=L secs=S short=K bytes=B` (L: pages the
 //! writer missed; a run with any exits 2, as it is not a fair one).
 //!
 //! The writer holds spider back through its subscription guard (each page
@@ -44,7 +44,7 @@ async fn main() {
     let writer = tokio::spawn(async move {
         use std::io::Write;
         use tokio::sync::broadcast::error::RecvError;
-        let (mut n, mut lagged, mut short) = (0u64, 0u64, 0u64);
+        let (mut n, mut lagged, mut short, mut bytes) = (0u64, 0u64, 0u64, 0u64);
         loop {
             let page = match rx.recv().await {
                 Ok(page) => page,
@@ -54,6 +54,8 @@ async fn main() {
                 }
                 Err(RecvError::Closed) => break,
             };
+            // The bodies fetched, as nearcrawl's `bytes` counts them.
+            bytes += page.get_html_bytes_u8().len() as u64;
             let markdown;
             let body = if transform {
                 markdown = spider_transformations::transformation::content::transform_content(
@@ -75,15 +77,15 @@ async fn main() {
         if let Err(e) = file.flush() {
             eprintln!("pages.html: {e}");
         }
-        (n, lagged, short)
+        (n, lagged, short, bytes)
     });
     let start = Instant::now();
     website.crawl().await;
     let secs = start.elapsed().as_secs_f64();
     website.unsubscribe();
     drop(website);
-    let (pages, lagged, short) = writer.await.unwrap_or((0, 0, 0));
-    println!("pages={pages} lagged={lagged} secs={secs:.3} short={short}");
+    let (pages, lagged, short, bytes) = writer.await.unwrap_or((0, 0, 0, 0));
+    println!("pages={pages} lagged={lagged} secs={secs:.3} short={short} bytes={bytes}");
     if lagged > 0 {
         eprintln!("the writer missed {lagged} pages");
         std::process::exit(2);
