@@ -134,8 +134,10 @@ impl Outbox {
             for o in e.outcomes {
                 o.encode(&mut bytes, &mut json)?;
                 if matches!(o, Outcome::Page(_)) {
-                    let next = Vec::with_capacity(json.capacity());
-                    pages.push(std::mem::replace(&mut json, next));
+                    // A copy of its length: `json`, reused, has the
+                    // capacity of the largest record so far (megabytes
+                    // after a large page), which every page after it took.
+                    pages.push(json.clone());
                 }
             }
             page_json.push(pages);

@@ -79,8 +79,10 @@ impl PackedOutcomes {
             outcomes.try_for_each(|o| {
                 o.encode(out, &mut json)?;
                 if matches!(o, Outcome::Page(_)) {
-                    let next = Vec::with_capacity(json.capacity());
-                    page_json.push(std::mem::replace(&mut json, next));
+                    // A copy of its length: `json`, reused, has the
+                    // capacity of the largest record so far (megabytes
+                    // after a large page), which every page after it took.
+                    page_json.push(json.clone());
                 }
                 Ok(())
             })
