@@ -132,13 +132,7 @@ impl Outbox {
             bytes.extend_from_slice(&stats);
             let mut pages = Vec::new();
             for o in e.outcomes {
-                o.encode(&mut bytes, &mut json)?;
-                if matches!(o, Outcome::Page(_)) {
-                    // A copy of its length: `json`, reused, has the
-                    // capacity of the largest record so far (megabytes
-                    // after a large page), which every page after it took.
-                    pages.push(json.clone());
-                }
+                o.encode_keeping_json(&mut bytes, &mut json, &mut pages)?;
             }
             page_json.push(pages);
             let payload = &bytes[head + 8..];

@@ -294,6 +294,23 @@ impl Outcome {
         out.write_all(body)
     }
 
+    /// [`encode`](Outcome::encode), keeping a page record's JSON in
+    /// `page_json` for [`send_all`], so that the outputs need not encode it
+    /// again. A copy of its length: `json`, reused, has the capacity of the
+    /// largest record so far (megabytes after a large page).
+    pub fn encode_keeping_json(
+        &self,
+        out: &mut (impl io::Write + ?Sized),
+        json: &mut Vec<u8>,
+        page_json: &mut Vec<Vec<u8>>,
+    ) -> io::Result<()> {
+        self.encode(out, json)?;
+        if matches!(self, Outcome::Page(_)) {
+            page_json.push(json.clone());
+        }
+        Ok(())
+    }
+
     /// Reads every outcome [`encode`](Outcome::encode) appended to `bytes`.
     pub fn decode_all(mut bytes: &[u8]) -> Option<Vec<Outcome>> {
         let mut out = Vec::new();

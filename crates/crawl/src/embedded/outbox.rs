@@ -76,16 +76,7 @@ impl PackedOutcomes {
         let mut page_json = Vec::new();
         let (raw_len, frame) = zstd_frame(0, |out| {
             let mut json = Vec::new();
-            outcomes.try_for_each(|o| {
-                o.encode(out, &mut json)?;
-                if matches!(o, Outcome::Page(_)) {
-                    // A copy of its length: `json`, reused, has the
-                    // capacity of the largest record so far (megabytes
-                    // after a large page), which every page after it took.
-                    page_json.push(json.clone());
-                }
-                Ok(())
-            })
+            outcomes.try_for_each(|o| o.encode_keeping_json(out, &mut json, &mut page_json))
         })?;
         Ok(PackedOutcomes {
             raw_len,
