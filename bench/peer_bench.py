@@ -6,6 +6,15 @@
 SITE is one of
   javadoc    Java SE 17 API docs (apt-get install -y nginx openjdk-17-doc)
   rustdoc    the Rust API docs from /std/index.html (apt-get install -y rust-doc)
+  rustdoc-same
+             the same site, where nearcrawl fetches the pages spider fetches:
+             on `rustdoc` spider also fetches ~7,300 small core::arch pages
+             that nearcrawl's gate keeps out (copies of std::arch's), so a
+             page is not the same unit for both. Here nearcrawl is seeded
+             with every URL a spider run (made first, not measured) fetched,
+             and does not skip predicted duplicates or duplicate traps
+             ([dedup] predict = false, trap_window = 0): the same pages,
+             each read, judged and written as usual
   generated  crawl_bench's generated 20,000-page site with planted duplicates
   big        a generated 1,500-page site where every 50th page is ~10 MB
              (a long table, as big generated docs pages are)
@@ -75,7 +84,7 @@ request_timeout_secs = 30
 
 [dedup]
 capacity = 1000000
-"""
+{dedup}"""
 
 
 def build_big_site(root):
@@ -147,7 +156,7 @@ def du(path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("site", choices=["javadoc", "rustdoc", "generated", "big"])
+    ap.add_argument("site", choices=["javadoc", "rustdoc", "rustdoc-same", "generated", "big"])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--max-pages", type=int, default=1_000_000)
     ap.add_argument("--peers", default="nearcrawl,spider")
@@ -161,17 +170,20 @@ def main():
     for who in peers:
         if who not in binaries:
             sys.exit(f"unknown peer {who}: one of {', '.join(binaries)}")
-    for b in [binaries[w] for w in peers] + ([crawl_bench] if args.site == "generated" else []):
+    needed = {"generated": [crawl_bench], "rustdoc-same": [spider]}.get(args.site, [])
+    for b in [binaries[w] for w in peers] + needed:
         if not b or not os.path.exists(b):
             sys.exit(f"{b} is missing: see the build commands in {__file__}'s docstring")
     tmp = tempfile.mkdtemp(prefix="peer-bench-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
     os.chmod(tmp, 0o755)  # nginx's workers read the generated site
     try:
         with served(args.site, tmp, crawl_bench) as seed:
+            same = args.site == "rustdoc-same"
+            dedup = "predict = false\ntrap_window = 0\n" if same else ""
             with open(os.path.join(tmp, "crawl.toml"), "w") as f:
-                f.write(CONFIG.format(max_pages=args.max_pages))
+                f.write(CONFIG.format(max_pages=args.max_pages, dedup=dedup))
             with open(os.path.join(tmp, "seeds.txt"), "w") as f:
-                f.write(seed + "\n")
+                f.write("".join(u + "\n" for u in spider_urls(spider, seed, tmp)) if same else seed + "\n")
             print(f"site {args.site}: {seed}")
             print("crawler    round   pages   wall s  pages/s   CPU s  CPU%  CPU ms/page  peak RSS MiB  state B/page  short  idle"
                   "  body MB  CPU ms/MB")
@@ -181,6 +193,21 @@ def main():
                     run_one(who, r, tmp, seed, binaries[who])
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def spider_urls(spider, seed, tmp):
+    """The URLs one spider crawl from `seed` fetched (not measured)."""
+    out = os.path.join(tmp, "out-spider-urls")
+    run_measured([spider, seed, out, "64"], tries=3)
+    urls = []
+    with open(os.path.join(out, "pages.html"), "rb") as f:
+        # Each page: its URL line, its length line, its body.
+        while url := f.readline():
+            f.seek(int(f.readline()), os.SEEK_CUR)
+            urls.append(url.decode().strip())
+    shutil.rmtree(out, ignore_errors=True)
+    print(f"nearcrawl's seeds: the {len(urls)} URLs spider fetched")
+    return urls
 
 
 @contextlib.contextmanager
@@ -202,10 +229,11 @@ def served(site, tmp, crawl_bench):
             server.terminate()
             server.wait()
         return
-    if site in ("javadoc", "rustdoc"):
+    if site in ("javadoc", "rustdoc", "rustdoc-same"):
         root, path, package = {
             "javadoc": (JAVADOC, "/index.html", "openjdk-17-doc"),
             "rustdoc": (RUSTDOC, "/std/index.html", "rust-doc"),
+            "rustdoc-same": (RUSTDOC, "/std/index.html", "rust-doc"),
         }[site]
         if not os.path.isdir(root):
             sys.exit(f"{root} is missing: apt-get install -y {package}")
