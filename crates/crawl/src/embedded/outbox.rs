@@ -274,6 +274,15 @@ mod tests {
     use super::*;
     use crate::sink::ErrorRecord;
 
+    /// A path in the temporary directory, for this process, with nothing
+    /// there yet.
+    fn temp_file(name: &str) -> std::path::PathBuf {
+        let path =
+            std::env::temp_dir().join(format!("nearcrawl-outbox-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        path
+    }
+
     fn pack(outcomes: &[Outcome]) -> [PackedOutcomes; 1] {
         [PackedOutcomes::pack(outcomes).unwrap()]
     }
@@ -288,9 +297,7 @@ mod tests {
 
     #[test]
     fn outcomes_packed_apart_read_back_as_one_block_in_order() {
-        let path =
-            std::env::temp_dir().join(format!("nearcrawl-outbox-packs-{}", std::process::id()));
-        let _ = std::fs::remove_file(&path);
+        let path = temp_file("packs");
         let mut o = Outbox::open(&path, 0).unwrap();
         let docs = vec![NewDoc {
             doc: 4,
@@ -310,8 +317,7 @@ mod tests {
 
     #[test]
     fn blocks_past_the_recorded_length_are_cut_at_open() {
-        let dir = std::env::temp_dir().join(format!("nearcrawl-outbox-{}", std::process::id()));
-        let _ = std::fs::remove_file(&dir);
+        let dir = temp_file("cut");
         let block = |docs: Vec<NewDoc>, outcomes: Vec<Outcome>| Block {
             docs,
             tails: vec![Tail {
@@ -350,9 +356,7 @@ mod tests {
     #[test]
     fn a_block_with_a_large_page_reads_back_whole() {
         use crate::sink::{Capture, PageRecord};
-        let path =
-            std::env::temp_dir().join(format!("nearcrawl-outbox-big-{}", std::process::id()));
-        let _ = std::fs::remove_file(&path);
+        let path = temp_file("big");
         // Megabytes, not all alike.
         let body: Vec<u8> = (0..3_000_000u32)
             .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
@@ -421,8 +425,7 @@ mod tests {
 
     #[test]
     fn compressed_blocks_of_earlier_versions_read_before_stored_ones() {
-        let path =
-            std::env::temp_dir().join(format!("nearcrawl-outbox-mixed-{}", std::process::id()));
+        let path = temp_file("mixed");
         let mut raw = Vec::new();
         write_head(&mut raw, &[], &[]);
         error(1).encode(&mut raw, &mut Vec::new()).unwrap();
@@ -442,9 +445,7 @@ mod tests {
 
     #[test]
     fn a_damaged_block_is_refused_not_read() {
-        let path =
-            std::env::temp_dir().join(format!("nearcrawl-outbox-damaged-{}", std::process::id()));
-        let _ = std::fs::remove_file(&path);
+        let path = temp_file("damaged");
         let mut o = Outbox::open(&path, 0).unwrap();
         let end = o.append(&[], &[], &pack(&[error(1), error(2)])).unwrap();
         drop(o);
