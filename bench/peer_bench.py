@@ -233,8 +233,7 @@ def served(site, tmp, crawl_bench):
         root, path, package = {
             "javadoc": (JAVADOC, "/index.html", "openjdk-17-doc"),
             "rustdoc": (RUSTDOC, "/std/index.html", "rust-doc"),
-            "rustdoc-same": (RUSTDOC, "/std/index.html", "rust-doc"),
-        }[site]
+        }[site.removesuffix("-same")]
         if not os.path.isdir(root):
             sys.exit(f"{root} is missing: apt-get install -y {package}")
     else:

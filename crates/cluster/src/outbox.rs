@@ -24,7 +24,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use nearcrawl_crawl::sink::{Outcome, Position};
+use nearcrawl_crawl::sink::{Outcome, Position, outbox_checksum};
 use nearcrawl_crawl::stats::Stats;
 use serde::{Deserialize, Serialize};
 
@@ -227,9 +227,9 @@ fn decode(payload: &[u8]) -> Option<Entry> {
     })
 }
 
-/// CRC-32 (IEEE): tells a torn or damaged entry from a whole one.
+/// The checksum of an entry, as the embedded outbox's.
 fn checksum(bytes: &[u8]) -> u32 {
-    crc32fast::hash(bytes)
+    outbox_checksum([bytes])
 }
 
 /// The checksum entries had before [`checksum`] (FNV-1a, 32 bits, a byte

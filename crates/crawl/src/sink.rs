@@ -244,6 +244,15 @@ pub fn send_all(
     Ok(())
 }
 
+/// The checksum of an outbox entry (both engines' outboxes), over its
+/// `pieces` in order: CRC-32 (IEEE), which tells a torn or damaged entry
+/// from a whole one a few bytes a cycle.
+pub fn outbox_checksum<'a>(pieces: impl IntoIterator<Item = &'a [u8]>) -> u32 {
+    let mut crc = crc32fast::Hasher::new();
+    pieces.into_iter().for_each(|p| crc.update(p));
+    crc.finalize()
+}
+
 /// One outcome of one URL, as the crawler keeps it between checkpoints.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {

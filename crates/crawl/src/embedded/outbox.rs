@@ -31,7 +31,7 @@ use std::io::{self, Read};
 use std::path::Path;
 
 use crate::append_file::{AppendFile, Tail};
-use crate::sink::Outcome;
+use crate::sink::{Outcome, outbox_checksum};
 
 /// A block's head, as [`next_block`] reads it: the documents and the
 /// tails; its outcomes follow ([`PackedOutcomes`]).
@@ -155,11 +155,10 @@ impl Outbox {
                     format!("an outbox block of {len} bytes: at most 2 GiB"),
                 )
             })?;
-        let mut crc = crc32fast::Hasher::new();
-        pieces().for_each(|p| crc.update(p));
+        let crc = outbox_checksum(pieces());
         head[..4].copy_from_slice(&len.to_be_bytes());
         head[4..8].copy_from_slice(&(len | STORED).to_be_bytes());
-        head[8..12].copy_from_slice(&crc.finalize().to_be_bytes());
+        head[8..12].copy_from_slice(&crc.to_be_bytes());
         self.file.append(&head)?;
         for packed in outcomes {
             self.file.append(&packed.encoded)?;
@@ -211,7 +210,7 @@ fn next_block(rest: &mut &[u8]) -> Option<Block> {
     let bytes = if stored & STORED != 0 {
         let crc = word(8)?;
         let bytes = rest.get(BLOCK_HEADER..BLOCK_HEADER + len)?;
-        if crc32fast::hash(bytes) != crc || (stored & !STORED) as usize != len {
+        if outbox_checksum([bytes]) != crc || (stored & !STORED) as usize != len {
             return None;
         }
         *rest = &rest[BLOCK_HEADER + len..];
